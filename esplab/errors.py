@@ -1,0 +1,237 @@
+"""Every error a user can cause, and can fix, in one tree.
+
+::
+
+    EsplabError                      base: one line, what is wrong, the value, what is valid
+    ├── UsageError                   a command line that does not parse
+    │   ├── UnknownCommand           no such command (with a did-you-mean)
+    │   └── BadArgument              an argument with the wrong form or value
+    ├── NotFound                     a name that refers to nothing
+    │   ├── NoSuchNode               ap, host, pc1..pc4
+    │   ├── NoSuchPort               a netdev of a node
+    │   ├── NoSuchTap                a capture point
+    │   └── NoSuchPacket             a named or captured packet reference
+    ├── DecodeError                  bytes that cannot be dissected as asked
+    ├── PacketExpressionError        a packet expression outside the whitelist
+    ├── KernelError                  the emulated kernel refuses (carries an errno name)
+    │   └── DuplicateSA              EEXIST on ``ip xfrm state add``
+    ├── EngineError                  the EIP-93 model refuses (memory, rings, records)
+    │   └── RingFull                 no free command descriptor
+    ├── IntegrityError               an ICV that does not verify
+    ├── CaptureFileError             a pcap/pcapng that cannot be read or written
+    └── LabFileError                 a lab file error, with file, line and column
+
+Foreign exceptions (``struct.error``, ``ValueError`` from cryptography, ``OSError``)
+are translated at the boundary with ``raise ... from exc``; nothing else reaches
+the user as a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "BadArgument",
+    "CaptureFileError",
+    "DecodeError",
+    "DuplicateSA",
+    "EngineError",
+    "EsplabError",
+    "IntegrityError",
+    "KernelError",
+    "LabFileError",
+    "NoSuchNode",
+    "NoSuchPacket",
+    "NoSuchPort",
+    "NoSuchTap",
+    "NotFound",
+    "PacketExpressionError",
+    "RingFull",
+    "UnknownCommand",
+    "UsageError",
+    "did_you_mean",
+]
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
+    """The closest of ``choices`` to ``value`` (case-insensitive), or None."""
+    pool = list(choices)
+    lowered = {c.lower(): c for c in pool}
+    match = difflib.get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
+
+
+class EsplabError(Exception):
+    """Base of all user-fixable errors.
+
+    ``what`` says what is wrong (including the offending value); ``valid`` lists
+    what would be accepted; ``hint`` is a free-form suggestion. ``str()`` joins
+    them into the one line the user sees.
+    """
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        valid: Iterable[str] | str | None = None,
+        hint: str | None = None,
+        value: str | None = None,
+    ) -> None:
+        self.what = what
+        if valid is None or isinstance(valid, str):
+            self.valid: list[str] | str | None = valid
+        else:
+            self.valid = list(valid)
+        self.hint = hint
+        if hint is None and value is not None and isinstance(self.valid, list):
+            guess = did_you_mean(value, self.valid)
+            if guess is not None and guess != value:
+                self.hint = f"did you mean {guess}?"
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        parts = [self.what]
+        if isinstance(self.valid, list):
+            shown = self.valid if len(self.valid) <= 24 else [*self.valid[:24], "..."]
+            parts.append("valid: " + ", ".join(shown) if shown else "nothing is valid here yet")
+        elif isinstance(self.valid, str):
+            parts.append("valid: " + self.valid)
+        if self.hint:
+            parts.append(self.hint)
+        return "; ".join(parts)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(EsplabError):
+    """A command line that does not parse."""
+
+
+class UnknownCommand(UsageError):
+    """No command by that name."""
+
+
+class BadArgument(UsageError):
+    """An argument of the wrong form or value."""
+
+
+class NotFound(EsplabError):
+    """A name that refers to nothing."""
+
+
+class NoSuchNode(NotFound):
+    """An unknown node name."""
+
+
+class NoSuchPort(NotFound):
+    """An unknown network device."""
+
+
+class NoSuchTap(NotFound):
+    """An unknown capture point."""
+
+
+class NoSuchPacket(NotFound):
+    """An unknown named or captured packet."""
+
+
+class DecodeError(EsplabError):
+    """Bytes that cannot be dissected as asked (bad hex, too short, unknown layer)."""
+
+
+class PacketExpressionError(EsplabError):
+    """A packet expression that is refused: bad syntax or a name outside the whitelist."""
+
+
+class KernelError(EsplabError):
+    """The emulated kernel refuses an operation, as a real one would.
+
+    ``errno_name`` is the symbolic errno (``EEXIST``, ``ESRCH``, ``EINVAL``...), and
+    the message starts the way iproute2 prints it (``RTNETLINK answers: File exists``).
+    """
+
+    STRERROR = {
+        "EEXIST": "File exists",
+        "ESRCH": "No such process",
+        "ENOENT": "No such file or directory",
+        "EINVAL": "Invalid argument",
+        "EOPNOTSUPP": "Operation not supported",
+        "EBUSY": "Device or resource busy",
+        "ERANGE": "Numerical result out of range",
+        "ENOSPC": "No space left on device",
+        "EHOSTUNREACH": "No route to host",
+        "EMSGSIZE": "Message too long",
+        "ENODEV": "No such device",
+        "ENETDOWN": "Network is down",
+        "EOVERFLOW": "Value too large for defined data type",
+        "EPERM": "Operation not permitted",
+        "EBADMSG": "Bad message",
+        "EAGAIN": "Resource temporarily unavailable",
+        "EADDRINUSE": "Address already in use",
+        "ENOBUFS": "No buffer space available",
+    }
+
+    def __init__(
+        self,
+        errno_name: str,
+        reason: str | None = None,
+        *,
+        hint: str | None = None,
+        prefix: str = "RTNETLINK answers",
+    ) -> None:
+        self.errno_name = errno_name
+        self.reason = reason
+        text = f"{prefix}: {self.STRERROR.get(errno_name, errno_name)}"
+        if reason:
+            text += f" ({reason})"
+        super().__init__(text, hint=hint)
+
+
+class DuplicateSA(KernelError):
+    """``ip xfrm state add`` of an SA that exists already."""
+
+    def __init__(self, reason: str | None = None, *, hint: str | None = None) -> None:
+        super().__init__("EEXIST", reason, hint=hint)
+
+
+class EngineError(EsplabError):
+    """The EIP-93 model refuses: memory out of range, a ring programmed badly, ..."""
+
+
+class RingFull(EngineError):
+    """No free command descriptor."""
+
+
+class IntegrityError(EsplabError):
+    """An ICV that does not verify."""
+
+
+class CaptureFileError(EsplabError):
+    """A capture file that cannot be read or written."""
+
+
+class LabFileError(EsplabError):
+    """A lab file error at ``file:line:col``."""
+
+    def __init__(
+        self,
+        file: str,
+        line: int,
+        col: int,
+        what: str,
+        *,
+        valid: Iterable[str] | str | None = None,
+        hint: str | None = None,
+        value: str | None = None,
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.col = col
+        super().__init__(what, valid=valid, hint=hint, value=value)
+
+    @property
+    def message(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}: {super().message}"
