@@ -1,0 +1,89 @@
+"""The ``esplab`` command.
+
+* ``esplab``: the interactive REPL (when stdin is a terminal);
+* ``esplab -c "CMD; CMD"``: run commands and exit, non-zero if one failed;
+* ``echo CMD | esplab``: commands from a non-terminal stdin, one per line;
+* ``esplab --version``, ``esplab --help``.
+
+Exit codes: 0 success; 1 a command (or lab step) failed; 2 usage errors or a bad file.
+Heavy modules are imported only by the path that needs them, so ``--version``
+and ``--help`` are instant and the REPL starts quickly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from esplab import __version__
+
+__all__ = ["build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="esplab",
+        description=(
+            "An interactive lab for IPsec ESP hardware offload: craft packets, push them "
+            "through an emulated Airoha EN7581 with an EIP-93 packet engine, and watch "
+            "every stage."
+        ),
+        epilog="With no arguments and a terminal, esplab opens its REPL; 'help' lists commands.",
+    )
+    parser.add_argument("--version", action="version", version=f"esplab {__version__}")
+    parser.add_argument(
+        "-c",
+        dest="commands",
+        metavar="COMMANDS",
+        help='run these commands ("CMD; CMD") and exit; non-zero exit if one failed',
+    )
+    parser.add_argument(
+        "--seed",
+        type=lambda s: int(s, 0),
+        default=None,
+        help="seed for IVs, sequence starts, MACs and every random choice (default 0x5eed)",
+    )
+    parser.add_argument(
+        "--no-color", action="store_true", help="plain output (NO_COLOR is honoured too)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+
+    from rich.console import Console
+
+    from esplab.commands.runner import run_text
+    from esplab.commands.session import Session, SessionOptions
+
+    options = SessionOptions() if args.seed is None else SessionOptions(seed=args.seed)
+    session = Session(options=options)
+    plain = args.no_color or bool(os.environ.get("NO_COLOR"))
+    out = Console(no_color=plain, highlight=False)
+    err = Console(stderr=True, no_color=plain, highlight=False)
+
+    if args.commands is not None:
+        outcomes = run_text(session, args.commands, out, err)
+        return EXIT_OK if all(o.ok for o in outcomes) else EXIT_FAILED
+    if not sys.stdin.isatty():
+        outcomes = run_text(session, sys.stdin.read(), out, err)
+        return EXIT_OK if all(o.ok for o in outcomes) else EXIT_FAILED
+
+    from esplab.repl.app import run_repl
+
+    return run_repl(session, out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,13 @@
+"""Every command module contributes a ``COMMANDS`` tuple; the registry gathers them."""
+
+from __future__ import annotations
+
+from esplab.commands.registry import Command
+
+__all__ = ["all_commands"]
+
+
+def all_commands() -> list[Command]:
+    from esplab.commands.handlers import core, decode
+
+    return [*core.COMMANDS, *decode.COMMANDS]

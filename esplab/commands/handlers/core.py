@@ -1,0 +1,69 @@
+"""help and quit."""
+
+from __future__ import annotations
+
+from esplab.commands.parser import Invocation
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import HelpEntry, HelpResult, QuitResult, Result
+from esplab.commands.session import Session
+
+__all__ = ["COMMANDS"]
+
+
+def _entry(command: Command) -> HelpEntry:
+    return HelpEntry(
+        name=command.name,
+        summary=command.summary,
+        usage=command.usage,
+        example=command.example,
+        details=command.details,
+        aliases=command.aliases,
+    )
+
+
+def _help(session: Session, inv: Invocation) -> Result:
+    topic = inv.args.get("command")
+    if topic:
+        command = session.registry.lookup(topic)
+        entry = _entry(command)
+        return HelpResult(
+            summary=f"{command.name}: {command.summary}",
+            detail=entry,
+            data={"command": command.name, "usage": entry.usage, "example": entry.example},
+        )
+    entries = [_entry(c) for c in session.registry]
+    return HelpResult(
+        summary=f"{len(entries)} commands",
+        entries=entries,
+        data={"commands": [e.name for e in entries]},
+    )
+
+
+def _quit(session: Session, inv: Invocation) -> Result:
+    return QuitResult(summary="bye")
+
+
+COMMANDS = (
+    Command(
+        name="help",
+        summary="list the commands, or show one command's usage and an example",
+        handler=_help,
+        aliases=("?",),
+        params=(
+            Param(
+                "command",
+                optional=True,
+                help="a command name",
+                choices=lambda s: s.registry.names(),
+            ),
+        ),
+        example="help decode",
+    ),
+    Command(
+        name="quit",
+        summary="leave esplab (Ctrl-D does the same)",
+        handler=_quit,
+        aliases=("exit",),
+        example="quit",
+    ),
+)

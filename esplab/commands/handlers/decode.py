@@ -1,0 +1,129 @@
+"""decode LAYER HEX: dissect any esplab layer (or a common Scapy one) from pasted hex."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING
+
+from esplab.commands.hexinput import parse_hex
+from esplab.commands.parser import Invocation
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import PacketResult, Result
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, DecodeError
+
+if TYPE_CHECKING:
+    from scapy.packet import Packet
+
+__all__ = ["COMMANDS", "decodable_layers", "resolve_layer"]
+
+# Short names users type for the records they meet most.
+ALIASES = {
+    "cdr": "EIP93CommandDescriptor",
+    "cmd": "EIP93CommandDescriptor",
+    "rdr": "EIP93ResultDescriptor",
+    "result": "EIP93ResultDescriptor",
+    "sa": "EIP93SARecord",
+    "state": "EIP93StateRecord",
+    "mtk": "MTKEther",
+    "qdma": "QDMADescriptor",
+    "trailer": "ESPTrailer",
+    "offload": "XfrmOffload",
+    "xdp": "XDPDesc",
+}
+
+# Fixed-size records: bytes past their end are not part of them.
+_RECORDS = frozenset(
+    {
+        "EIP93CommandDescriptor",
+        "EIP93ResultDescriptor",
+        "EIP93SARecord",
+        "EIP93StateRecord",
+        "XDPDesc",
+    }
+)
+
+# Headers whose shortest valid form is not what an all-default instance builds.
+_MIN_LEN = {"ESPTrailer": 2, "Ether": 14, "IP": 20, "IPv6": 40, "ESP": 8, "UDP": 8}
+
+
+@cache
+def decodable_layers() -> dict[str, type[Packet]]:
+    """esplab's layers plus the Scapy headers a capture starts with (imported on first use)."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.ipsec import ESP
+    from scapy.layers.l2 import Ether
+
+    from esplab.layers import LAYERS
+
+    return {**LAYERS, "Ether": Ether, "IP": IP, "IPv6": IPv6, "ESP": ESP, "UDP": UDP}
+
+
+def layer_choices(session: Session | None = None) -> list[str]:
+    return [*decodable_layers(), *ALIASES]
+
+
+def resolve_layer(name: str) -> type[Packet]:
+    layers = decodable_layers()
+    lowered = {k.lower(): v for k, v in layers.items()}
+    key = ALIASES.get(name.lower(), name).lower()
+    if key in lowered:
+        return lowered[key]
+    raise BadArgument(f"unknown layer '{name}'", valid=list(layers), value=name)
+
+
+def min_length(cls: type[Packet]) -> int:
+    name = cls.__name__
+    if name in _MIN_LEN:
+        return _MIN_LEN[name]
+    return len(bytes(cls()))
+
+
+def _decode(session: Session, inv: Invocation) -> Result:
+    cls = resolve_layer(inv.args["layer"])
+    words: bool | None = True if inv.args["words"] else False if inv.args["bytes"] else None
+    if inv.args["words"] and inv.args["bytes"]:
+        raise BadArgument("--words and --bytes exclude each other", valid="one of them, or none")
+    data = parse_hex(" ".join(inv.args["hex"]), words=words)
+    need = min_length(cls)
+    if len(data) < need:
+        raise DecodeError(
+            f"{cls.__name__} needs at least {need} bytes, got {len(data)}",
+            hint="paste the whole record",
+        )
+    try:
+        packet = cls(data)
+    except Exception as exc:  # scapy raises many kinds; the user sees one line
+        raise DecodeError(f"{cls.__name__} cannot dissect these {len(data)} bytes: {exc}") from exc
+    notes = []
+    if cls.__name__ in _RECORDS and len(data) > need:
+        notes.append(f"{len(data) - need} bytes after the {need}-byte record are shown as payload")
+    return PacketResult(
+        summary=f"{cls.__name__}, {len(data)} bytes",
+        packet=packet,
+        title=f"{cls.__name__} ({len(data)} bytes)",
+        notes=notes,
+        data={"layer": cls.__name__, "length": len(data), "hex": data.hex()},
+    )
+
+
+COMMANDS = (
+    Command(
+        name="decode",
+        summary="dissect a layer from hex pasted from a board (record, descriptor or frame)",
+        handler=_decode,
+        params=(
+            Param("layer", help="layer name or alias (sa, cdr, rdr, mtk, ...)",
+                  choices=layer_choices, validate_choices=False),
+            Param("words", kind="flag", help="read 32-bit little-endian words"),
+            Param("bytes", kind="flag", help="read bytes in order"),
+            Param("hex", kind="rest", metavar="HEX", help="the hex dump"),
+        ),
+        example="decode sa 10133a13 01110022 000102030405060708090a0b0c0d0e0f ...",
+        details=(
+            "HEX may be plain hex, an xxd/hexdump -C dump, or a memory dump of 32-bit words "
+            "(u-boot md.l or devmem output, read as little-endian words)."
+        ),
+    ),
+)

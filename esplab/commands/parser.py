@@ -1,0 +1,157 @@
+"""Pure parsing: a command line becomes an ``Invocation``, or a ``UsageError``.
+
+Nothing here touches the model. Parameter values of kind ``int`` accept decimal
+and ``0x`` hex; ``choices`` are checked with a did-you-mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from esplab.commands.tokens import Token, tokenize
+from esplab.errors import BadArgument, UsageError
+
+if TYPE_CHECKING:
+    from esplab.commands.registry import Command, Param, Registry
+    from esplab.commands.session import Session
+
+__all__ = ["Invocation", "parse", "parse_int"]
+
+
+@dataclass
+class Invocation:
+    """A parsed command line: which command, on which node, with which arguments."""
+
+    command: Command
+    args: dict[str, Any] = field(default_factory=dict)
+    tokens: list[Token] = field(default_factory=list)
+    line: str = ""
+    node: str | None = None
+    rest_raw: str = ""
+
+
+def parse_int(text: str, what: str) -> int:
+    """Decimal or 0x-hex integer, or a BadArgument naming ``what``."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise BadArgument(
+            f"{what} must be a number, got '{text}'",
+            valid="decimal (4096) or hex with 0x (0x1000)",
+        ) from None
+
+
+def _usage_hint(command: Command) -> str:
+    return f"usage: {command.usage}"
+
+
+def _take_options(
+    command: Command, tokens: list[Token], session: Session | None
+) -> tuple[dict[str, Any], list[Token]]:
+    """Pull ``--flag`` and ``--option VALUE`` out of the token list."""
+    named = {p.name: p for p in command.params if p.kind in ("flag", "option")}
+    args: dict[str, Any] = {p.name: False for p in named.values() if p.kind == "flag"}
+    rest: list[Token] = []
+    rest_started = False
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not rest_started and tok.raw.startswith("--") and len(tok.raw) > 2:
+            key = tok.value[2:]
+            param = named.get(key)
+            if param is None:
+                raise BadArgument(
+                    f"unknown option '{tok.value}' for {command.name}",
+                    valid=[f"--{n}" for n in named] or "no options",
+                    value=tok.value,
+                    hint=None if named else _usage_hint(command),
+                )
+            if param.kind == "flag":
+                args[key] = True
+            else:
+                if i + 1 >= len(tokens):
+                    raise BadArgument(f"option '--{key}' needs a value", hint=_usage_hint(command))
+                args[key] = _convert(param, tokens[i + 1].value, session)
+                i += 1
+            i += 1
+            continue
+        if any(p.kind == "rest" for p in command.params) and len(rest) >= _positional_count(
+            command
+        ):
+            rest_started = True
+        rest.append(tok)
+        i += 1
+    return args, rest
+
+
+def _positional_count(command: Command) -> int:
+    return sum(1 for p in command.params if p.kind in ("word", "int"))
+
+
+def _convert(param: Param, text: str, session: Session | None) -> Any:
+    if param.kind == "int":
+        return parse_int(text, param.metavar or param.name)
+    choices = param.choice_list(session)
+    if choices and param.validate_choices:
+        lowered = {c.lower(): c for c in choices}
+        if text.lower() not in lowered:
+            raise BadArgument(
+                f"unknown {param.metavar or param.name} '{text}'",
+                valid=choices,
+                value=text,
+            )
+        return lowered[text.lower()]
+    return text
+
+
+def parse(
+    line: str,
+    registry: Registry,
+    *,
+    session: Session | None = None,
+    nodes: Iterable[str] = (),
+) -> Invocation:
+    """Parse one command line. An empty line is a UsageError."""
+    tokens = tokenize(line)
+    if not tokens:
+        raise UsageError("empty command", hint="type 'help' for the list of commands")
+    node: str | None = None
+    node_names = set(nodes)
+    if len(tokens) > 1 and tokens[0].value in node_names and tokens[0].value not in registry:
+        node = tokens[0].value
+        tokens = tokens[1:]
+    command = registry.lookup(tokens[0].value)
+    args, remaining = _take_options(command, tokens[1:], session)
+    positional = [p for p in command.params if p.kind in ("word", "int", "rest")]
+    rest_raw = ""
+    idx = 0
+    for param in positional:
+        if param.kind == "rest":
+            taken = remaining[idx:]
+            if not taken and not param.optional:
+                raise BadArgument(
+                    f"{command.name} needs {param.display}", hint=_usage_hint(command)
+                )
+            args[param.name] = [t.value for t in taken]
+            if taken:
+                rest_raw = line[taken[0].col :].strip()
+            idx = len(remaining)
+            break
+        if idx >= len(remaining):
+            if param.optional:
+                args[param.name] = None
+                continue
+            raise BadArgument(f"{command.name} needs {param.display}", hint=_usage_hint(command))
+        args[param.name] = _convert(param, remaining[idx].value, session)
+        idx += 1
+    if idx < len(remaining):
+        extra = remaining[idx]
+        raise BadArgument(
+            f"unexpected argument '{extra.value}' at column {extra.col + 1}",
+            hint=_usage_hint(command),
+        )
+    return Invocation(
+        command=command, args=args, tokens=tokens, line=line, node=node, rest_raw=rest_raw
+    )

@@ -1,0 +1,103 @@
+"""What executing a command gives back: structured results, rendered elsewhere.
+
+A handler never prints. It returns one of these; ``esplab.render`` turns it into a
+rich renderable, the lab runner checks ``data`` against ``expect:``, and
+``--json`` serialises ``data``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scapy.packet import Packet
+
+__all__ = [
+    "ErrorResult",
+    "HelpEntry",
+    "HelpResult",
+    "MessageResult",
+    "PacketResult",
+    "QuitResult",
+    "Result",
+    "TableResult",
+    "TextResult",
+]
+
+
+@dataclass
+class Result:
+    """Base result: a one-line summary and structured data for labs and JSON."""
+
+    summary: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return True
+
+
+@dataclass
+class MessageResult(Result):
+    """A short confirmation ("state added")."""
+
+
+@dataclass
+class TextResult(Result):
+    """Text that must be shown verbatim (iproute2 output, /proc files)."""
+
+    text: str = ""
+
+
+@dataclass
+class TableResult(Result):
+    """Rows under named columns."""
+
+    title: str = ""
+    columns: tuple[str, ...] = ()
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+
+
+@dataclass
+class PacketResult(Result):
+    """A dissected packet or record, shown as a field tree plus a hexdump."""
+
+    packet: Packet | None = None
+    title: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class HelpEntry:
+    name: str
+    summary: str
+    usage: str
+    example: str = ""
+    details: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass
+class HelpResult(Result):
+    """Either the command list (``entries``) or one command in full (``detail``)."""
+
+    entries: list[HelpEntry] = field(default_factory=list)
+    detail: HelpEntry | None = None
+
+
+@dataclass
+class QuitResult(Result):
+    """Ask the REPL to leave."""
+
+
+@dataclass
+class ErrorResult(Result):
+    """A command that failed with a user-fixable error; nothing was changed."""
+
+    error: Exception | None = None
+    line: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return False

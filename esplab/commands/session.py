@@ -1,0 +1,71 @@
+"""The session: one model, one command registry, one seed. No module-level state.
+
+``Session.execute`` is the single way in for the REPL, the lab runner and the CLI:
+parse (pure), then run the handler (which changes the model and returns a Result,
+never printing). A failed command raises an EsplabError and leaves the model as it
+was; ``Session.run`` turns that into an ErrorResult for callers that want a value.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from esplab.commands.parser import Invocation, parse
+from esplab.commands.registry import Registry
+from esplab.commands.result import ErrorResult, Result
+from esplab.errors import EsplabError
+
+__all__ = ["Session", "SessionOptions"]
+
+DEFAULT_SEED = 0x5EED
+
+
+@dataclass
+class SessionOptions:
+    """Settings a user may change with ``set`` or a lab's top level."""
+
+    seed: int = DEFAULT_SEED
+
+
+@dataclass
+class Session:
+    """A lab session: the registry of commands and everything they act on."""
+
+    registry: Registry = field(default_factory=lambda: _default_registry())
+    options: SessionOptions = field(default_factory=SessionOptions)
+    named: dict[str, Any] = field(default_factory=dict)
+    history: list[str] = field(default_factory=list)
+    last: Result | None = None
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.options.seed)
+
+    def node_names(self) -> list[str]:
+        """Names a command line may start with to address another node."""
+        return []
+
+    def parse(self, line: str) -> Invocation:
+        return parse(line, self.registry, session=self, nodes=self.node_names())
+
+    def execute(self, line: str) -> Result:
+        """Parse and run one command; raises EsplabError on a user error."""
+        invocation = self.parse(line)
+        result = invocation.command.handler(self, invocation)
+        self.history.append(line)
+        self.last = result
+        return result
+
+    def run(self, line: str) -> Result:
+        """Like execute, but a user error comes back as an ErrorResult."""
+        try:
+            return self.execute(line)
+        except EsplabError as exc:
+            return ErrorResult(summary=str(exc), error=exc, line=line)
+
+
+def _default_registry() -> Registry:
+    from esplab.commands.handlers import all_commands
+
+    return Registry(all_commands())

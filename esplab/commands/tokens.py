@@ -1,0 +1,144 @@
+"""Splitting a command line into tokens, the same way for the REPL, labs and the CLI.
+
+The grammar is shell-like with one addition: brackets group. Whitespace splits
+tokens only outside quotes and outside ``()``/``[]``/``{}``, so a packet
+expression such as ``IP(dst="192.0.2.2", ttl=3)/UDP()`` stays one token, and an
+iproute2 algorithm name can be typed ``cbc(aes)`` or ``'cbc(aes)'``.
+
+Quotes at bracket depth 0 are removed (``'cbc(aes)'`` -> ``cbc(aes)``); inside
+brackets every character is kept verbatim, since it belongs to an expression.
+Each token keeps its raw text and column, so errors can point at it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from esplab.errors import UsageError
+
+__all__ = ["Token", "split_commands", "tokenize"]
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = {v: k for k, v in _OPEN.items()}
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word of a command line: its value, raw text and 0-based column."""
+
+    value: str
+    raw: str
+    col: int
+
+
+def _scan(line: str, start: int) -> tuple[int, str]:
+    """Scan one token from ``start``; return (end, unquoted value)."""
+    value: list[str] = []
+    stack: list[str] = []
+    quote: str | None = None
+    i = start
+    n = len(line)
+    while i < n:
+        ch = line[i]
+        if quote is not None:
+            if ch == "\\" and quote == '"' and i + 1 < n and not stack:
+                value.append(line[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+                if stack:
+                    value.append(ch)
+                i += 1
+                continue
+            value.append(ch)
+            i += 1
+            continue
+        if ch in "'\"":
+            quote = ch
+            if stack:
+                value.append(ch)
+            i += 1
+            continue
+        if ch in _OPEN:
+            stack.append(_OPEN[ch])
+            value.append(ch)
+            i += 1
+            continue
+        if ch in _CLOSE:
+            if not stack or stack[-1] != ch:
+                raise UsageError(
+                    f"unbalanced '{ch}' at column {i + 1}",
+                    hint="brackets must pair up: ( ), [ ], { }",
+                )
+            stack.pop()
+            value.append(ch)
+            i += 1
+            continue
+        if not stack and (ch.isspace() or ch == ";"):
+            break
+        value.append(ch)
+        i += 1
+    if quote is not None:
+        raise UsageError(
+            f"unterminated {quote} quote starting in the word at column {start + 1}",
+            hint=f"close it with {quote}",
+        )
+    if stack:
+        raise UsageError(
+            f"unclosed '{_CLOSE[stack[-1]]}' in the word at column {start + 1}",
+            hint=f"close it with '{stack[-1]}'",
+        )
+    return i, "".join(value)
+
+
+def tokenize(line: str) -> list[Token]:
+    """Split one command into tokens. A ``#`` at the start of a word begins a comment."""
+    tokens: list[Token] = []
+    i = 0
+    n = len(line)
+    while i < n:
+        if line[i].isspace():
+            i += 1
+            continue
+        if line[i] == "#":
+            break
+        if line[i] == ";":
+            raise UsageError(
+                f"unexpected ';' at column {i + 1}",
+                hint="use split_commands() for several commands on one line",
+            )
+        end, value = _scan(line, i)
+        tokens.append(Token(value, line[i:end], i))
+        i = end
+    return tokens
+
+
+def split_commands(text: str) -> list[str]:
+    """Split ``CMD; CMD`` (and newlines) into single command lines.
+
+    Semicolons inside quotes or brackets do not split. Empty commands and
+    comment-only lines are dropped.
+    """
+    commands: list[str] = []
+    for raw_line in text.splitlines():
+        i = 0
+        seg_start = 0
+        n = len(raw_line)
+        while i < n:
+            ch = raw_line[i]
+            if ch.isspace():
+                i += 1
+                continue
+            if ch == "#":
+                n = i
+                break
+            if ch == ";":
+                commands.append(raw_line[seg_start:i])
+                i += 1
+                seg_start = i
+                continue
+            end, _ = _scan(raw_line, i)
+            i = end
+        commands.append(raw_line[seg_start:n])
+    return [c.strip() for c in commands if c.strip()]

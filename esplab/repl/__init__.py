@@ -1,0 +1,1 @@
+"""The interactive shell: a thin prompt-toolkit loop over the command core."""

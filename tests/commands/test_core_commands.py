@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from esplab.commands.result import ErrorResult, HelpResult, QuitResult
+from esplab.commands.session import Session
+
+
+def test_help_lists_every_registered_command() -> None:
+    session = Session()
+    result = session.execute("help")
+    assert isinstance(result, HelpResult)
+    names = [e.name for e in result.entries]
+    assert names == session.registry.names()
+    assert {"help", "quit", "decode"} <= set(names)
+
+
+def test_every_command_has_usage_summary_and_example() -> None:
+    session = Session()
+    for command in session.registry:
+        result = session.execute(f"help {command.name}")
+        assert isinstance(result, HelpResult)
+        assert result.detail is not None
+        assert result.detail.usage.startswith(command.name)
+        assert result.detail.summary
+        assert result.detail.example, f"{command.name} has no example"
+
+
+def test_help_of_unknown_command_fails_with_suggestion() -> None:
+    result = Session().run("help decod")
+    assert isinstance(result, ErrorResult)
+    assert "did you mean decode?" in result.summary
+
+
+def test_quit_and_alias() -> None:
+    session = Session()
+    assert isinstance(session.execute("quit"), QuitResult)
+    assert isinstance(session.execute("exit"), QuitResult)
+
+
+def test_history_records_only_successful_commands() -> None:
+    session = Session()
+    session.run("help")
+    session.run("nonsense")
+    assert session.history == ["help"]

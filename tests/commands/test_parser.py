@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import pytest
+
+from esplab.commands.parser import parse, parse_int
+from esplab.commands.registry import Command, Param, Registry
+from esplab.commands.result import MessageResult, Result
+from esplab.errors import BadArgument, UnknownCommand, UsageError
+
+
+def _noop(session: object, inv: object) -> Result:
+    return MessageResult(summary="ok")
+
+
+REG = Registry(
+    [
+        Command(
+            "show",
+            "show a thing",
+            _noop,
+            params=(
+                Param("what", choices=("ring", "regs", "stats")),
+                Param("count", kind="int", optional=True),
+                Param("hex", kind="flag"),
+                Param("limit", kind="option", metavar="N"),
+            ),
+            aliases=("sh",),
+        ),
+        Command("say", "say words", _noop, params=(Param("words", kind="rest"),)),
+    ]
+)
+
+
+def test_positional_choice_int_flag_and_option() -> None:
+    inv = parse("show ring 0x10 --hex --limit 3", REG)
+    assert inv.command.name == "show"
+    assert inv.args == {"what": "ring", "count": 16, "hex": True, "limit": "3"}
+
+
+def test_optional_positional_defaults_to_none_and_flags_to_false() -> None:
+    inv = parse("sh regs", REG)
+    assert inv.args == {"what": "regs", "count": None, "hex": False}
+
+
+def test_choices_are_case_insensitive_and_canonicalised() -> None:
+    assert parse("show RING", REG).args["what"] == "ring"
+
+
+def test_rest_keeps_values_and_raw_text() -> None:
+    inv = parse("say 'a b'  c(d e)", REG)
+    assert inv.args["words"] == ["a b", "c(d e)"]
+    assert inv.rest_raw == "'a b'  c(d e)"
+
+
+def test_node_prefix() -> None:
+    inv = parse("host show stats", REG, nodes=("ap", "host"))
+    assert inv.node == "host"
+    assert inv.command.name == "show"
+
+
+def test_unknown_command_suggests() -> None:
+    with pytest.raises(UnknownCommand) as info:
+        parse("shwo ring", REG)
+    assert "did you mean show?" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ("show", "show needs WHAT"),
+        ("show rung", "unknown what 'rung'; valid: ring, regs, stats; did you mean ring?"),
+        ("show ring ten", "count must be a number, got 'ten'"),
+        ("show ring 1 2", "unexpected argument '2' at column 13"),
+        ("show ring --hx", "unknown option '--hx' for show"),
+        ("show ring --limit", "option '--limit' needs a value"),
+        ("say", "say needs WORDS..."),
+    ],
+)
+def test_bad_arguments(line: str, fragment: str) -> None:
+    with pytest.raises(BadArgument) as info:
+        parse(line, REG)
+    assert fragment in str(info.value)
+
+
+def test_empty_line_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="empty command"):
+        parse("   ", REG)
+
+
+def test_parse_int() -> None:
+    assert parse_int("0x1000", "spi") == 4096
+    assert parse_int("17", "n") == 17
+    with pytest.raises(BadArgument, match="spi must be a number"):
+        parse_int("0xzz", "spi")
+
+
+def test_registry_rejects_duplicate_names() -> None:
+    with pytest.raises(ValueError, match="registered twice"):
+        Registry([Command("a", "", _noop), Command("b", "", _noop, aliases=("a",))])
