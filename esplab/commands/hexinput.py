@@ -55,7 +55,7 @@ def parse_hex(text: str, *, words: bool | None = None) -> bytes:
     if not groups:
         raise DecodeError("no hex digits given", valid="hex bytes such as 10 13 3a 13 or 10133a13")
     stripped = [g[2:] if g[:2].lower() == "0x" else g for g in groups]
-    for raw, digits in zip(groups, stripped):
+    for raw, digits in zip(groups, stripped, strict=True):
         bad = next((c for c in digits if c not in _HEX), None)
         if bad is not None or not digits:
             raise DecodeError(
@@ -67,7 +67,7 @@ def parse_hex(text: str, *, words: bool | None = None) -> bytes:
         all_prefixed = all(g[:2].lower() == "0x" for g in groups)
         words = all_eight and (saw_address or all_prefixed)
     if words:
-        short = [g for g, d in zip(groups, stripped) if len(d) > 8]
+        short = [g for g, d in zip(groups, stripped, strict=True) if len(d) > 8]
         if short:
             raise DecodeError(
                 f"'{short[0]}' is longer than a 32-bit word",

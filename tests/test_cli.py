@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from esplab import __version__
+from esplab.cli import main
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "esplab", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin", "HOME": "/tmp",
+             "XDG_STATE_HOME": "/tmp/esplab-test-state"},
+    )
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"esplab {__version__}"
+
+
+def test_help_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "-c COMMANDS" in capsys.readouterr().out
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--bogus"]) == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_commands_with_c_succeed() -> None:
+    proc = run("-c", "help decode; help quit")
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: decode LAYER" in proc.stdout
+    assert "usage: quit" in proc.stdout
+    assert proc.stderr == ""
+
+
+def test_a_failed_command_makes_the_exit_status_nonzero_but_the_rest_runs() -> None:
+    proc = run("-c", "nonsense; help quit")
+    assert proc.returncode == 1
+    assert "error: unknown command 'nonsense'" in proc.stderr
+    assert "usage: quit" in proc.stdout
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_commands_from_non_terminal_stdin() -> None:
+    proc = run(stdin="help quit\n\n# a comment\nhelp decode\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: quit" in proc.stdout and "usage: decode" in proc.stdout
+
+
+def test_bad_line_in_stdin_does_not_stop_the_rest() -> None:
+    proc = run(stdin="help 'unclosed\nhelp quit\n")
+    assert proc.returncode == 1
+    assert "unterminated ' quote" in proc.stderr
+    assert "usage: quit" in proc.stdout
