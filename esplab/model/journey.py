@@ -1,0 +1,208 @@
+"""The packet journey: every stage a packet crosses, and the taps that capture them.
+
+A journey is an ordered list of stages. Each stage records the device, the stage
+(tap) name, the decision taken and why (with its fidelity tag), the counters it
+touched, and a snapshot of the bytes as they are at that point. Snapshots are
+kept as bytes and decoded only when someone looks (``Stage.packet()``).
+
+Journeys are kept in a bounded ring (``JourneyLog``) and every snapshot also goes
+to its tap's bounded capture ring (``Captures``), so a long run never grows
+without limit. With tracing off, stages keep no snapshot and taps see nothing,
+which is the fast path.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from esplab.errors import NoSuchTap
+
+if TYPE_CHECKING:
+    from scapy.packet import Packet
+
+__all__ = [
+    "FIDELITY",
+    "Captured",
+    "Captures",
+    "Journey",
+    "JourneyLog",
+    "Stage",
+    "decode_snapshot",
+]
+
+Fidelity = Literal["C", "D", "U", "M"]
+
+FIDELITY = {
+    "C": "confirmed by a source",
+    "D": "derived from a source",
+    "U": "uncertain: a labelled choice where sources disagree or are silent",
+    "M": "modelled design: no hardware source, our choice",
+}
+
+# How a snapshot's bytes are decoded, by its kind.
+Kind = Literal["ip", "ether", "mtk", "qdma", "cdr", "rdr", "sa", "state", "offload", "xdp", "raw"]
+
+
+def decode_snapshot(kind: str, data: bytes) -> Packet:
+    """Decode snapshot bytes into the Scapy class for their kind (imports on first use)."""
+    from scapy.layers.inet import IP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+    from scapy.packet import Raw
+
+    from esplab import layers
+
+    table: dict[str, Callable[[bytes], Packet]] = {
+        "ether": Ether,
+        "mtk": layers.MTKEther,
+        "qdma": layers.QDMADescriptor,
+        "cdr": layers.EIP93CommandDescriptor,
+        "rdr": layers.EIP93ResultDescriptor,
+        "sa": layers.EIP93SARecord,
+        "state": layers.EIP93StateRecord,
+        "offload": layers.XfrmOffload,
+        "xdp": layers.XDPDesc,
+        "raw": Raw,
+    }
+    if kind == "ip":
+        return IPv6(data) if data[:1] and data[0] >> 4 == 6 else IP(data)
+    return table.get(kind, Raw)(data)
+
+
+@dataclass
+class Stage:
+    """One step of a journey; also one captured record at its tap."""
+
+    tap: str
+    device: str
+    decision: str
+    why: str = ""
+    fidelity: Fidelity = "C"
+    counters: dict[str, int] = field(default_factory=dict)
+    data: bytes | None = None
+    kind: str = "ip"
+    drop: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def packet(self) -> Packet | None:
+        return None if self.data is None else decode_snapshot(self.kind, self.data)
+
+
+@dataclass
+class Journey:
+    """Every stage one injected packet went through, in order."""
+
+    id: int
+    origin: str
+    stages: list[Stage] = field(default_factory=list)
+    verdict: str = ""
+    delivered: bool = False
+
+    @property
+    def dropped(self) -> Stage | None:
+        return next((s for s in self.stages if s.drop is not None), None)
+
+    def stage(self, tap: str) -> Stage | None:
+        return next((s for s in self.stages if s.tap == tap), None)
+
+    def taps(self) -> list[str]:
+        return [s.tap for s in self.stages]
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A captured record: which journey and stage it came from, and its bytes."""
+
+    journey: int
+    index: int
+    tap: str
+    kind: str
+    data: bytes
+    meta: dict[str, Any]
+
+    def packet(self) -> Packet:
+        return decode_snapshot(self.kind, self.data)
+
+
+class Captures:
+    """Per-tap bounded capture rings."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._rings: dict[str, deque[Captured]] = {}
+        self.known: set[str] = set()
+
+    def add(self, record: Captured) -> None:
+        ring = self._rings.get(record.tap)
+        if ring is None:
+            ring = self._rings[record.tap] = deque(maxlen=self.size)
+        ring.append(record)
+        self.known.add(record.tap)
+
+    def resize(self, size: int) -> None:
+        self.size = size
+        for tap, ring in self._rings.items():
+            self._rings[tap] = deque(ring, maxlen=size)
+
+    def get(self, tap: str) -> list[Captured]:
+        if tap not in self.known:
+            raise NoSuchTap(f"unknown tap '{tap}'", valid=sorted(self.known), value=tap)
+        return list(self._rings.get(tap, ()))
+
+    def taps(self) -> list[str]:
+        return sorted(self.known)
+
+    def counts(self) -> dict[str, int]:
+        return {tap: len(self._rings.get(tap, ())) for tap in sorted(self.known)}
+
+    def clear(self, tap: str | None = None) -> int:
+        if tap is None:
+            n = sum(len(r) for r in self._rings.values())
+            for ring in self._rings.values():
+                ring.clear()
+            return n
+        if tap not in self.known:
+            raise NoSuchTap(f"unknown tap '{tap}'", valid=sorted(self.known), value=tap)
+        ring = self._rings.get(tap)
+        n = len(ring) if ring else 0
+        if ring:
+            ring.clear()
+        return n
+
+
+class JourneyLog:
+    """The last ``size`` journeys, by id."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._ring: deque[Journey] = deque(maxlen=size)
+        self.next_id = 1
+
+    def new(self, origin: str) -> Journey:
+        journey = Journey(id=self.next_id, origin=origin)
+        self.next_id += 1
+        self._ring.append(journey)
+        return journey
+
+    def resize(self, size: int) -> None:
+        self.size = size
+        self._ring = deque(self._ring, maxlen=size)
+
+    def get(self, jid: int | None = None) -> Journey | None:
+        if not self._ring:
+            return None
+        if jid is None:
+            return self._ring[-1]
+        return next((j for j in self._ring if j.id == jid), None)
+
+    def ids(self) -> list[int]:
+        return [j.id for j in self._ring]
+
+    def __iter__(self) -> Iterator[Journey]:
+        return iter(self._ring)
+
+    def __len__(self) -> int:
+        return len(self._ring)

@@ -1,0 +1,127 @@
+"""Network devices: MTU rules, features, counters, and the DSA conduit relationship.
+
+Facts (airoha-dsa-xfrm.md, tags as there):
+
+* Airoha GDM netdevs: ``max_mtu`` 9220 (AIROHA_MAX_MTU) [C]; min MTU 68 [D].
+* DSA user ports: a user MTU change fails with ERANGE when user + 4 exceeds
+  min(conduit max_mtu, user max_mtu + 4); the conduit's MTU follows the largest
+  user MTU + 4 (1504 at boot) [C] (1.3, 6.7). So lanN reach 9216 [D].
+* A value outside [min_mtu, max_mtu] fails with EINVAL from the core range check [C].
+* ESP features (1.5, 3.7): ``esp-hw-offload`` exists only where the device has
+  xfrmdev_ops; ``esp-tx-csum-hw-offload`` needs ``esp-hw-offload`` [C]. On the
+  emulated Airoha ports the ops are a modelled design (the withdrawn JM series,
+  3.10 [M]), which advertises neither ESP TX checksum nor ESP GSO.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from ipaddress import IPv4Interface, IPv6Interface
+from typing import Literal
+
+from esplab.errors import BadArgument, KernelError
+
+__all__ = ["ETHTOOL_FEATURES", "DevCounters", "NetDev"]
+
+DevKind = Literal["gdm", "dsa-user", "ether"]
+
+# ethtool -k names this model knows, in ethtool's print order.
+ETHTOOL_FEATURES = (
+    "rx-checksumming",
+    "tx-checksumming",
+    "scatter-gather",
+    "tcp-segmentation-offload",
+    "esp-hw-offload",
+    "esp-tx-csum-hw-offload",
+    "tx-esp-segmentation",
+    "hw-tc-offload",
+)
+
+
+@dataclass
+class DevCounters:
+    """The ``ip -s link`` counters (struct rtnl_link_stats64 subset)."""
+
+    rx_packets: int = 0
+    rx_bytes: int = 0
+    rx_errors: int = 0
+    rx_dropped: int = 0
+    tx_packets: int = 0
+    tx_bytes: int = 0
+    tx_errors: int = 0
+    tx_dropped: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class NetDev:
+    """One network device of a node."""
+
+    name: str
+    node: str
+    kind: DevKind
+    ifindex: int
+    mac: str
+    mtu: int = 1500
+    min_mtu: int = 68
+    max_mtu: int = 1500
+    up: bool = True
+    addrs: list[IPv4Interface | IPv6Interface] = field(default_factory=list)
+    features: dict[str, bool] = field(default_factory=dict)
+    fixed: frozenset[str] = frozenset()
+    xfrmdev_ops: bool = False
+    conduit: str | None = None
+    switch_port: int | None = None
+    gdm: int | None = None
+    qdma: int | None = None
+    counters: DevCounters = field(default_factory=DevCounters)
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def has_hw_esp(self) -> bool:
+        return self.xfrmdev_ops and self.features.get("esp-hw-offload", False)
+
+    def set_feature(self, feature: str, on: bool, *, offloaded_states: int = 0) -> None:
+        """``ethtool -K DEV FEATURE on|off`` with the kernel's and driver's checks."""
+        if feature not in self.features:
+            raise BadArgument(
+                f"{self.name} has no feature '{feature}'",
+                valid=sorted(self.features),
+                value=feature,
+            )
+        if self.features[feature] == on:
+            return
+        if feature in self.fixed:
+            raise KernelError(
+                "EOPNOTSUPP",
+                f"{feature} is fixed on {self.name}",
+                prefix="Could not change any device features",
+                hint="ethtool -k shows it as [fixed]",
+            )
+        if feature == "esp-hw-offload" and offloaded_states:
+            # The JM series driver refuses ESP feature toggles while SAs exist (3.10) [C].
+            raise KernelError(
+                "EBUSY",
+                f"{offloaded_states} offloaded SA(s) on {self.name}",
+                prefix="Could not change any device features",
+                hint="delete the offloaded states first (ip xfrm state flush)",
+            )
+        if feature == "esp-tx-csum-hw-offload" and on and not self.features["esp-hw-offload"]:
+            # Netdev notifier: HW_ESP_TX_CSUM without HW_ESP is refused (3.7) [C].
+            raise KernelError(
+                "EINVAL",
+                "esp-tx-csum-hw-offload needs esp-hw-offload",
+                prefix="Could not change any device features",
+            )
+        self.features[feature] = on
+
+    def check_mtu(self, mtu: int) -> None:
+        """The core's range check (EINVAL) [C]."""
+        if not self.min_mtu <= mtu <= self.max_mtu:
+            raise KernelError(
+                "EINVAL",
+                f"mtu {mtu} out of range for {self.name}",
+                hint=f"valid: {self.min_mtu}..{self.max_mtu}",
+            )
