@@ -171,6 +171,8 @@ class KernelError(EsplabError):
         "EBADMSG": "Bad message",
         "EAGAIN": "Resource temporarily unavailable",
         "EADDRINUSE": "Address already in use",
+        "EADDRNOTAVAIL": "Cannot assign requested address",
+        "ENETUNREACH": "Network is unreachable",
         "ENOBUFS": "No buffer space available",
     }
 

@@ -16,6 +16,7 @@ from esplab.commands.parser import Invocation, parse
 from esplab.commands.registry import Registry
 from esplab.commands.result import ErrorResult, Result
 from esplab.errors import EsplabError
+from esplab.model.lab import Lab, LabSettings
 
 __all__ = ["Session", "SessionOptions"]
 
@@ -41,10 +42,11 @@ class Session:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.options.seed)
+        self.lab = Lab(LabSettings(seed=self.options.seed))
 
     def node_names(self) -> list[str]:
         """Names a command line may start with to address another node."""
-        return []
+        return list(self.lab.nodes)
 
     def parse(self, line: str) -> Invocation:
         return parse(line, self.registry, session=self, nodes=self.node_names())

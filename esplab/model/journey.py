@@ -136,16 +136,14 @@ class Captures:
         self.known: set[str] = set()
 
     def add(self, record: Captured) -> None:
-        ring = self._rings.get(record.tap)
-        if ring is None:
-            ring = self._rings[record.tap] = deque(maxlen=self.size)
-        ring.append(record)
+        if record.tap not in self._rings:
+            self._rings[record.tap] = deque(maxlen=self.size)
+        self._rings[record.tap].append(record)
         self.known.add(record.tap)
 
     def resize(self, size: int) -> None:
         self.size = size
-        for tap, ring in self._rings.items():
-            self._rings[tap] = deque(ring, maxlen=size)
+        self._rings = {tap: deque(ring, maxlen=size) for tap, ring in self._rings.items()}
 
     def get(self, tap: str) -> list[Captured]:
         if tap not in self.known:
@@ -159,17 +157,12 @@ class Captures:
         return {tap: len(self._rings.get(tap, ())) for tap in sorted(self.known)}
 
     def clear(self, tap: str | None = None) -> int:
-        if tap is None:
-            n = sum(len(r) for r in self._rings.values())
-            for ring in self._rings.values():
-                ring.clear()
-            return n
-        if tap not in self.known:
+        if tap is not None and tap not in self.known:
             raise NoSuchTap(f"unknown tap '{tap}'", valid=sorted(self.known), value=tap)
-        ring = self._rings.get(tap)
-        n = len(ring) if ring else 0
-        if ring:
-            ring.clear()
+        rings = [r for t, r in self._rings.items() if tap is None or t == tap]
+        n = sum(len(r) for r in rings)
+        for r in rings:
+            r.clear()
         return n
 
 

@@ -45,6 +45,20 @@ class Lab:
         except KeyError:
             raise NoSuchNode(f"unknown node '{key}'", valid=list(self.nodes), value=key) from None
 
+    def offloaded_count(self, node: str, dev: str) -> int:
+        """States and policies of ``node`` offloaded to ``dev``."""
+        xfrm = self.node(node).xfrm
+        return 0 if xfrm is None else int(xfrm.offloaded_count(dev))
+
+    def dev_down(self, node: str, dev: str) -> int:
+        """A device went down: with esp-hw-offload on, its offloaded states and
+        policies are flushed (xfrm_dev_down, airoha-dsa-xfrm.md 3.7, 6.17) [C].
+        Returns how many objects were flushed."""
+        the_node = self.node(node)
+        if the_node.xfrm is None or not the_node.dev(dev).has_hw_esp:
+            return 0
+        return int(the_node.xfrm.device_down(dev))
+
     def peer_of(self, node: str, dev: str) -> tuple[str, str] | None:
         """The (node, dev) at the other end of a wire, if any."""
         if (node, dev) in LINKS:

@@ -19,7 +19,7 @@ def test_every_command_has_usage_summary_and_example() -> None:
         result = session.execute(f"help {command.name}")
         assert isinstance(result, HelpResult)
         assert result.detail is not None
-        assert result.detail.usage.startswith(command.name)
+        assert command.name in result.detail.usage.split()
         assert result.detail.summary
         assert result.detail.example, f"{command.name} has no example"
 

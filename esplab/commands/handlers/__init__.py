@@ -8,6 +8,6 @@ __all__ = ["all_commands"]
 
 
 def all_commands() -> list[Command]:
-    from esplab.commands.handlers import core, decode
+    from esplab.commands.handlers import core, decode, net
 
-    return [*core.COMMANDS, *decode.COMMANDS]
+    return [*core.COMMANDS, *decode.COMMANDS, *net.COMMANDS]

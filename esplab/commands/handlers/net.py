@@ -1,0 +1,469 @@
+"""ip link/addr/route/neigh, ethtool and node: the network side of a node, as on a board.
+
+``ip xfrm ...`` is handed to the XFRM model; everything else here works on the
+node's devices, addresses, routes and neighbours. Output follows iproute2's and
+ethtool's layouts so it reads like a board's console.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from ipaddress import IPv4Address, IPv6Address, ip_address, ip_interface, ip_network
+
+from esplab.commands.parser import Invocation, parse_int
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import MessageResult, Result, TextResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, EsplabError, KernelError
+from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
+from esplab.model.node import Neighbour, Node, Route
+
+__all__ = ["COMMANDS", "OBJECTS"]
+
+# iproute2 object names and the abbreviations it accepts (ip/ip.c: matches()).
+OBJECTS = ("link", "address", "route", "neighbour", "xfrm")
+
+
+def _object(word: str) -> str:
+    for obj in OBJECTS:
+        if obj.startswith(word) and word:
+            return obj
+    if word == "neigh":
+        return "neighbour"
+    raise BadArgument(f'Object "{word}" is unknown', valid=OBJECTS, value=word)
+
+
+def _flags(dev: NetDev) -> str:
+    up = dev.up
+    flags = ["BROADCAST", "MULTICAST"] + (["UP", "LOWER_UP"] if up else [])
+    return "<" + ",".join(flags) + ">"
+
+
+def _ifname(dev: NetDev) -> str:
+    return f"{dev.name}@{dev.conduit}" if dev.conduit else dev.name
+
+
+def link_text(node: Node, devs: Iterable[NetDev], stats: bool) -> str:
+    lines: list[str] = []
+    for dev in devs:
+        state = "UP" if dev.up else "DOWN"
+        qdisc = "noqueue" if dev.kind == "dsa-user" else "mq"
+        lines.append(
+            f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} qdisc {qdisc} "
+            f"state {state} mode DEFAULT group default qlen 1000"
+        )
+        lines.append(f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff")
+        if stats:
+            c = dev.counters
+            lines.append("    RX:  bytes packets errors dropped  missed   mcast")
+            lines.append(
+                f"    {c.rx_bytes:>10} {c.rx_packets:>7} {c.rx_errors:>6} {c.rx_dropped:>7}"
+                f" {0:>7} {0:>7}"
+            )
+            lines.append("    TX:  bytes packets errors dropped carrier collsns")
+            lines.append(
+                f"    {c.tx_bytes:>10} {c.tx_packets:>7} {c.tx_errors:>6} {c.tx_dropped:>7}"
+                f" {0:>7} {0:>7}"
+            )
+    return "\n".join(lines)
+
+
+def addr_text(node: Node, devs: Iterable[NetDev]) -> str:
+    lines: list[str] = []
+    for dev in devs:
+        state = "UP" if dev.up else "DOWN"
+        lines.append(f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} state {state}")
+        lines.append(f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff")
+        for iface in dev.addrs:
+            fam = "inet6" if iface.version == 6 else "inet"
+            brd = f" brd {iface.network.broadcast_address}" if iface.version == 4 else ""
+            scope = "global"
+            lines.append(f"    {fam} {iface}{brd} scope {scope} {dev.name}")
+    return "\n".join(lines)
+
+
+class _Args:
+    """A cursor over iproute2-style words, with its error messages."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+        self.i = 0
+
+    def more(self) -> bool:
+        return self.i < len(self.words)
+
+    def peek(self) -> str:
+        return self.words[self.i] if self.more() else ""
+
+    def take(self, what: str) -> str:
+        if not self.more():
+            raise BadArgument(f"missing {what}")
+        self.i += 1
+        return self.words[self.i - 1]
+
+
+def _ip(session: Session, inv: Invocation) -> Result:
+    node = session.lab.node(inv.node)
+    words = list(inv.args["args"])
+    stats = False
+    family: int | None = None
+    while words and words[0].startswith("-"):
+        opt = words.pop(0)
+        if opt in ("-s", "-stats", "-statistics"):
+            stats = True
+        elif opt in ("-4", "-6"):
+            family = int(opt[1])
+        else:
+            raise BadArgument(f'Option "{opt}" is unknown', valid=["-s", "-4", "-6"], value=opt)
+    if not words:
+        raise BadArgument("ip needs an object", valid=OBJECTS)
+    obj = _object(words.pop(0))
+    handler = _IP_OBJECTS[obj]
+    return handler(session, node, _Args(words), stats, family)
+
+
+def _link(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+    verb = args.take("command") if args.more() else "show"
+    if verb in ("show", "list", "sh", "ls"):
+        devs = [node.dev(args.take("device"))] if args.more() else list(node.devs.values())
+        if args.peek() == "dev":
+            args.take("dev")
+            devs = [node.dev(args.take("device"))]
+        return TextResult(
+            summary=f"{len(devs)} device(s)",
+            text=link_text(node, devs, stats),
+            data={d.name: {"up": d.up, "mtu": d.mtu, **d.counters.as_dict()} for d in devs},
+        )
+    if verb != "set":
+        raise BadArgument(f'Command "{verb}" is unknown for ip link', valid=["show", "set"])
+    if args.peek() == "dev":
+        args.take("dev")
+    dev = node.dev(args.take("device"))
+    changes: list[Callable[[], str]] = []
+    while args.more():
+        word = args.take("setting")
+        if word in ("up", "down"):
+            changes.append(partial(_set_updown, session, node, dev, word == "up"))
+        elif word == "mtu":
+            mtu = parse_int(args.take("mtu value"), "mtu")
+            _check_mtu(node, dev, mtu)
+            changes.append(partial(_set_mtu, node, dev, mtu))
+        else:
+            raise BadArgument(f'unknown ip link setting "{word}"', valid=["up", "down", "mtu N"],
+                              value=word)
+    if not changes:
+        raise BadArgument("ip link set needs a setting", valid=["up", "down", "mtu N"])
+    done = [change() for change in changes]
+    return MessageResult(summary="; ".join(done), data={"dev": dev.name, "up": dev.up,
+                                                        "mtu": dev.mtu})
+
+
+def _set_updown(session: Session, node: Node, dev: NetDev, up: bool) -> str:
+    dev.up = up
+    if not up:
+        flushed = session.lab.dev_down(node.name, dev.name)
+        if flushed:
+            return f"{dev.name} down; flushed {flushed} offloaded state(s)/policy(ies)"
+    return f"{dev.name} {'up' if up else 'down'}"
+
+
+def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
+    dev.check_mtu(mtu)
+    if dev.conduit is not None:
+        conduit = node.dev(dev.conduit)
+        # DSA: user MTU + tag must fit the conduit and the switch (1.3) [C].
+        limit = min(conduit.max_mtu, dev.max_mtu + 4)
+        if mtu + 4 > limit:
+            raise KernelError("ERANGE", f"{dev.name} mtu {mtu} + 4-byte tag > {limit}")
+
+
+def _set_mtu(node: Node, dev: NetDev, mtu: int) -> str:
+    dev.mtu = mtu
+    if dev.conduit is None:
+        return f"{dev.name} mtu {mtu}"
+    conduit = node.dev(dev.conduit)
+    users = [d.mtu for d in node.devs.values() if d.conduit == conduit.name]
+    conduit.mtu = max(users) + 4  # conduit follows the largest user + 4 (1.3) [C]
+    return f"{dev.name} mtu {mtu}; {conduit.name} mtu {conduit.mtu}"
+
+
+def _addr(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+    verb = args.take("command") if args.more() else "show"
+    if verb in ("show", "list", "sh", "ls"):
+        devs = list(node.devs.values())
+        if args.peek() == "dev":
+            args.take("dev")
+            devs = [node.dev(args.take("device"))]
+        return TextResult(
+            summary="addresses",
+            text=addr_text(node, devs),
+            data={d.name: [str(a) for a in d.addrs] for d in devs},
+        )
+    if verb not in ("add", "del", "delete"):
+        raise BadArgument(f'Command "{verb}" is unknown for ip addr', valid=["show", "add", "del"])
+    try:
+        iface = ip_interface(args.take("address"))
+    except ValueError as exc:
+        raise BadArgument(f"bad address: {exc}", valid="ADDR/PLEN, e.g. 192.0.2.9/24") from None
+    if args.take("dev") != "dev":
+        raise BadArgument("expected 'dev DEVICE'")
+    dev = node.dev(args.take("device"))
+    if verb == "add":
+        if iface in dev.addrs:
+            raise KernelError("EEXIST", f"{iface} on {dev.name}")
+        dev.addrs.append(iface)
+        node.routes.append(Route(iface.network, dev.name, src=iface.ip, proto="kernel"))
+        return MessageResult(summary=f"{iface} added to {dev.name}")
+    if iface not in dev.addrs:
+        raise KernelError("EADDRNOTAVAIL", f"{iface} not on {dev.name}")
+    dev.addrs.remove(iface)
+    node.routes = [r for r in node.routes if not (r.proto == "kernel" and r.src == iface.ip)]
+    return MessageResult(summary=f"{iface} removed from {dev.name}")
+
+
+def _route(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+    verb = args.take("command") if args.more() else "show"
+    if verb in ("show", "list", "sh", "ls"):
+        routes = [r for r in node.routes if family is None or r.dst.version == family]
+        if family is None:
+            routes = [r for r in routes if r.dst.version == 4]
+        return TextResult(
+            summary=f"{len(routes)} route(s)",
+            text="\n".join(r.render() for r in routes),
+            data={"routes": [r.render() for r in routes]},
+        )
+    if verb == "get":
+        dst = _addr_arg(args.take("address"))
+        route = node.route(dst)
+        if route is None:
+            raise KernelError("ENETUNREACH", f"no route to {dst}")
+        return TextResult(summary=route.render(), text=f"{dst} {route.render()}",
+                          data={"dev": route.dev, "via": str(route.via or "")})
+    if verb not in ("add", "del", "delete", "replace"):
+        raise BadArgument(f'Command "{verb}" is unknown for ip route',
+                          valid=["show", "get", "add", "del", "replace"])
+    dst_word = args.take("prefix")
+    try:
+        prefix = ip_network("0.0.0.0/0" if dst_word == "default" else dst_word, strict=False)
+    except ValueError as exc:
+        raise BadArgument(f"bad prefix: {exc}", valid="PREFIX/LEN or default") from None
+    via: IPv4Address | IPv6Address | None = None
+    dev_name = None
+    while args.more():
+        key = args.take("keyword")
+        if key == "via":
+            via = _addr_arg(args.take("gateway"))
+        elif key == "dev":
+            dev_name = node.dev(args.take("device")).name
+        else:
+            raise BadArgument(f'unknown route keyword "{key}"', valid=["via", "dev"], value=key)
+    if verb in ("del", "delete"):
+        before = len(node.routes)
+        node.routes = [r for r in node.routes if r.dst != prefix]
+        if len(node.routes) == before:
+            raise KernelError("ESRCH", f"no route {prefix}")
+        return MessageResult(summary=f"route {prefix} deleted")
+    if dev_name is None:
+        if via is None:
+            raise BadArgument("a route needs 'via GATEWAY' or 'dev DEVICE'")
+        gw_route = node.route(via)
+        if gw_route is None:
+            raise KernelError("ENETUNREACH", f"gateway {via}")
+        dev_name = gw_route.dev
+    existing = [r for r in node.routes if r.dst == prefix]
+    if existing and verb == "add":
+        raise KernelError("EEXIST", f"route {prefix}")
+    node.routes = [r for r in node.routes if r.dst != prefix]
+    node.routes.append(Route(prefix, dev_name, via=via))
+    return MessageResult(summary=f"route {prefix} via {via or '-'} dev {dev_name}")
+
+
+def _addr_arg(text: str) -> IPv4Address | IPv6Address:
+    try:
+        return ip_address(text)
+    except ValueError:
+        raise BadArgument(f"'{text}' is not an IP address", valid="IPv4 or IPv6 address") from None
+
+
+def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+    verb = args.take("command") if args.more() else "show"
+    if verb in ("show", "list", "sh", "ls"):
+        return TextResult(
+            summary=f"{len(node.neigh)} neighbour(s)",
+            text="\n".join(n.render() for n in node.neigh),
+            data={"neigh": [n.render() for n in node.neigh]},
+        )
+    if verb not in ("add", "replace", "del", "delete"):
+        raise BadArgument(f'Command "{verb}" is unknown for ip neigh',
+                          valid=["show", "add", "replace", "del"])
+    addr = _addr_arg(args.take("address"))
+    mac = None
+    dev_name = None
+    while args.more():
+        key = args.take("keyword")
+        if key == "lladdr":
+            mac = args.take("mac").lower()
+        elif key == "dev":
+            dev_name = node.dev(args.take("device")).name
+        elif key == "nud":
+            args.take("state")
+        else:
+            raise BadArgument(f'unknown neigh keyword "{key}"', valid=["lladdr", "dev", "nud"])
+    if dev_name is None:
+        raise BadArgument("ip neigh needs 'dev DEVICE'")
+    current = node.lookup_neigh(addr, dev_name)
+    if verb in ("del", "delete"):
+        if current is None:
+            raise KernelError("ENOENT", f"no neighbour {addr} on {dev_name}")
+        node.neigh.remove(current)
+        return MessageResult(summary=f"neighbour {addr} deleted")
+    if mac is None:
+        raise BadArgument("ip neigh add needs 'lladdr MAC'")
+    if current is not None and verb == "add":
+        raise KernelError("EEXIST", f"neighbour {addr} on {dev_name}")
+    if current is not None:
+        node.neigh.remove(current)
+    node.neigh.append(Neighbour(addr, dev_name, mac))
+    return MessageResult(summary=f"neighbour {addr} lladdr {mac} dev {dev_name}")
+
+
+def _xfrm(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+    from esplab.commands.handlers.xfrm import run_ip_xfrm
+
+    result: Result = run_ip_xfrm(session, node, args.words[args.i :], stats)
+    return result
+
+
+_IP_OBJECTS: dict[str, Callable[[Session, Node, _Args, bool, int | None], Result]] = {
+    "link": _link,
+    "address": _addr,
+    "route": _route,
+    "neighbour": _neigh,
+    "xfrm": _xfrm,
+}
+
+
+def _ethtool(session: Session, inv: Invocation) -> Result:
+    node = session.lab.node(inv.node)
+    words = list(inv.args["args"])
+    if not words:
+        raise BadArgument("ethtool needs a device or an option", valid=["-k DEV", "-K DEV ...",
+                                                                        "-S DEV", "DEV"])
+    opt = words.pop(0) if words[0].startswith("-") else ""
+    if not words:
+        raise BadArgument(f"ethtool {opt} needs a device", valid=list(node.devs))
+    dev = node.dev(words.pop(0))
+    if opt in ("-k", "--show-features", "--show-offload"):
+        lines = [f"Features for {dev.name}:"]
+        for name in ETHTOOL_FEATURES:
+            if name in dev.features:
+                fixed_esp = not dev.xfrmdev_ops and "esp" in name
+                fixed = " [fixed]" if name in dev.fixed or fixed_esp else ""
+                lines.append(f"{name}: {'on' if dev.features[name] else 'off'}{fixed}")
+        return TextResult(summary=f"features of {dev.name}", text="\n".join(lines),
+                          data=dict(dev.features))
+    if opt in ("-K", "--features", "--offload"):
+        if not words or len(words) % 2:
+            raise BadArgument("ethtool -K DEV FEATURE on|off [FEATURE on|off ...]")
+        pairs = list(zip(words[::2], words[1::2], strict=True))
+        for name, value in pairs:
+            if value not in ("on", "off"):
+                raise BadArgument(f"'{value}' for {name}", valid=["on", "off"])
+        offloaded = session.lab.offloaded_count(node.name, dev.name)
+        saved = dict(dev.features)
+        try:
+            for name, value in pairs:
+                dev.set_feature(name, value == "on", offloaded_states=offloaded)
+        except EsplabError:
+            dev.features = saved
+            raise
+        return MessageResult(summary=", ".join(f"{n} {v}" for n, v in pairs),
+                             data=dict(dev.features))
+    if opt in ("-S", "--statistics"):
+        stats = {**dev.counters.as_dict(), **dev.stats}
+        text = "NIC statistics:\n" + "\n".join(f"     {k}: {v}" for k, v in stats.items())
+        return TextResult(summary=f"statistics of {dev.name}", text=text, data=stats)
+    if opt == "":
+        text = f"Settings for {dev.name}:\n\tLink detected: {'yes' if dev.up else 'no'}"
+        return TextResult(summary=dev.name, text=text, data={"up": dev.up})
+    raise BadArgument(f"unknown ethtool option '{opt}'", valid=["-k", "-K", "-S"], value=opt)
+
+
+def _node(session: Session, inv: Invocation) -> Result:
+    name = inv.args["name"]
+    if name is None:
+        return MessageResult(summary=f"current node: {session.lab.current}",
+                             data={"node": session.lab.current})
+    session.lab.node(name)
+    session.lab.current = name
+    return MessageResult(summary=f"current node: {name}", data={"node": name})
+
+
+def _ip_complete(session: Session, words: list[str]) -> list[str]:
+    words = [w for w in words if not w.startswith("-")]
+    if not words:
+        return [*OBJECTS, "-s", "-4", "-6"]
+    obj = next((o for o in OBJECTS if words[0] and o.startswith(words[0])), None)
+    if len(words) == 1:
+        return {
+            "link": ["show", "set"],
+            "address": ["show", "add", "del"],
+            "route": ["show", "get", "add", "del", "replace"],
+            "neighbour": ["show", "add", "replace", "del"],
+            "xfrm": ["state", "policy", "monitor"],
+        }.get(obj or "", [])
+    if obj in ("link", "address", "neighbour") and words[-1] == "dev":
+        return list(session.lab.node().devs)
+    if obj == "link" and len(words) == 2:
+        return list(session.lab.node().devs)
+    if obj == "xfrm":
+        from esplab.commands.handlers.xfrm import xfrm_completions
+
+        completions: list[str] = xfrm_completions(session, words[1:])
+        return completions
+    return []
+
+
+def _ethtool_complete(session: Session, words: list[str]) -> list[str]:
+    if not words:
+        return ["-k", "-K", "-S", *session.lab.node().devs]
+    if len(words) == 1 and words[0].startswith("-"):
+        return list(session.lab.node().devs)
+    if words[0] == "-K" and len(words) >= 2:
+        return ["on", "off"] if len(words) % 2 == 1 else list(ETHTOOL_FEATURES)
+    return []
+
+
+COMMANDS = (
+    Command(
+        name="ip",
+        summary="iproute2 on the current node: link, addr, route, neigh, xfrm",
+        handler=_ip,
+        params=(Param("args", kind="rest", metavar="OBJECT"),),
+        usage_text="[NODE] ip [-s] [-4|-6] link|addr|route|neigh|xfrm ...",
+        example="host ip -s link show eth0",
+        details="ip link set DEV up|down|mtu N; ip addr add|del ADDR/PLEN dev DEV; "
+        "ip route add|del|get ...; ip neigh add ADDR lladdr MAC dev DEV; ip xfrm state|policy ...",
+        complete=_ip_complete,
+    ),
+    Command(
+        name="ethtool",
+        summary="device features (-k/-K), statistics (-S) and link state",
+        handler=_ethtool,
+        params=(Param("args", kind="rest", metavar="ARGS"),),
+        usage_text="[NODE] ethtool [-k|-K|-S] DEV [FEATURE on|off ...]",
+        example="ethtool -K wan esp-hw-offload off",
+        complete=_ethtool_complete,
+    ),
+    Command(
+        name="node",
+        summary="show or change the current node (commands act on it by default)",
+        handler=_node,
+        params=(
+            Param("name", optional=True, choices=lambda s: list(s.lab.nodes),
+                  validate_choices=False),
+        ),
+        example="node host",
+    ),
+)

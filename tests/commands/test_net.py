@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import pytest
+
+from esplab.commands.result import ErrorResult, TextResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, KernelError, NoSuchNode, NoSuchPort
+
+
+@pytest.fixture
+def session() -> Session:
+    return Session()
+
+
+def text(session: Session, line: str) -> str:
+    result = session.execute(line)
+    assert isinstance(result, TextResult)
+    return result.text
+
+
+def test_default_topology_links(session: Session) -> None:
+    out = text(session, "ip link")
+    # airoha-dsa-xfrm.md 1.2: conduit eth0, DSA users lan1..lan4 (shown as lanN@eth0), wan.
+    for name in ("eth0:", "lan1@eth0:", "lan4@eth0:", "wan:"):
+        assert name in out
+    assert "mtu 1504" in out  # conduit = 1500 + 4 at boot (1.3) [C]
+
+
+def test_node_prefix_addresses_another_node(session: Session) -> None:
+    out = text(session, "host ip addr")
+    assert "inet 192.0.2.2/24" in out
+    assert "inet 203.0.113.1/24" in out
+    assert session.lab.current == "ap"
+
+
+def test_routes(session: Session) -> None:
+    assert "default via 192.0.2.2 dev wan" in text(session, "ip route")
+    assert "198.51.100.0/24 via 192.0.2.1 dev eth0" in text(session, "host ip route")
+    get = session.execute("pc2 ip route get 203.0.113.7")
+    assert get.data["dev"] == "eth0" and get.data["via"] == "198.51.100.65"
+
+
+def test_dsa_user_mtu_moves_the_conduit(session: Session) -> None:
+    session.execute("ip link set lan2 mtu 9216")
+    lab = session.lab.node("ap")
+    assert lab.devs["lan2"].mtu == 9216
+    assert lab.devs["eth0"].mtu == 9220  # largest user + 4 (airoha-dsa-xfrm.md 1.3) [C]
+    session.execute("ip link set lan2 mtu 1500")
+    assert lab.devs["eth0"].mtu == 1504
+
+
+def test_mtu_limits(session: Session) -> None:
+    # 6.7: Airoha max_mtu 9220 (9221 -> EINVAL); a DSA user above 9216 -> ERANGE or EINVAL.
+    with pytest.raises(KernelError) as info:
+        session.execute("ip link set wan mtu 9221")
+    assert info.value.errno_name == "EINVAL"
+    assert "valid: 68..9220" in str(info.value)
+    with pytest.raises(KernelError):
+        session.execute("ip link set lan1 mtu 9217")
+    assert session.lab.node("ap").devs["lan1"].mtu == 1500  # unchanged
+
+
+def test_failed_multi_setting_changes_nothing(session: Session) -> None:
+    with pytest.raises(KernelError):
+        session.execute("ip link set wan down mtu 99999")
+    assert session.lab.node("ap").devs["wan"].up is True
+
+
+def test_ethtool_features(session: Session) -> None:
+    out = text(session, "ethtool -k wan")
+    assert "esp-hw-offload: on" in out
+    assert "esp-tx-csum-hw-offload: off" in out
+    assert "tx-esp-segmentation: off" in out
+    session.execute("ethtool -K wan esp-hw-offload off")
+    assert session.lab.node("ap").devs["wan"].features["esp-hw-offload"] is False
+    with pytest.raises(KernelError, match="needs esp-hw-offload"):
+        session.execute("ethtool -K wan esp-tx-csum-hw-offload on")
+
+
+def test_ethtool_unknown_feature_suggests(session: Session) -> None:
+    with pytest.raises(BadArgument) as info:
+        session.execute("ethtool -K wan esp-hw-ofload on")
+    assert "did you mean esp-hw-offload?" in str(info.value)
+
+
+def test_unknown_node_and_device_list_valid_names(session: Session) -> None:
+    result = session.run("ip link set wna up")
+    assert isinstance(result, ErrorResult)
+    assert "valid: eth0, lan1, lan2, lan3, lan4, wan" in result.summary
+    assert "did you mean wan?" in result.summary
+    with pytest.raises(NoSuchNode):
+        session.execute("node hots")
+    with pytest.raises(NoSuchPort):
+        session.execute("ethtool -S nope")
+
+
+def test_neighbours_preset_and_editable(session: Session) -> None:
+    assert "192.0.2.2 dev wan lladdr" in text(session, "ip neigh")
+    session.execute("ip neigh replace 192.0.2.2 lladdr 02:00:00:00:00:99 dev wan")
+    assert "192.0.2.2 dev wan lladdr 02:00:00:00:00:99" in text(session, "ip neigh")
+
+
+def test_macs_come_from_the_seed() -> None:
+    from esplab.commands.session import SessionOptions
+
+    def wan(s: Session) -> str:
+        return s.lab.node("ap").devs["wan"].mac
+
+    a, b, c = Session(), Session(), Session(options=SessionOptions(seed=1))
+    assert wan(a) == wan(b)
+    assert wan(a) != wan(c)
