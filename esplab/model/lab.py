@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from esplab.errors import NoSuchNode
 from esplab.model.journey import Captures, JourneyLog
@@ -30,6 +31,17 @@ class Lab:
     journeys: JourneyLog = field(default_factory=JourneyLog)
     captures: Captures = field(default_factory=Captures)
     current: str = "ap"
+
+    _eip93: Any = field(default=None, repr=False)
+
+    @property
+    def eip93(self) -> Any:
+        """The ap's EIP-93 driver (with its engine), built on first use."""
+        if self._eip93 is None:
+            from esplab.model.engine import new_eip93
+
+            self._eip93 = new_eip93(self.settings.seed)
+        return self._eip93
 
     def __post_init__(self) -> None:
         if not self.nodes:
