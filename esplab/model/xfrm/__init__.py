@@ -1,0 +1,1 @@
+"""The XFRM SAD/SPD model and ``ip xfrm`` in iproute2's grammar."""

@@ -1,0 +1,500 @@
+"""One node's XFRM tables: the SAD, the SPD and the XFRM MIB.
+
+Kernel semantics from reference ``airoha-dsa-xfrm.md`` 3.5 (netlink results), 3.6
+(HW-before-SW ordering and the priority rule), 3.7 (netdev down) and facts
+6.10-6.14, 6.17, 6.23, 6.24, 6.26. Every change is checked completely before the
+tables are touched, so a command that raises leaves them as they were; a device
+``state_add``/``policy_add`` that succeeded is undone with its delete callback,
+as ``xfrm_add_sa`` / ``xfrm_add_policy`` do on their error paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from ipaddress import ip_address
+from typing import Literal, TypeAlias
+
+from esplab.errors import DuplicateSA, KernelError
+from esplab.model.xfrm.objects import (
+    IPPROTO_AH,
+    IPPROTO_COMP,
+    IPPROTO_ESP,
+    POLICY_DIRS,
+    Address,
+    Flow,
+    PolicyId,
+    StateId,
+    XfrmMark,
+    XfrmOffload,
+    XfrmPolicy,
+    XfrmState,
+    XfrmTemplate,
+)
+from esplab.model.xfrm.offload import (
+    ESP_HW_OFFLOAD,
+    DeviceResolver,
+    OffloadDevice,
+    no_devices,
+    offload_policy,
+    offload_state,
+)
+from esplab.model.xfrm.stats import XfrmMib
+from esplab.model.xfrm.validate import construct_policy, construct_state
+
+__all__ = [
+    "DEFAULT_EPOCH",
+    "OutputDecision",
+    "PriorityRule",
+    "XfrmNode",
+    "XfrmSettings",
+]
+
+PriorityRule: TypeAlias = Literal["rfc", "mainline"]
+
+# The lab clock's default: 2026-01-01 00:00:00 UTC, so listings are reproducible.
+DEFAULT_EPOCH = 1767225600
+
+_IPSEC_PROTOS = (IPPROTO_ESP, IPPROTO_AH, IPPROTO_COMP)
+
+
+@dataclass
+class XfrmSettings:
+    """Choices where kernels differ (DESIGN.md, Fidelity).
+
+    ``policy_priority_rule``:
+      * ``"rfc"`` (default; the seed series, reference 3.6 and seed 001 patch 6):
+        in one direction, every packet-offload policy must have a strictly lower
+        priority number than every software policy, else ``-EINVAL``.
+      * ``"mainline"`` (6.2+): no check; packet-offload policies go to the head of
+        their chain and win the exact chain whatever their priority.
+    ``sub_policy``: ``CONFIG_XFRM_SUB_POLICY``; the kernel then dumps the policy
+    type and ``ip xfrm policy`` prints ``ptype main`` (reference 5.4 [U]).
+    """
+
+    policy_priority_rule: PriorityRule = "rfc"
+    sub_policy: bool = False
+
+
+@dataclass(frozen=True)
+class OutputDecision:
+    """What the SPD/SAD say about an outbound flow (``xfrm_lookup`` in short).
+
+    ``verdict``: ``bypass`` (no policy), ``ipsec`` (``states`` in template order),
+    ``block`` (``XfrmOutPolBlock``), ``no-state`` (a required template has no SA:
+    ``XfrmOutNoStates``, the kernel would send an ACQUIRE) or ``error``
+    (``counter`` names why).
+    """
+
+    verdict: Literal["bypass", "ipsec", "block", "no-state", "error"]
+    policy: XfrmPolicy | None = None
+    states: tuple[XfrmState, ...] = ()
+    counter: str | None = None
+
+
+def _wild(addr: Address) -> bool:
+    return addr == ip_address("::" if addr.version == 6 else "0.0.0.0")
+
+
+@dataclass
+class XfrmNode:
+    """The XFRM side of one emulated node (``ap``, ``host``...)."""
+
+    name: str = "ap"
+    settings: XfrmSettings = field(default_factory=XfrmSettings)
+    resolve_dev: DeviceResolver = no_devices
+    clock: Callable[[], int] = lambda: DEFAULT_EPOCH
+    mib: XfrmMib = field(default_factory=XfrmMib)
+    # Oldest first; the kernel's *_all lists have the newest first (list_add).
+    _states: list[XfrmState] = field(default_factory=list)
+    _policies: list[XfrmPolicy] = field(default_factory=list)
+    _index_gen: int = 0
+    _pos_gen: int = 0
+
+    # ------------------------------------------------------------------ SAD
+
+    @property
+    def states(self) -> tuple[XfrmState, ...]:
+        """In dump order: newest first (``__xfrm_state_insert`` uses ``list_add``)."""
+        return tuple(reversed(self._states))
+
+    def _locate(self, dst: Address, spi: int, proto: int, mark: int) -> XfrmState | None:
+        """``__xfrm_state_lookup``: (daddr, spi, proto) and ``mark & x.mark.m == x.mark.v``."""
+        for x in self._states:
+            if x.dst == dst and x.spi == spi and x.proto == proto and _mark_ok(x.mark, mark):
+                return x
+        return None
+
+    def _construct(
+        self, req: XfrmState, offload: XfrmOffload | None
+    ) -> tuple[XfrmState, OffloadDevice | None]:
+        state = construct_state(req, now=self.clock())
+        dev = offload_state(state, offload, self.resolve_dev) if offload else None
+        return state, dev
+
+    def add_state(self, req: XfrmState, offload: XfrmOffload | None = None) -> XfrmState:
+        """``XFRM_MSG_NEWSA``: construct, offload, then insert (``-EEXIST`` on a duplicate)."""
+        state, dev = self._construct(req, offload)
+        mark = state.mark.value if state.mark else 0
+        if self._locate(state.dst, state.spi, state.proto, mark) is not None:
+            if dev is not None:
+                dev.state_delete(state)
+            raise DuplicateSA(
+                f"SA {state.dst} spi 0x{state.spi:08x} proto {state.proto} exists",
+                hint="use 'ip xfrm state update' or delete it first",
+            )
+        self._states.append(state)
+        return state
+
+    def update_state(self, req: XfrmState, offload: XfrmOffload | None = None) -> XfrmState:
+        """``XFRM_MSG_UPDSA`` (``xfrm_state_update``): a missing SA is ``-ESRCH``.
+
+        On a valid SA the kernel copies only the encap ports/address (same encap
+        type, else ``-EINVAL``), the lifetime limits and a non-zero if_id; keys,
+        algorithms and the rest stay as they were. The temporary state built for
+        the request is then destroyed, so a device binding it got is released.
+        """
+        state, dev = self._construct(req, offload)
+        mark = state.mark.value if state.mark else 0
+        old = self._locate(state.dst, state.spi, state.proto, mark)
+        try:
+            if old is None:
+                raise KernelError("ESRCH", f"no SA {state.dst} spi 0x{state.spi:08x} to update")
+            if (state.encap is None) != (old.encap is None) or (
+                state.encap and old.encap and state.encap.type != old.encap.type
+            ):
+                raise KernelError("EINVAL", "update cannot add, remove or retype encapsulation")
+        finally:
+            if dev is not None:
+                dev.state_delete(state)
+        old.encap = state.encap
+        old.lifetime = state.lifetime
+        if state.if_id:
+            old.if_id = state.if_id
+        return old
+
+    def find_state(self, sid: StateId) -> XfrmState | None:
+        """``xfrm_user_state_lookup``: by (daddr, spi, proto, mark) for ESP/AH/IPComp,
+        by (daddr, saddr, proto) otherwise."""
+        if sid.proto in _IPSEC_PROTOS:
+            return self._locate(sid.dst, sid.spi, sid.proto, sid.mark)
+        for x in self._states:
+            if (
+                x.dst == sid.dst
+                and x.src == sid.src
+                and x.proto == sid.proto
+                and _mark_ok(x.mark, sid.mark)
+            ):
+                return x
+        return None
+
+    def get_state(self, sid: StateId) -> XfrmState:
+        """``XFRM_MSG_GETSA``: ``-ESRCH`` when missing (fact 6.26)."""
+        x = self.find_state(sid)
+        if x is None:
+            raise KernelError("ESRCH", f"no SA {sid.dst} spi 0x{sid.spi:08x}")
+        return x
+
+    def delete_state(self, sid: StateId) -> XfrmState:
+        """``XFRM_MSG_DELSA``: ``-ESRCH`` when missing; an offloaded SA leaves its device."""
+        x = self.get_state(sid)
+        self._unlink_state(x)
+        return x
+
+    def _unlink_state(self, x: XfrmState) -> None:
+        self._states.remove(x)
+        if x.offload is not None:
+            dev = self.resolve_dev(x.offload.dev)
+            if dev is not None:
+                dev.state_delete(x)
+
+    def delete_states(self, which: Callable[[XfrmState], bool]) -> list[XfrmState]:
+        """Delete every SA ``which`` selects (``ip xfrm state deleteall``); newest first."""
+        gone = [x for x in self.states if which(x)]
+        for x in gone:
+            self._unlink_state(x)
+        return gone
+
+    def flush_states(self, proto: int | None = None) -> list[XfrmState]:
+        """``XFRM_MSG_FLUSHSA``; None is ``IPSEC_PROTO_ANY`` (ESP, AH, IPComp). Flushing
+        nothing succeeds (fact 6.26: ``xfrm_flush_sa`` turns ``-ESRCH`` into 0)."""
+        if proto is None:
+            return self.delete_states(lambda x: x.proto in _IPSEC_PROTOS)
+        return self.delete_states(lambda x: x.proto == proto)
+
+    # ------------------------------------------------------------------ SPD
+
+    @property
+    def policies(self) -> tuple[XfrmPolicy, ...]:
+        """In dump order: newest first (``__xfrm_policy_link`` uses ``list_add``)."""
+        return tuple(reversed(self._policies))
+
+    def _gen_index(self, pol: XfrmPolicy) -> int:
+        """``xfrm_gen_index``: a requested free index, else generator | dir, step 8."""
+        dirnum = POLICY_DIRS[pol.dir] + (3 if pol.socket else 0)
+        used = {p.index for p in self._policies}
+        want = pol.index
+        while True:
+            if want:
+                idx, want = want, 0
+            else:
+                idx = self._index_gen | dirnum
+                self._index_gen += 8
+            idx = idx or 8
+            if idx not in used:
+                return idx
+
+    def _check_priority_rule(self, pol: XfrmPolicy, replacing: XfrmPolicy | None) -> None:
+        """The seed series rule (``__xfrm_policy_check_hw_priority``, seed 001 patch 6).
+
+        The RFC kept high-water marks that never went down; the lab compares with
+        the policies present (our choice), per direction, ignoring socket policies.
+        """
+        if self.settings.policy_priority_rule != "rfc" or pol.socket:
+            return
+        peers = [
+            p for p in self._policies if p is not replacing and not p.socket and p.dir == pol.dir
+        ]
+        if pol.is_packet_offload:
+            sw = [p.priority for p in peers if not p.is_packet_offload]
+            if sw and max(sw) >= pol.priority:
+                raise KernelError(
+                    "EINVAL",
+                    f"offloaded policy priority {pol.priority} is not better than software "
+                    f"priority {max(sw)} in dir {pol.dir}",
+                    hint=f"give it a priority below {max(sw)} (policy_priority_rule=rfc)",
+                )
+        else:
+            hw = [p.priority for p in peers if p.is_packet_offload]
+            if hw and pol.priority <= min(hw):
+                raise KernelError(
+                    "EINVAL",
+                    f"software policy priority {pol.priority} is not worse than offloaded "
+                    f"priority {min(hw)} in dir {pol.dir}",
+                    hint=f"give it a priority above {min(hw)} (policy_priority_rule=rfc)",
+                )
+
+    def add_policy(
+        self, req: XfrmPolicy, offload: XfrmOffload | None = None, *, update: bool = False
+    ) -> XfrmPolicy:
+        """``XFRM_MSG_NEWPOLICY`` (``-EEXIST`` on the same selector+dir+mark+if_id+type)
+        or, with ``update``, ``XFRM_MSG_UPDPOLICY`` (replaces it, keeping its index)."""
+        pol = construct_policy(req, now=self.clock())
+        dev = offload_policy(pol, offload, self.resolve_dev) if offload else None
+        old = next((p for p in self._policies if p.key() == pol.key()), None)
+        try:
+            if old is not None and not update:
+                raise KernelError(
+                    "EEXIST",
+                    f"policy dir {pol.dir} for this selector exists (index {old.index})",
+                    hint="use 'ip xfrm policy update' or delete it first",
+                )
+            self._check_priority_rule(pol, old)
+        except KernelError:
+            if dev is not None:
+                dev.policy_delete(pol)
+            raise
+        if old is not None:
+            pol.index = old.index
+            self._unlink_policy(old)
+        else:
+            pol.index = self._gen_index(pol)
+        self._pos_gen += 1
+        pol.pos = self._pos_gen
+        self._policies.append(pol)
+        return pol
+
+    def find_policy(self, pid: PolicyId) -> XfrmPolicy | None:
+        """``xfrm_policy_bysel_ctx`` / ``xfrm_policy_byid`` (socket policies are not
+        reachable either way)."""
+        want = (pid.mark.value, pid.mark.mask) if pid.mark else (0, 0)
+        for p in self._policies:
+            have = (p.mark.value, p.mark.mask) if p.mark else (0, 0)
+            if (
+                p.socket
+                or p.dir != pid.dir
+                or p.ptype != pid.ptype
+                or p.if_id != pid.if_id
+                or have != want
+            ):
+                continue
+            if (pid.sel is not None and p.sel == pid.sel) or (
+                pid.sel is None and p.index == pid.index
+            ):
+                return p
+        return None
+
+    def get_policy(self, pid: PolicyId) -> XfrmPolicy:
+        """``XFRM_MSG_GETPOLICY``: ``-ENOENT`` when missing (fact 6.26)."""
+        p = self.find_policy(pid)
+        if p is None:
+            raise KernelError("ENOENT", f"no policy dir {pid.dir} matches")
+        return p
+
+    def delete_policy(self, pid: PolicyId) -> XfrmPolicy:
+        """``XFRM_MSG_DELPOLICY``: ``-ENOENT`` when missing."""
+        p = self.get_policy(pid)
+        self._unlink_policy(p)
+        return p
+
+    def _unlink_policy(self, p: XfrmPolicy) -> None:
+        self._policies.remove(p)
+        if p.offload is not None:
+            dev = self.resolve_dev(p.offload.dev)
+            if dev is not None:
+                dev.policy_delete(p)
+
+    def delete_policies(self, which: Callable[[XfrmPolicy], bool]) -> list[XfrmPolicy]:
+        """Delete the non-socket policies ``which`` selects; newest first."""
+        gone = [p for p in self.policies if not p.socket and which(p)]
+        for p in gone:
+            self._unlink_policy(p)
+        return gone
+
+    def flush_policies(self, ptype: str = "main") -> list[XfrmPolicy]:
+        """``XFRM_MSG_FLUSHPOLICY``: every non-socket policy of the type."""
+        return self.delete_policies(lambda p: p.ptype == ptype)
+
+    def policy_counts(self) -> dict[str, int]:
+        """``XFRM_MSG_GETSPDINFO``: per direction, then socket policies per direction."""
+        counts = {d: 0 for d in ("in", "out", "fwd", "sock-in", "sock-out", "sock-fwd")}
+        for p in self._policies:
+            counts[("sock-" if p.socket else "") + p.dir] += 1
+        return counts
+
+    # ------------------------------------------------------------------ lookups
+
+    def _chain(self, pols: Iterable[XfrmPolicy]) -> list[XfrmPolicy]:
+        """Chain order: mainline puts packet-offload policies at the head (newest
+        first), the rest by priority then age; the RFC orders all by priority."""
+        by_prio = sorted(pols, key=lambda p: (p.priority, p.pos))
+        if self.settings.policy_priority_rule == "rfc":
+            return by_prio
+        hw = sorted((p for p in by_prio if p.is_packet_offload), key=lambda p: -p.pos)
+        return hw + [p for p in by_prio if not p.is_packet_offload]
+
+    def _lookup_bytype(self, flow: Flow, dir: str, ptype: str) -> XfrmPolicy | None:
+        """``xfrm_policy_lookup_bytype``: first match in the exact chain, then the
+        inexact candidates, which win only with a lower priority (or equal and
+        older); a packet-offload exact match skips the inexact search (mainline)."""
+        found = [
+            p
+            for p in self._policies
+            if not p.socket
+            and p.dir == dir
+            and p.ptype == ptype
+            and p.sel.matches(flow)
+            and (p.mark is None or p.mark.matches(flow.mark))
+            and p.if_id == flow.if_id
+        ]
+        exact = next((p for p in self._chain(found) if p.sel.is_exact), None)
+        mainline = self.settings.policy_priority_rule == "mainline"
+        if exact is not None and exact.is_packet_offload and mainline:
+            return exact
+        inexact = next((p for p in self._chain(found) if not p.sel.is_exact), None)
+        if exact is None or inexact is None:
+            return exact or inexact
+        if (inexact.priority, inexact.pos) < (exact.priority, exact.pos):
+            return inexact
+        return exact
+
+    def lookup_policy(self, flow: Flow, dir: Literal["in", "out", "fwd"]) -> XfrmPolicy | None:
+        """The policy that applies to ``flow`` in ``dir`` (sub policies first when
+        ``CONFIG_XFRM_SUB_POLICY`` is on). Pure: counts nothing."""
+        if self.settings.sub_policy:
+            sub = self._lookup_bytype(flow, dir, "sub")
+            if sub is not None:
+                return sub
+        return self._lookup_bytype(flow, dir, "main")
+
+    def lookup_state_output(
+        self, flow: Flow, policy: XfrmPolicy, tmpl: XfrmTemplate
+    ) -> XfrmState | None:
+        """``xfrm_state_find`` for one template. Pure: counts nothing.
+
+        Transport templates match the flow's addresses, tunnel/BEET templates
+        their own (a zero source is a wildcard). A software policy never selects a
+        packet-offload SA; a packet-offload policy selects only packet SAs on its
+        own device (reference 3.6, fact 6.24). The newest matching SA wins.
+        """
+        if tmpl.mode in ("tunnel", "beet"):
+            daddr, saddr = tmpl.dst, tmpl.src
+        else:
+            daddr, saddr = flow.dst, flow.src
+        mark = policy.mark.value & policy.mark.mask if policy.mark else 0
+        # Chain order: packet-offload SAs at the head (XFRM_STATE_INSERT), newest first.
+        chain = sorted(reversed(self._states), key=lambda x: 0 if x.is_packet_offload else 1)
+        best: XfrmState | None = None
+        for x in chain:
+            if policy.offload is not None:
+                if x.offload is None or x.offload.type != "packet":
+                    break
+                if x.offload.dev != policy.offload.dev:
+                    continue
+            elif x.is_packet_offload:
+                continue
+            if not (
+                x.family == daddr.version
+                and x.reqid == tmpl.reqid
+                and _mark_ok(x.mark, mark)
+                and x.if_id == policy.if_id
+                and "wildrecv" not in x.flags
+                and x.dst == daddr
+                and (x.src == saddr or _wild(saddr) or _wild(x.src))
+                and x.mode == tmpl.mode
+                and x.proto == tmpl.proto
+                and (tmpl.spi == 0 or tmpl.spi == x.spi)
+            ):
+                continue
+            if x.sel.family and not x.sel.matches(flow):
+                continue
+            if best is None or x.curlft.add_time > best.curlft.add_time:
+                best = x
+        return best
+
+    def lookup_state_input(
+        self, dst: Address, spi: int, proto: int, *, mark: int = 0
+    ) -> XfrmState | None:
+        """``xfrm_state_lookup`` by (daddr, spi, proto, mark) for received IPsec.
+        Pure: the caller counts ``XfrmInNoStates`` on a miss."""
+        return self._locate(dst, spi, proto, mark)
+
+    def resolve_output(self, flow: Flow) -> OutputDecision:
+        """Policy lookup plus template resolution for an outbound flow, with the MIB
+        counters ``xfrm_lookup`` bumps (reference 3.8, fact 6.24)."""
+        pol = self.lookup_policy(flow, "out")
+        if pol is None:
+            return OutputDecision("bypass")
+        if pol.action == "block":
+            self.mib.bump("XfrmOutPolBlock")
+            return OutputDecision("block", pol, counter="XfrmOutPolBlock")
+        states: list[XfrmState] = []
+        for tmpl in pol.templates:
+            x = self.lookup_state_output(flow, pol, tmpl)
+            if x is None:
+                if tmpl.level == "use":
+                    continue
+                self.mib.bump("XfrmOutNoStates")
+                return OutputDecision("no-state", pol, tuple(states), "XfrmOutNoStates")
+            if x.sa_dir == "in":
+                # 6.10+: an SA with dir in found on the output path.
+                self.mib.bump("XfrmOutStateDirError")
+                return OutputDecision("error", pol, tuple(states), "XfrmOutStateDirError")
+            states.append(x)
+        return OutputDecision("ipsec", pol, tuple(states))
+
+    # ------------------------------------------------------------------ devices
+
+    def device_down(self, dev: OffloadDevice) -> tuple[list[XfrmState], list[XfrmPolicy]]:
+        """``NETDEV_DOWN``/``UNREGISTER`` (``xfrm_dev_down``, fact 6.17): with
+        ``esp-hw-offload`` on, every SA and policy bound to the device is deleted
+        (delete callback, then gone); without it nothing changes."""
+        if ESP_HW_OFFLOAD not in dev.features:
+            return [], []
+        states = self.delete_states(lambda x: x.offload is not None and x.offload.dev == dev.name)
+        pols = self.delete_policies(lambda p: p.offload is not None and p.offload.dev == dev.name)
+        return states, pols
+
+
+def _mark_ok(have: XfrmMark | None, mark: int) -> bool:
+    return have is None or have.matches(mark)
