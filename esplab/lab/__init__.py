@@ -1,0 +1,1 @@
+"""Lab files: loading, checking and running them."""
