@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import pytest
+
+from esplab.commands.result import ErrorResult, PacketResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, DecodeError
+from esplab.layers import EIP93SARecord
+
+
+def decode(line: str) -> PacketResult:
+    result = Session().execute(line)
+    assert isinstance(result, PacketResult)
+    return result
+
+
+def test_sa_record_from_hex_field_by_field() -> None:
+    # eip93.md 4.1: AES-128-CBC + HMAC-SHA1-96 outbound is 0x133A1310 / 0x22001101,
+    # stored little-endian; sa_spi is the numeric SPI as u32 LE at 0x68 (5.2).
+    record = bytearray(128)
+    record[0:8] = bytes.fromhex("10133a1301110022")
+    record[0x68:0x6C] = bytes.fromhex("00100000")
+    result = decode("decode sa " + record.hex())
+    sa = result.packet
+    assert isinstance(sa, EIP93SARecord)
+    assert sa.sa_cmd0 == 0x133A1310 and sa.sa_cmd1 == 0x22001101
+    assert sa.sa_spi == 0x1000
+    assert result.data == {"layer": "EIP93SARecord", "length": 128, "hex": record.hex()}
+
+
+def test_memory_dump_words() -> None:
+    # u-boot md.l output: little-endian words (eip93.md 5.2), 8 words per line.
+    lines = "\n".join(
+        f"{0x1000 + 32 * i:08x}: " + " ".join(["133a1310", "22001101"] + ["00000000"] * 6)
+        if i == 0
+        else f"{0x1000 + 32 * i:08x}: " + " ".join(["00000000"] * 8)
+        for i in range(4)
+    )
+    result = decode("decode sa " + lines.replace("\n", " "))
+    assert result.packet is not None and result.packet.sa_cmd0 == 0x133A1310
+
+
+def test_aliases_and_case() -> None:
+    # eip93.md 2.4: ESP outbound word 0 = 0x02000011 | nh << 8, word 7 = 0x00400000 | len.
+    words = ["0x02000411", "0", "0", "0", "0", "0", "0", "0x00400054"]
+    result = decode("decode CDR --words " + " ".join(words))
+    assert result.packet is not None
+    assert result.packet.pad_value == 4
+    assert result.packet.length == 84
+
+
+def test_extra_bytes_are_noted() -> None:
+    result = decode("decode xdp " + "00" * 20)
+    assert result.notes == ["4 bytes after the 16-byte record are shown as payload"]
+
+
+@pytest.mark.parametrize(
+    ("line", "error", "fragment"),
+    [
+        ("decode bogus 00", BadArgument, "unknown layer 'bogus'; valid: EIP93CommandDescriptor"),
+        ("decode eip93sarecord 00", DecodeError, "needs at least 128 bytes, got 1"),
+        ("decode sa 0", DecodeError, "odd number of hex digits (1)"),
+        ("decode sa xyz", DecodeError, "'xyz' is not hex"),
+        ("decode sa --words --bytes 00", BadArgument, "exclude each other"),
+    ],
+)
+def test_bad_input_one_line(line: str, error: type[Exception], fragment: str) -> None:
+    with pytest.raises(error) as info:
+        Session().execute(line)
+    assert fragment in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_misspelt_layer_suggests() -> None:
+    result = Session().run("decode EIP93SARecrod 00")
+    assert isinstance(result, ErrorResult)
+    assert "did you mean EIP93SARecord?" in result.summary
