@@ -319,7 +319,7 @@ def check_algo(kind: AlgoKind, algo: XfrmAlgo, *, truncated: bool) -> XfrmAlgo:
     * a key length the cipher rejects fails ``setkey`` in ``esp_init_state``:
       ``-EINVAL``.
     """
-    info = algorithm(algo.name)
+    info = lookup_algo(kind, algo.name)
     icv = algo.icv_bits
     if kind == "auth":
         if not truncated or icv == 0:

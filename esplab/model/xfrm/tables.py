@@ -110,6 +110,8 @@ class XfrmNode:
     _policies: list[XfrmPolicy] = field(default_factory=list)
     _index_gen: int = 0
     _pos_gen: int = 0
+    # The device each offloaded object is bound to (the kernel's xso.dev / xdo.dev).
+    _bound: dict[int, OffloadDevice] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ SAD
 
@@ -126,15 +128,24 @@ class XfrmNode:
         return None
 
     def _construct(
-        self, req: XfrmState, offload: XfrmOffload | None
+        self, req: XfrmState, offload: XfrmOffload | None, resolve: DeviceResolver | None
     ) -> tuple[XfrmState, OffloadDevice | None]:
         state = construct_state(req, now=self.clock())
-        dev = offload_state(state, offload, self.resolve_dev) if offload else None
+        dev = offload_state(state, offload, resolve or self.resolve_dev) if offload else None
         return state, dev
 
-    def add_state(self, req: XfrmState, offload: XfrmOffload | None = None) -> XfrmState:
-        """``XFRM_MSG_NEWSA``: construct, offload, then insert (``-EEXIST`` on a duplicate)."""
-        state, dev = self._construct(req, offload)
+    def add_state(
+        self,
+        req: XfrmState,
+        offload: XfrmOffload | None = None,
+        *,
+        resolve: DeviceResolver | None = None,
+    ) -> XfrmState:
+        """``XFRM_MSG_NEWSA``: construct, offload, then insert (``-EEXIST`` on a duplicate).
+
+        ``resolve`` overrides the node's device resolver for this call.
+        """
+        state, dev = self._construct(req, offload, resolve)
         mark = state.mark.value if state.mark else 0
         if self._locate(state.dst, state.spi, state.proto, mark) is not None:
             if dev is not None:
@@ -144,9 +155,17 @@ class XfrmNode:
                 hint="use 'ip xfrm state update' or delete it first",
             )
         self._states.append(state)
+        if dev is not None:
+            self._bound[id(state)] = dev
         return state
 
-    def update_state(self, req: XfrmState, offload: XfrmOffload | None = None) -> XfrmState:
+    def update_state(
+        self,
+        req: XfrmState,
+        offload: XfrmOffload | None = None,
+        *,
+        resolve: DeviceResolver | None = None,
+    ) -> XfrmState:
         """``XFRM_MSG_UPDSA`` (``xfrm_state_update``): a missing SA is ``-ESRCH``.
 
         On a valid SA the kernel copies only the encap ports/address (same encap
@@ -154,7 +173,7 @@ class XfrmNode:
         algorithms and the rest stay as they were. The temporary state built for
         the request is then destroyed, so a device binding it got is released.
         """
-        state, dev = self._construct(req, offload)
+        state, dev = self._construct(req, offload, resolve)
         mark = state.mark.value if state.mark else 0
         old = self._locate(state.dst, state.spi, state.proto, mark)
         try:
@@ -203,10 +222,9 @@ class XfrmNode:
 
     def _unlink_state(self, x: XfrmState) -> None:
         self._states.remove(x)
-        if x.offload is not None:
-            dev = self.resolve_dev(x.offload.dev)
-            if dev is not None:
-                dev.state_delete(x)
+        dev = self._bound.pop(id(x), None)
+        if dev is not None:
+            dev.state_delete(x)
 
     def delete_states(self, which: Callable[[XfrmState], bool]) -> list[XfrmState]:
         """Delete every SA ``which`` selects (``ip xfrm state deleteall``); newest first."""
@@ -275,12 +293,17 @@ class XfrmNode:
                 )
 
     def add_policy(
-        self, req: XfrmPolicy, offload: XfrmOffload | None = None, *, update: bool = False
+        self,
+        req: XfrmPolicy,
+        offload: XfrmOffload | None = None,
+        *,
+        update: bool = False,
+        resolve: DeviceResolver | None = None,
     ) -> XfrmPolicy:
         """``XFRM_MSG_NEWPOLICY`` (``-EEXIST`` on the same selector+dir+mark+if_id+type)
         or, with ``update``, ``XFRM_MSG_UPDPOLICY`` (replaces it, keeping its index)."""
         pol = construct_policy(req, now=self.clock())
-        dev = offload_policy(pol, offload, self.resolve_dev) if offload else None
+        dev = offload_policy(pol, offload, resolve or self.resolve_dev) if offload else None
         old = next((p for p in self._policies if p.key() == pol.key()), None)
         try:
             if old is not None and not update:
@@ -302,6 +325,8 @@ class XfrmNode:
         self._pos_gen += 1
         pol.pos = self._pos_gen
         self._policies.append(pol)
+        if dev is not None:
+            self._bound[id(pol)] = dev
         return pol
 
     def find_policy(self, pid: PolicyId) -> XfrmPolicy | None:
@@ -339,10 +364,9 @@ class XfrmNode:
 
     def _unlink_policy(self, p: XfrmPolicy) -> None:
         self._policies.remove(p)
-        if p.offload is not None:
-            dev = self.resolve_dev(p.offload.dev)
-            if dev is not None:
-                dev.policy_delete(p)
+        dev = self._bound.pop(id(p), None)
+        if dev is not None:
+            dev.policy_delete(p)
 
     def delete_policies(self, which: Callable[[XfrmPolicy], bool]) -> list[XfrmPolicy]:
         """Delete the non-socket policies ``which`` selects; newest first."""

@@ -1,0 +1,180 @@
+"""``ip [-s] xfrm state|policy ...`` from a token list to an :class:`IpXfrm` command.
+
+iproute2's grammar (reference ``airoha-dsa-xfrm.md`` 5.1, 5.2; ``ip/ip.c``,
+``ip/ipxfrm.c``, ``ip/xfrm_state.c``, ``ip/xfrm_policy.c``) with the checks
+iproute2 makes before anything reaches the kernel. The caller tokenizes
+shell-style, so ``'cbc(aes)'`` arrives as ``cbc(aes)``. Objects and verbs take
+iproute2's abbreviations (``ip x s l``). Parsing is pure: netdev names are only
+collected in ``IpXfrm.devices`` for the executor to check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, TypeAlias
+
+from esplab.errors import BadArgument
+from esplab.model.xfrm.filters import PolicyFilter, StateFilter
+from esplab.model.xfrm.grammar_policy import (
+    parse_flush_ptype,
+    parse_policy_add,
+    parse_policy_filter,
+    parse_policy_id,
+)
+from esplab.model.xfrm.grammar_state import (
+    parse_flush_proto,
+    parse_state_add,
+    parse_state_filter,
+    parse_state_id,
+)
+from esplab.model.xfrm.objects import PolicyId, StateId, XfrmOffload, XfrmPolicy, XfrmState
+from esplab.model.xfrm.parsing import Cursor, bad, matches
+
+__all__ = ["IpXfrm", "Verb", "parse_ip_xfrm"]
+
+Verb: TypeAlias = Literal[
+    "add", "update", "delete", "get", "list", "deleteall", "flush", "count", "help"
+]
+
+# do_xfrm_state / do_xfrm_policy try these in order, so "d" is delete and "s" list.
+_STATE_VERBS: tuple[tuple[str, Verb | None], ...] = (
+    ("add", "add"),
+    ("update", "update"),
+    ("allocspi", None),
+    ("delete", "delete"),
+    ("deleteall", "deleteall"),
+    ("delall", "deleteall"),
+    ("list", "list"),
+    ("show", "list"),
+    ("lst", "list"),
+    ("get", "get"),
+    ("flush", "flush"),
+    ("count", "count"),
+    ("help", "help"),
+)
+_POLICY_VERBS: tuple[tuple[str, Verb | None], ...] = (
+    *(v for v in _STATE_VERBS if v[0] != "allocspi"),
+    ("set", None),
+    ("setdefault", None),
+    ("getdefault", None),
+)
+
+
+@dataclass(frozen=True)
+class IpXfrm:
+    """One parsed ``ip xfrm`` command; which fields are set depends on ``verb``."""
+
+    obj: Literal["state", "policy"]
+    verb: Verb
+    stats: int = 0
+    family: int = 0
+    state: XfrmState | None = None
+    policy: XfrmPolicy | None = None
+    offload: XfrmOffload | None = None
+    state_id: StateId | None = None
+    policy_id: PolicyId | None = None
+    state_filter: StateFilter | None = None
+    policy_filter: PolicyFilter | None = None
+    nokeys: bool = False
+    flush_proto: int | None = None
+    flush_ptype: Literal["main", "sub"] = "main"
+    devices: tuple[str, ...] = ()
+
+
+def _verb(word: str, table: tuple[tuple[str, Verb | None], ...], obj: str) -> Verb:
+    for name, verb in table:
+        if matches(word, name):
+            if verb is None:
+                raise bad(word, f"ip xfrm {obj} {name} is not modelled by esplab")
+            return verb
+    names = [n for n, v in table if v is not None]
+    raise BadArgument(
+        f'Command "{word}" is unknown, try "ip xfrm {obj} help".', valid=names, value=word
+    )
+
+
+def _options(cur: Cursor) -> tuple[int, int]:
+    """``ip`` options before the object: ``-s`` (repeatable), ``-4``/``-6``, ``-f FAMILY``."""
+    stats = family = 0
+    while (opt := cur.peek()) is not None and opt.startswith("-"):
+        cur.take()
+        word = opt.lstrip("-")
+        if word and (matches(word, "stats") or matches(word, "statistics")):
+            stats += 1
+        elif word in ("4", "6"):
+            family = int(word)
+        elif word in ("f", "family"):
+            name = cur.value(opt)
+            family = {"inet": 4, "inet6": 6}.get(name, 0)
+            if not family:
+                raise bad(name, "invalid address family", valid=("inet", "inet6"))
+        elif not (word and matches(word, "details")):
+            raise BadArgument(
+                f'Option "{opt}" is unknown, try "ip -help".', valid=("-s", "-4", "-6", "-f")
+            )
+    return stats, family
+
+
+def parse_ip_xfrm(argv: Sequence[str]) -> IpXfrm:
+    """Parse ``[ip] [-s ...] [-4|-6] xfrm state|policy [VERB ...]`` (no verb: list)."""
+    cur = Cursor(argv)
+    if cur.peek() == "ip":
+        cur.take()
+    stats, family = _options(cur)
+    word = cur.peek()
+    if word is None or not matches(word, "xfrm"):
+        raise BadArgument(f'Object "{word}" is unknown, try "ip help".', valid=("xfrm",))
+    cur.take()
+    objword = cur.peek()
+    if objword is None:
+        raise BadArgument(
+            "Usage: ip xfrm XFRM-OBJECT { COMMAND | help }", valid=("state", "policy")
+        )
+    cur.take()
+    if matches(objword, "state") or matches(objword, "sa"):
+        obj: Literal["state", "policy"] = "state"
+    elif matches(objword, "policy"):
+        obj = "policy"
+    else:
+        raise BadArgument(
+            f'Object "{objword}" is unknown, try "ip xfrm help".',
+            valid=("state", "policy"),
+            value=objword,
+        )
+    verb: Verb = "list"
+    if cur.more():
+        verb = _verb(cur.take(), _STATE_VERBS if obj == "state" else _POLICY_VERBS, obj)
+    base = IpXfrm(obj, verb, stats, family)
+    return _state_rest(cur, base) if obj == "state" else _policy_rest(cur, base)
+
+
+def _state_rest(cur: Cursor, base: IpXfrm) -> IpXfrm:
+    fam, verb = base.family, base.verb
+    if verb in ("add", "update"):
+        state, offload = parse_state_add(cur, fam)
+        devs = tuple(d for d in (offload.dev if offload else None, state.sel.dev) if d)
+        return replace(base, state=state, offload=offload, devices=devs)
+    if verb in ("get", "delete"):
+        return replace(base, state_id=parse_state_id(cur, fam))
+    if verb in ("list", "deleteall"):
+        filt, nokeys = parse_state_filter(cur, fam)
+        return replace(base, state_filter=filt, nokeys=nokeys)
+    if verb == "flush":
+        return replace(base, flush_proto=parse_flush_proto(cur))
+    return base  # count (extra words ignored, as iproute2 does) and help
+
+
+def _policy_rest(cur: Cursor, base: IpXfrm) -> IpXfrm:
+    fam, verb = base.family, base.verb
+    if verb in ("add", "update"):
+        policy, offload = parse_policy_add(cur, fam)
+        devs = tuple(d for d in (offload.dev if offload else None, policy.sel.dev) if d)
+        return replace(base, policy=policy, offload=offload, devices=devs)
+    if verb in ("get", "delete"):
+        return replace(base, policy_id=parse_policy_id(cur, fam))
+    if verb in ("list", "deleteall"):
+        return replace(base, policy_filter=parse_policy_filter(cur, fam))
+    if verb == "flush":
+        return replace(base, flush_ptype=parse_flush_ptype(cur))
+    return base

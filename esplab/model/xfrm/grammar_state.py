@@ -1,0 +1,316 @@
+"""The words of ``ip xfrm state ...`` (iproute2 ``ip/xfrm_state.c``; reference 5.1)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from esplab.errors import BadArgument
+from esplab.model.xfrm.algos import AlgoKind, XfrmAlgo, lookup_algo, parse_key
+from esplab.model.xfrm.filters import StateFilter
+from esplab.model.xfrm.objects import (
+    IPPROTO_AH,
+    IPPROTO_COMP,
+    IPPROTO_ESP,
+    STATE_EXTRA_FLAGS,
+    STATE_FLAGS,
+    XFRM_PROTOS,
+    LifetimeCfg,
+    ReplayState,
+    Selector,
+    StateId,
+    XfrmEncap,
+    XfrmMark,
+    XfrmOffload,
+    XfrmState,
+)
+from esplab.model.xfrm.parsing import (
+    ID_WORDS,
+    Cursor,
+    XfrmId,
+    bad,
+    parse_address,
+    parse_choice,
+    parse_flags,
+    parse_id,
+    parse_limit,
+    parse_mark,
+    parse_mode,
+    parse_selector,
+    parse_uint,
+    required,
+    unknown,
+)
+from esplab.model.xfrm.validate import XFRM_REPLAY_ESN_MAX
+
+__all__ = ["parse_flush_proto", "parse_state_add", "parse_state_filter", "parse_state_id"]
+
+_ALGO_TYPES: dict[str, AlgoKind] = {
+    "enc": "enc",
+    "auth": "auth",
+    "auth-trunc": "auth",
+    "aead": "aead",
+    "comp": "comp",
+}
+# xfrm_state_modify: an AEAD excludes enc and auth; each type appears once.
+_CLASH: dict[str, tuple[str, ...]] = {
+    "aead": ("enc", "auth", "aead"),
+    "enc": ("enc", "aead"),
+    "auth": ("auth", "aead"),
+    "comp": ("comp",),
+}
+_U32_WORDS = ("reqid", "seq", "replay-window", "if_id", "tfcpad")
+_REPLAY_WORDS = ("replay-seq", "replay-oseq", "replay-seq-hi", "replay-oseq-hi")
+_WORDS = (
+    "mode", "mark", *_U32_WORDS, *_REPLAY_WORDS, "flag", "extra-flag", "sel", "limit",
+    "encap", "offload", "dir", *_ALGO_TYPES, *ID_WORDS,
+)  # fmt: skip
+_OFFLOAD_FORM = "offload [crypto|packet] dev DEV dir in|out"
+
+
+def _algo(word: str, cur: Cursor, have: dict[str, XfrmAlgo]) -> None:
+    """One ALGO: type, name, keymat, and the ICV/truncation length where it has one."""
+    kind = _ALGO_TYPES[word]
+    if any(k in have for k in _CLASH[kind]):
+        raise BadArgument(f'duplicate "ALGO-TYPE": "{word}" is the second value.')
+    if not cur.more():
+        raise required("ALGO-NAME")
+    info = lookup_algo(kind, cur.take())
+    key = b""
+    if kind != "comp":
+        if not cur.more():
+            raise required("ALGO-KEYMAT")
+        key = parse_key(cur.take())
+    icv = 0
+    if word in ("aead", "auth-trunc"):
+        what = "ALGO-ICV-LEN" if word == "aead" else "ALGO-TRUNC-LEN"
+        if not cur.more():
+            raise required(what)
+        icv = parse_uint(cur.take(), 32, what)
+    have[kind] = XfrmAlgo(info.name, key, icv)
+
+
+def _offload(cur: Cursor) -> XfrmOffload:
+    """``offload [crypto|packet] dev DEV dir in|out``; the mode defaults to crypto."""
+    word = cur.value("offload")
+    kind: Literal["crypto", "packet"] = "crypto"
+    if word in ("crypto", "packet"):
+        kind = "packet" if word == "packet" else "crypto"
+        word = cur.value(word)
+    if word != "dev":
+        hint = 'the RFC called it "full"; iproute2 says "packet"' if word == "full" else None
+        raise bad(word, "Missing dev keyword", valid=_OFFLOAD_FORM, hint=hint)
+    dev = cur.value("dev")
+    word = cur.value(dev)
+    if word != "dir":
+        raise bad(word, "Missing DIR keyword", valid=_OFFLOAD_FORM)
+    d = parse_choice(cur.value("dir"), ("in", "out"), "DIR")
+    return XfrmOffload(kind, dev, "in" if d == "in" else "out")
+
+
+def _encap(cur: Cursor) -> XfrmEncap:
+    """``encap {espinudp | espinudp-nonike | espintcp} SPORT DPORT OADDR``."""
+    kind = parse_choice(
+        cur.value("encap"), ("espinudp", "espinudp-nonike", "espintcp"), "ENCAP-TYPE"
+    )
+    sport = parse_uint(cur.value(kind), 16, 'SPORT value after "encap"')
+    dport = parse_uint(cur.value("SPORT"), 16, 'DPORT value after "encap"')
+    oaddr = parse_address(cur.value("DPORT"), "encap")
+    if kind == "espinudp":
+        return XfrmEncap("espinudp", sport, dport, oaddr)
+    if kind == "espintcp":
+        return XfrmEncap("espintcp", sport, dport, oaddr)
+    return XfrmEncap("espinudp-nonike", sport, dport, oaddr)
+
+
+def parse_state_add(cur: Cursor, family: int) -> tuple[XfrmState, XfrmOffload | None]:
+    """``xfrm_state_modify``: the words of ``ip xfrm state add|update``."""
+    xid: XfrmId | None = None
+    mode = "transport"
+    nums = dict.fromkeys(_U32_WORDS, 0)
+    replay = dict.fromkeys(_REPLAY_WORDS, 0)
+    flags: frozenset[str] = frozenset()
+    xflags: frozenset[str] = frozenset()
+    sel: Selector | None = None
+    lft = LifetimeCfg()
+    encap: XfrmEncap | None = None
+    mark: XfrmMark | None = None
+    offload: XfrmOffload | None = None
+    sa_dir: Literal["in", "out"] | None = None
+    algos: dict[str, XfrmAlgo] = {}
+    while cur.more():
+        word = cur.take()
+        if word == "mode":
+            mode = parse_mode(cur.value(word))
+        elif word == "mark":
+            mark = parse_mark(cur)
+        elif word in nums:
+            nums[word] = parse_uint(cur.value(word), 32, f'value after "{word}"')
+        elif word in replay:
+            replay[word] = parse_uint(cur.value(word), 32, f'value after "{word}"')
+        elif word == "flag":
+            flags |= parse_flags(cur, STATE_FLAGS, word)
+        elif word == "extra-flag":
+            xflags |= parse_flags(cur, STATE_EXTRA_FLAGS, word)
+        elif word == "sel":
+            sel = parse_selector(cur)
+        elif word == "limit":
+            lft = parse_limit(cur, lft)
+        elif word == "encap":
+            encap = _encap(cur)
+        elif word == "offload":
+            offload = _offload(cur)
+        elif word == "dir":
+            sa_dir = "in" if parse_choice(cur.value(word), ("in", "out"), "DIR") == "in" else "out"
+        elif word in _ALGO_TYPES:
+            _algo(word, cur, algos)
+        elif word in ID_WORDS and xid is None:
+            cur.i -= 1
+            xid = parse_id(cur, loose=False, family=family)
+        else:
+            hint = None
+            if word in ID_WORDS:
+                hint = "src, dst, proto and spi form one group (the ID)"
+            elif word.split("-")[0] in ("time", "byte", "packet"):
+                hint = 'each LIMIT needs its own "limit": limit time-soft 10 limit byte-hard 100'
+            raise unknown(word, _WORDS, hint)
+    if xid is None:
+        raise BadArgument("Not enough information: ID is required", hint="add src/dst/proto/spi")
+    window = nums["replay-window"]
+    _check(xid, mode, algos, flags, window, sa_dir)
+    src, dst = xid.addresses(family)
+    # iproute2 sends seq-hi/oseq-hi only in the ESN form of the replay state.
+    esn_form = "esn" in flags or window > 32
+    state = XfrmState(
+        src=src,
+        dst=dst,
+        proto=xid.proto or 0,
+        spi=xid.spi or 0,
+        reqid=nums["reqid"],
+        mode=mode,
+        replay_window=window,
+        flags=flags,
+        extra_flags=xflags,
+        sel=sel or Selector.zero(),
+        sa_dir=sa_dir,
+        encap=encap,
+        lifetime=lft,
+        auth=algos.get("auth"),
+        enc=algos.get("enc"),
+        aead=algos.get("aead"),
+        comp=algos.get("comp"),
+        if_id=nums["if_id"],
+        tfcpad=nums["tfcpad"],
+        mark=mark if mark and mark.mask else None,
+        seq=nums["seq"],
+        replay=ReplayState(
+            seq=replay["replay-seq"],
+            oseq=replay["replay-oseq"],
+            seq_hi=replay["replay-seq-hi"] if esn_form else 0,
+            oseq_hi=replay["replay-oseq-hi"] if esn_form else 0,
+        ),
+    )
+    return state, offload
+
+
+def _check(
+    xid: XfrmId,
+    mode: str,
+    algos: dict[str, XfrmAlgo],
+    flags: frozenset[str],
+    window: int,
+    sa_dir: str | None,
+) -> None:
+    """The checks ``xfrm_state_modify`` makes before talking to the kernel."""
+    if "esn" in flags and window == 0 and sa_dir != "out":
+        raise BadArgument("esn flag set without replay-window", hint="add replay-window N")
+    if window > XFRM_REPLAY_ESN_MAX:
+        raise BadArgument(
+            f"replay-window ({window}) > XFRMA_REPLAY_ESN_MAX ({XFRM_REPLAY_ESN_MAX})"
+        )
+    proto = xid.proto or 0
+    name = next((n for n, v in XFRM_PROTOS.items() if v == proto), str(proto))
+    if proto not in (IPPROTO_ESP, IPPROTO_AH, IPPROTO_COMP):
+        raise bad(name, "XFRM-PROTO value is not modelled by esplab", valid=("esp", "ah", "comp"))
+    if mode not in ("transport", "tunnel") and not (mode == "beet" and proto == IPPROTO_ESP):
+        raise BadArgument(f'MODE value is invalid with XFRM-PROTO value "{name}"')
+    need = {IPPROTO_ESP: ("enc", "aead"), IPPROTO_AH: ("auth",), IPPROTO_COMP: ("comp",)}[proto]
+    allowed = {IPPROTO_ESP: ("enc", "aead", "auth"), IPPROTO_AH: ("auth",)}.get(proto, ("comp",))
+    extra = [k for k in algos if k not in allowed]
+    if extra:
+        raise BadArgument(f'ALGO-TYPE value "{extra[0]}" is invalid with XFRM-PROTO value "{name}"')
+    if not any(k in algos for k in need):
+        words = " or ".join(f'"{k}"' for k in need)
+        raise BadArgument(f'ALGO-TYPE value {words} is required with XFRM-PROTO value "{name}"')
+    # Our rule, not iproute2's or the kernel's: both accept SPI 0, which is reserved
+    # (RFC 4303 2.1) and gives an SA no inbound packet can ever select.
+    if proto in (IPPROTO_ESP, IPPROTO_AH) and not xid.spi:
+        raise BadArgument(
+            f"missing SPI: an {name.upper()} SA needs spi 1..0xffffffff",
+            hint="esplab refuses SPI 0 (reserved, RFC 4303 2.1); iproute2 would accept it",
+        )
+
+
+def parse_state_id(cur: Cursor, family: int) -> StateId:
+    """``xfrm_state_get_or_delete``: ``ID [mark MARK [mask MASK]]``."""
+    xid: XfrmId | None = None
+    mark: XfrmMark | None = None
+    while cur.more():
+        word = cur.take()
+        if word == "mark":
+            mark = parse_mark(cur)
+        elif word in ID_WORDS and xid is None:
+            cur.i -= 1
+            xid = parse_id(cur, loose=False, family=family)
+        else:
+            raise unknown(word, ("mark", *ID_WORDS))
+    if xid is None:
+        raise required("ID")
+    src, dst = xid.addresses(family)
+    # iproute2 sends XFRMA_MARK only when mark & mask is non-zero.
+    mval = mark.value & mark.mask if mark else 0
+    return StateId(dst, xid.spi or 0, xid.proto or 0, mval, src if xid.src else None)
+
+
+def parse_state_filter(cur: Cursor, family: int) -> tuple[StateFilter, bool]:
+    """``xfrm_state_list_or_deleteall``: ``[nokeys] [ID] [mode] [reqid] [flag]``;
+    also returns whether ``nokeys`` was given."""
+    xid: XfrmId | None = None
+    nokeys = False
+    mode: str | None = None
+    reqid: int | None = None
+    flags: frozenset[str] = frozenset()
+    while cur.more():
+        word = cur.take()
+        if word == "nokeys":
+            nokeys = True
+        elif word == "mode":
+            mode = parse_mode(cur.value(word))
+        elif word == "reqid":
+            reqid = parse_uint(cur.value(word), 32, "REQID")
+        elif word == "flag":
+            flags = parse_flags(cur, STATE_FLAGS, word)
+        elif word in ID_WORDS and xid is None:
+            cur.i -= 1
+            xid = parse_id(cur, loose=True, family=family)
+        else:
+            raise unknown(word, ("nokeys", "mode", "reqid", "flag", *ID_WORDS))
+    xid = xid or XfrmId()
+    filt = StateFilter(
+        family or xid.family, xid.src, xid.dst, xid.proto, xid.spi, mode, reqid, flags
+    )
+    return filt, nokeys
+
+
+def parse_flush_proto(cur: Cursor) -> int | None:
+    """``ip xfrm state flush [proto XFRM-PROTO]``; None is ``ipsec-any``."""
+    if not cur.more():
+        return None
+    word = cur.take()
+    if word != "proto":
+        raise unknown(word, ("proto",))
+    val = cur.value(word)
+    if val != "ipsec-any" and val not in XFRM_PROTOS:
+        raise bad(val, "XFRM-PROTO value is invalid", valid=XFRM_PROTOS, guess_from=XFRM_PROTOS)
+    if cur.more():
+        raise unknown(cur.take(), ())
+    return None if val == "ipsec-any" else XFRM_PROTOS[val]
