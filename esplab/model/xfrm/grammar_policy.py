@@ -38,10 +38,12 @@ from esplab.model.xfrm.parsing import (
 __all__ = ["parse_flush_ptype", "parse_policy_add", "parse_policy_filter", "parse_policy_id"]
 
 _DIRS = ("in", "out", "fwd")
-_WORDS = (
-    "dir", "mark", "index", "ptype", "action", "priority", "flag", "limit", "tmpl",
-    "if_id", "offload", *SELECTOR_WORDS,
-)  # fmt: skip
+_WORDS: tuple[str, ...] = ("dir", "mark", "index", "ptype", "action", "priority", "flag")
+_WORDS += ("limit", "tmpl")
+_WORDS += ("if_id", "offload", *SELECTOR_WORDS)
+
+
+_FILTER_WORDS = ("dir", "index", "ptype", "action", "priority", "flag", "nosock", *SELECTOR_WORDS)
 
 
 def _pdir(word: str) -> Literal["in", "out", "fwd"]:
@@ -244,8 +246,7 @@ def parse_policy_filter(cur: Cursor, family: int) -> PolicyFilter:
                 dport=sel.dport if "dport" in said else None,
             )
         else:
-            raise unknown(word, ("dir", "index", "ptype", "action", "priority", "flag", "nosock",
-                                 *SELECTOR_WORDS))  # fmt: skip
+            raise unknown(word, _FILTER_WORDS)
     return filt
 
 

@@ -60,10 +60,8 @@ _CLASH: dict[str, tuple[str, ...]] = {
 }
 _U32_WORDS = ("reqid", "seq", "replay-window", "if_id", "tfcpad")
 _REPLAY_WORDS = ("replay-seq", "replay-oseq", "replay-seq-hi", "replay-oseq-hi")
-_WORDS = (
-    "mode", "mark", *_U32_WORDS, *_REPLAY_WORDS, "flag", "extra-flag", "sel", "limit",
-    "encap", "offload", "dir", *_ALGO_TYPES, *ID_WORDS,
-)  # fmt: skip
+_WORDS: tuple[str, ...] = ("mode", "mark", *_U32_WORDS, *_REPLAY_WORDS, "flag", "extra-flag")
+_WORDS += ("sel", "limit", "encap", "offload", "dir", *_ALGO_TYPES, *ID_WORDS)
 _OFFLOAD_FORM = "offload [crypto|packet] dev DEV dir in|out"
 
 
