@@ -42,6 +42,7 @@ __all__ = [
     "AlgoInfo",
     "AuthSuite",
     "EncSuite",
+    "Kind",
     "algo_info",
     "canonical_name",
     "make_aead",
@@ -255,6 +256,9 @@ class EncSuite:
         self.iv_size = info.iv_size
         self.align = info.align
 
+    def __repr__(self) -> str:
+        return f"EncSuite({self.name!r})"  # never the key
+
     def encrypt(self, iv: bytes, data: bytes) -> bytes:
         raise NotImplementedError
 
@@ -385,6 +389,9 @@ class AuthSuite:
         else:
             self._inner = self._outer = None
 
+    def __repr__(self) -> str:
+        return f"AuthSuite({self.name!r}, {self.trunc_bits})"  # never the key
+
     def icv(self, data: bytes, tail: bytes = b"") -> bytes:
         if self._inner is None:
             return b""
@@ -443,6 +450,9 @@ class AeadSuite:
         self._gcm = AESGCM(key[:-4])
         self._aes = algorithms.AES(key[:-4])
         self._salt = key[-4:]
+
+    def __repr__(self) -> str:
+        return f"AeadSuite({self.name!r}, {self.icv_len * 8})"  # never the key
 
     def seal(self, iv: bytes, plaintext: bytes, aad: bytes) -> bytes:
         """Ciphertext || ICV."""

@@ -283,3 +283,18 @@ def test_cbc_refuses_partial_blocks():
         suite.encrypt(bytes(16), bytes(15))
     with pytest.raises(ValueError):
         suite.decrypt(bytes(8), bytes(16))
+
+
+def test_suites_never_show_their_keys():
+    key = bytes.fromhex("c0ffee00" * 4)
+    shown = [
+        repr(make_enc("cbc(aes)", key)),
+        repr(make_auth("hmac(sha1)", key)),
+        repr(make_aead("rfc4106(gcm(aes))", key + b"salt", 96)),
+    ]
+    assert shown == [
+        "EncSuite('cbc(aes)')",
+        "AuthSuite('hmac(sha1)', 96)",
+        "AeadSuite('rfc4106(gcm(aes))', 96)",
+    ]
+    assert all("c0ffee" not in s for s in shown)
