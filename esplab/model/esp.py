@@ -11,6 +11,8 @@ objects, per-SA precomputation in :class:`~esplab.model.esp_sa.EspSA`.
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from esplab.errors import BadArgument, DecodeError, IntegrityError, KernelError
 from esplab.model.esp_ip import (
@@ -60,25 +62,27 @@ _OUT = "xfrm output"
 
 #: Failure codes of :func:`decrypt` and the ``/proc/net/xfrm_stat`` counter the kernel
 #: bumps for each (None: not an XFRM counter, or the packet never reaches XFRM).
-DECRYPT_REASONS: dict[str, str | None] = {
-    "malformed": None,  # outer IP header unusable (dropped by ip_rcv)
-    "fragment": None,  # reassemble first (RFC 4303 3.4.1)
-    "not-esp": None,  # neither ESP nor UDP
-    "keepalive": None,  # NAT-T keepalive, RFC 3948 2.3
-    "non-esp": None,  # non-ESP marker (IKE), RFC 3948 2.2
-    "encap-mismatch": "XfrmInStateMismatch",
-    "wrong-spi": None,  # not this SA's packet; the caller's lookup is XfrmInNoStates
-    "truncated": "XfrmInStateProtoError",  # XfrmInHdrError below 8 bytes of ESP
-    "seq-zero": "XfrmInStateSeqError",
-    "replay": "XfrmInStateSeqError",
-    "too-old": "XfrmInStateSeqError",
-    "expired": "XfrmInStateExpired",
-    "auth-failed": "XfrmInStateProtoError",
-    "bad-length": "XfrmInStateProtoError",
-    "bad-padding": "XfrmInStateProtoError",
-    "dummy": None,  # next header 59: a TFC dummy packet, discarded (RFC 4303 2.6)
-    "mode-error": "XfrmInStateModeError",
-}
+DECRYPT_REASONS: Mapping[str, str | None] = MappingProxyType(
+    {
+        "malformed": None,  # outer IP header unusable (dropped by ip_rcv)
+        "fragment": None,  # reassemble first (RFC 4303 3.4.1)
+        "not-esp": None,  # neither ESP nor UDP
+        "keepalive": None,  # NAT-T keepalive, RFC 3948 2.3
+        "non-esp": None,  # non-ESP marker (IKE), RFC 3948 2.2
+        "encap-mismatch": "XfrmInStateMismatch",
+        "wrong-spi": None,  # not this SA's packet; the caller's lookup is XfrmInNoStates
+        "truncated": "XfrmInStateProtoError",  # XfrmInHdrError below 8 bytes of ESP
+        "seq-zero": "XfrmInStateSeqError",
+        "replay": "XfrmInStateSeqError",
+        "too-old": "XfrmInStateSeqError",
+        "expired": "XfrmInStateExpired",
+        "auth-failed": "XfrmInStateProtoError",
+        "bad-length": "XfrmInStateProtoError",
+        "bad-padding": "XfrmInStateProtoError",
+        "dummy": None,  # next header 59: a TFC dummy packet, discarded (RFC 4303 2.6)
+        "mode-error": "XfrmInStateModeError",
+    }
+)
 
 
 # --------------------------------------------------------------------------- output
@@ -105,8 +109,6 @@ def _take_seq(sa: EspSA, seq: int | None, nbytes: int) -> int:
             )
         sa.oseq += 1
         seq = sa.oseq
-    elif not 0 <= seq <= sa.seq_max:
-        raise BadArgument(f"sequence number {seq:#x}", valid=f"0 to {sa.seq_max:#x}")
     st.packets += 1
     st.bytes += nbytes
     return seq
@@ -117,8 +119,6 @@ def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None) -> byte
     if iv is None:
         assert sa.iv_source is not None
         iv = sa.iv_source(sa.iv_size) if sa.iv_size else b""
-    elif len(iv) != sa.iv_size:
-        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for this SA")
     plen = -(len(payload) + 2) % sa.align
     plain = payload + _PAD[:plen] + bytes((plen, nh))
     head = sa.spi_bytes + (seq & _U32).to_bytes(4, "big")
@@ -156,6 +156,11 @@ def encrypt(
     exhausted (counted as ``XfrmOutStateSeqError``), ``EINVAL`` after the hard
     lifetime (``XfrmOutStateExpired``).
     """
+    # Refuse bad arguments before anything is counted or consumed.
+    if seq is not None and not 0 <= seq <= sa.seq_max:
+        raise BadArgument(f"sequence number {seq:#x}", valid=f"0 to {sa.seq_max:#x}")
+    if iv is not None and len(iv) != sa.iv_size:
+        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for this SA")
     tunnel = sa.mode == "tunnel"
     info = parse_ip(packet, esp_split=not tunnel, after_fragment=sa.esp_after_v6_fragment)
     if tunnel:
@@ -169,6 +174,7 @@ def encrypt(
             )
         payload = packet[info.hlen : info.end]
         nh = info.proto
+    _check_size(sa, info.version, info.hlen, len(payload), tunnel)
     seq = _take_seq(sa, seq, len(payload))
     body = _esp(sa, payload, nh, seq, iv)
     encap = sa.encap
@@ -189,6 +195,20 @@ def encrypt(
     if encap is not None:
         body = _udp6_fill(bytes(head[8:24]), bytes(head[24:40]), body)
     return bytes(head) + body
+
+
+def _check_size(sa: EspSA, version: int, hlen: int, size: int, tunnel: bool) -> None:
+    """The ESP packet must fit the 16-bit IP length field of its outer header."""
+    esp = 8 + sa.iv_size + size + (-(size + 2) % sa.align) + 2 + sa.icv_len
+    esp += 8 if sa.encap is not None else 0
+    if tunnel:
+        total = esp + (20 if sa.outer_version == 4 else 0)
+    else:
+        total = esp + (hlen if version == 4 else hlen - 40)
+    if total > 0xFFFF:
+        raise KernelError(
+            "EMSGSIZE", f"{total} bytes after ESP do not fit an IP length field", prefix=_OUT
+        )
 
 
 def _udp6_fill(src: bytes, dst: bytes, segment: bytes) -> bytes:
@@ -401,7 +421,7 @@ def _open(
             return _failed(
                 res, "mode-error", f"tunnel payload is not the IP packet next header {nh} announces"
             )
-        if not sa.noecn or sa.decap_dscp:
+        if sa.decap_dscp or (outer_ds & 3 == 3 and not sa.noecn):  # outer CE
             data = inner_set_ce_and_dscp(data, outer_ds, ecn=not sa.noecn, dscp=sa.decap_dscp)
         res.packet = data
     elif version == 4:

@@ -144,6 +144,8 @@ class EspSA:
     Exactly one of ``aead`` or ``enc`` is needed (the kernel's ESP needs a cipher);
     ``auth`` goes with ``enc`` and may be None (no integrity, RFC 4303 3.2).
     ``oseq`` is the last sequence number sent; the next packet takes ``oseq + 1``.
+    ``replay_window`` defaults to 0 as in ``ip xfrm state add`` (no anti-replay
+    check); ESN needs a window.
 
     Determinism: IVs come from ``iv_source(n) -> n bytes``, by default a
     ``random.Random`` seeded with the SPI; outer IPv4 identifications come from

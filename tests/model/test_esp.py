@@ -171,6 +171,7 @@ def test_iv_sources_are_deterministic():
     assert out[28:44] == random.Random(7).randbytes(16)
     with pytest.raises(BadArgument, match="IV of 8 bytes"):
         encrypt(a, v4(), iv=bytes(8))
+    assert a.oseq == a.stats.packets == 1  # refused before anything was counted
 
 
 # --------------------------------------------------------------------------- sequence numbers
@@ -383,6 +384,17 @@ def test_transport_fragment_and_non_ip_input_are_refused():
         encrypt(sa, v4()[:-1])  # shorter than its total length
     assert sa.stats.packets == 0 and sa.oseq == 0
     assert encrypt(make_sa(mode="tunnel"), bytes(IP(flags="MF") / Raw(b"x" * 16)))
+
+
+def test_oversize_results_are_refused_before_counting():
+    for mode, outer in (("transport", 4), ("tunnel", 4), ("tunnel", 6)):
+        sa = make_sa(mode=mode, outer=outer)
+        fits = bytes(IP(src="10.0.0.1", dst="10.0.0.2") / Raw(bytes(65535 - 20 - 100)))
+        assert len(encrypt(sa, fits)) <= 0xFFFF + 40
+        with pytest.raises(KernelError, match="do not fit") as exc:
+            encrypt(sa, bytes(IP() / Raw(bytes(65535 - 20))))
+        assert exc.value.errno_name == "EMSGSIZE"
+        assert sa.oseq == sa.stats.packets == 1
 
 
 # --------------------------------------------------------------------------- lifetimes
