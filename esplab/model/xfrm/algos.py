@@ -238,18 +238,28 @@ def lookup_algo(kind: AlgoKind, name: str) -> AlgoInfo:
     for info in _BY_KIND[kind]:
         if name == info.name or name in info.aliases:
             return info
-    choices = [a.name for a in _BY_KIND[kind]] + [al for a in _BY_KIND[kind] for al in a.aliases]
-    other = [a for a in ALGORITHMS if name == a.name or name in a.aliases]
-    hint = None
-    if other:
-        hint = f"'{name}' is an {other[0].kind} algorithm, not {kind}"
-    elif (guess := did_you_mean(name, choices)) is not None:
-        hint = f"did you mean {guess}?"
     raise BadArgument(
         f'argument "{name}" is wrong: unknown {kind} algorithm',
         valid=[a.name for a in _BY_KIND[kind]],
-        hint=hint,
+        hint=_algo_hint(kind, name),
     )
+
+
+def _algo_hint(kind: AlgoKind, name: str) -> str | None:
+    """A did-you-mean over kernel names, aliases and Scapy's names (``AES-GCM``)."""
+    other = next((a for a in ALGORITHMS if name == a.name or name in a.aliases), None)
+    if other is not None:
+        return f"'{name}' is an {other.kind} algorithm, not {kind}"
+    spelled: dict[str, str] = {}
+    for info in _BY_KIND[kind]:
+        spelled.update({n: info.name for n in (info.name, *info.aliases)})
+        spelled.update({scapy: info.name for _, scapy in info.scapy})
+    guess = did_you_mean(name, spelled)
+    if guess is None:
+        return None
+    if guess == spelled[guess]:
+        return f"did you mean {guess}?"
+    return f"did you mean {spelled[guess]}? ({guess})"
 
 
 def parse_key(text: str) -> bytes:

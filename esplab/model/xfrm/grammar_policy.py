@@ -82,7 +82,7 @@ def _tmpl(cur: Cursor) -> _Tmpl:
             mode = parse_mode(cur.value(word))
         elif word == "reqid":
             cur.take()
-            reqid = parse_uint(cur.value(word), 32, "REQID")
+            reqid = parse_uint(cur.value(word), 32, "REQID value")
         elif word == "level":
             cur.take()
             use = parse_choice(cur.value(word), ("required", "use"), "LEVEL") == "use"
@@ -119,11 +119,11 @@ def parse_policy_add(cur: Cursor, family: int) -> tuple[XfrmPolicy, XfrmOffload 
         elif word == "mark":
             mark = parse_mark(cur)
         elif word == "index":
-            index = parse_uint(cur.value(word), 32, "INDEX")
+            index = parse_uint(cur.value(word), 32, "INDEX value")
         elif word == "priority":
-            priority = parse_uint(cur.value(word), 32, "PRIORITY")
+            priority = parse_uint(cur.value(word), 32, "PRIORITY value")
         elif word == "if_id":
-            if_id = parse_uint(cur.value(word), 32, "IF_ID")
+            if_id = parse_uint(cur.value(word), 32, "IF_ID value")
         elif word == "ptype":
             ptype = _ptype(cur.value(word))
         elif word == "action":
@@ -183,11 +183,11 @@ def parse_policy_id(cur: Cursor, family: int) -> PolicyId:
         elif word == "mark":
             mark = parse_mark(cur)
         elif word == "index":
-            index = parse_uint(cur.value(word), 32, "INDEX")
+            index = parse_uint(cur.value(word), 32, "INDEX value")
         elif word == "ptype":
             ptype = _ptype(cur.value(word))
         elif word == "if_id":
-            if_id = parse_uint(cur.value(word), 32, "IF_ID")
+            if_id = parse_uint(cur.value(word), 32, "IF_ID value")
         elif word in SELECTOR_WORDS and sel is None:
             cur.i -= 1
             sel = parse_selector(cur, family)
@@ -219,9 +219,9 @@ def parse_policy_filter(cur: Cursor, family: int) -> PolicyFilter:
         if word == "dir":
             filt = replace(filt, dir=_pdir(cur.value(word)))
         elif word == "index":
-            filt = replace(filt, index=parse_uint(cur.value(word), 32, "INDEX"))
+            filt = replace(filt, index=parse_uint(cur.value(word), 32, "INDEX value"))
         elif word == "priority":
-            filt = replace(filt, priority=parse_uint(cur.value(word), 32, "PRIORITY"))
+            filt = replace(filt, priority=parse_uint(cur.value(word), 32, "PRIORITY value"))
         elif word == "ptype":
             filt = replace(filt, ptype=_ptype(cur.value(word)))
         elif word == "action":

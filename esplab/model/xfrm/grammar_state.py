@@ -83,7 +83,7 @@ def _algo(word: str, cur: Cursor, have: dict[str, XfrmAlgo]) -> None:
         what = "ALGO-ICV-LEN" if word == "aead" else "ALGO-TRUNC-LEN"
         if not cur.more():
             raise required(what)
-        icv = parse_uint(cur.take(), 32, what)
+        icv = parse_uint(cur.take(), 32, f"{what} value")
     have[kind] = XfrmAlgo(info.name, key, icv)
 
 
@@ -284,7 +284,7 @@ def parse_state_filter(cur: Cursor, family: int) -> tuple[StateFilter, bool]:
         elif word == "mode":
             mode = parse_mode(cur.value(word))
         elif word == "reqid":
-            reqid = parse_uint(cur.value(word), 32, "REQID")
+            reqid = parse_uint(cur.value(word), 32, "REQID value")
         elif word == "flag":
             flags = parse_flags(cur, STATE_FLAGS, word)
         elif word in ID_WORDS and xid is None:

@@ -105,7 +105,10 @@ class Cursor:
 
 
 def parse_uint(text: str, bits: int, what: str) -> int:
-    """``get_u8``/``get_u16``/``get_u32``/``get_u64``: base 0, no sign, in range."""
+    """``get_u8``/``get_u16``/``get_u32``/``get_u64``: base 0, no sign, in range.
+
+    ``what`` names the value in the error: ``argument "X" is wrong: WHAT is invalid``.
+    """
     body = text
     base = 10
     if body[:2] in ("0x", "0X"):
@@ -117,9 +120,9 @@ def parse_uint(text: str, bits: int, what: str) -> int:
             raise ValueError(text)
         value = int(body, base)
     except ValueError as exc:
-        raise bad(text, f"{what} value is invalid", valid=f"a number 0..{(1 << bits) - 1}") from exc
+        raise bad(text, f"{what} is invalid", valid=f"a number 0..{(1 << bits) - 1}") from exc
     if value >= 1 << bits:
-        raise bad(text, f"{what} value is invalid", valid=f"0..{(1 << bits) - 1}")
+        raise bad(text, f"{what} is invalid", valid=f"0..{(1 << bits) - 1}")
     return value
 
 
@@ -191,7 +194,7 @@ def parse_id(cur: Cursor, *, loose: bool, family: int = 0) -> XfrmId:
                 )
             proto = 255 if val == "ipsec-any" else XFRM_PROTOS[val]
         else:
-            spi = parse_uint(val, 32, "SPI")
+            spi = parse_uint(val, 32, "SPI value")
     if src is not None and dst is not None and src.version != dst.version:
         raise bad(
             str(dst.ip), 'the same address family is required between values after "src" and "dst"'
@@ -206,10 +209,10 @@ def parse_id(cur: Cursor, *, loose: bool, family: int = 0) -> XfrmId:
 def parse_mark(cur: Cursor) -> XfrmMark:
     """``xfrm_parse_mark``: ``mark MARK [mask MASK]`` (after the ``mark`` word); the
     mask defaults to 0xffffffff."""
-    value = parse_uint(cur.value("mark"), 32, "MARK")
+    value = parse_uint(cur.value("mark"), 32, "MARK value")
     if cur.peek() == "mask":
         cur.take()
-        return XfrmMark(value, parse_uint(cur.value("mask"), 32, "MASK"))
+        return XfrmMark(value, parse_uint(cur.value("mask"), 32, "MASK value"))
     return XfrmMark(value)
 
 
@@ -230,7 +233,7 @@ def parse_limit(cur: Cursor, lft: LifetimeCfg) -> LifetimeCfg:
     word = cur.value("limit")
     if word not in LIMIT_FIELDS:
         raise bad(word, '"LIMIT" is invalid', valid=LIMIT_FIELDS, guess_from=LIMIT_FIELDS)
-    value = parse_uint(cur.value(word), 64, f'"{word}"')
+    value = parse_uint(cur.value(word), 64, f'"{word}" value')
     return replace(lft, **{LIMIT_FIELDS[word]: value})
 
 
@@ -306,7 +309,7 @@ def _upper_proto(val: str) -> int:
     if number is not None:
         return number
     if val[:1].isdigit():
-        return parse_uint(val, 8, "PROTO")
+        return parse_uint(val, 8, "PROTO value")
     names = ("any", "tcp", "udp", "icmp", "ipv6-icmp", "sctp", "dccp", "gre", "mobility-header")
     raise bad(val, "PROTO value is invalid", valid=names, guess_from=names)
 
@@ -368,7 +371,7 @@ def parse_flags(cur: Cursor, table: Mapping[str, int], after: str) -> frozenset[
     """``flag`` / ``extra-flag``: names until another word, or one ``0x`` value."""
     word = cur.value(after)
     if len(word) > 2 and word.startswith("0x"):
-        bits = parse_uint(word, 8 if after == "flag" else 32, "FLAG")
+        bits = parse_uint(word, 8 if after == "flag" else 32, "FLAG value")
         names = frozenset(n for n, b in table.items() if bits & b)
         if sum(table[n] for n in names) != bits:
             raise bad(word, "FLAG value has bits esplab does not model", valid=table)

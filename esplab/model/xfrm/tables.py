@@ -63,11 +63,12 @@ class XfrmSettings:
     """Choices where kernels differ (DESIGN.md, Fidelity).
 
     ``policy_priority_rule``:
-      * ``"rfc"`` (default; the seed series, reference 3.6 and seed 001 patch 6):
-        in one direction, every packet-offload policy must have a strictly lower
-        priority number than every software policy, else ``-EINVAL``.
-      * ``"mainline"`` (6.2+): no check; packet-offload policies go to the head of
-        their chain and win the exact chain whatever their priority.
+      * ``"rfc"`` (default; the seed series, seed 001 patch 6): in one direction,
+        offloaded and software policies keep separate priority ranges, else
+        ``-EINVAL`` (see ``_check_priority_rule`` for which way round); lookups
+        order all policies by priority.
+      * ``"mainline"`` (6.2+, reference 3.6): no check; packet-offload policies go
+        to the head of their chain and win the exact chain whatever their priority.
     ``sub_policy``: ``CONFIG_XFRM_SUB_POLICY``; the kernel then dumps the policy
     type and ``ip xfrm policy`` prints ``ptype main`` (reference 5.4 [U]).
     """
@@ -263,10 +264,16 @@ class XfrmNode:
                 return idx
 
     def _check_priority_rule(self, pol: XfrmPolicy, replacing: XfrmPolicy | None) -> None:
-        """The seed series rule (``__xfrm_policy_check_hw_priority``, seed 001 patch 6).
+        """The seed series rule (seed 001 patch 6, ``__xfrm_policy_check_hw_priority``).
 
-        The RFC kept high-water marks that never went down; the lab compares with
-        the policies present (our choice), per direction, ignoring socket policies.
+        Per direction, every packet-offload policy needs a priority *number* strictly
+        above every software policy's: adding an offloaded policy with
+        ``max(sw) >= hw`` or a software one with ``sw >= min(hw)`` is ``-EINVAL``.
+        The patch code (v1-v3) says so; its cover letter calls it giving offloaded
+        policies "higher priorities", and reference 3.6 reads that as numerically
+        lower, which the code contradicts. The RFC kept running max/min values that
+        started at 0; the lab compares with the policies present (our choice), and
+        ignores socket policies.
         """
         if self.settings.policy_priority_rule != "rfc" or pol.socket:
             return
@@ -278,18 +285,18 @@ class XfrmNode:
             if sw and max(sw) >= pol.priority:
                 raise KernelError(
                     "EINVAL",
-                    f"offloaded policy priority {pol.priority} is not better than software "
-                    f"priority {max(sw)} in dir {pol.dir}",
-                    hint=f"give it a priority below {max(sw)} (policy_priority_rule=rfc)",
+                    f"offloaded policy priority {pol.priority} must be above every software "
+                    f"priority in dir {pol.dir} (highest: {max(sw)})",
+                    hint=f"use a priority above {max(sw)} (policy_priority_rule=rfc)",
                 )
         else:
             hw = [p.priority for p in peers if p.is_packet_offload]
-            if hw and pol.priority <= min(hw):
+            if hw and pol.priority >= min(hw):
                 raise KernelError(
                     "EINVAL",
-                    f"software policy priority {pol.priority} is not worse than offloaded "
-                    f"priority {min(hw)} in dir {pol.dir}",
-                    hint=f"give it a priority above {min(hw)} (policy_priority_rule=rfc)",
+                    f"software policy priority {pol.priority} must be below every offloaded "
+                    f"priority in dir {pol.dir} (lowest: {min(hw)})",
+                    hint=f"use a priority below {min(hw)} (policy_priority_rule=rfc)",
                 )
 
     def add_policy(
