@@ -263,10 +263,10 @@ def parse_state_id(cur: Cursor, family: int) -> StateId:
             raise unknown(word, ("mark", *ID_WORDS))
     if xid is None:
         raise required("ID")
-    src, dst = xid.addresses(family)
+    _, dst = xid.addresses(family)
     # iproute2 sends XFRMA_MARK only when mark & mask is non-zero.
     mval = mark.value & mark.mask if mark else 0
-    return StateId(dst, xid.spi or 0, xid.proto or 0, mval, src if xid.src else None)
+    return StateId(dst, xid.spi or 0, xid.proto or 0, mval)
 
 
 def parse_state_filter(cur: Cursor, family: int) -> tuple[StateFilter, bool]:

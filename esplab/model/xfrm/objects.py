@@ -56,6 +56,7 @@ __all__ = [
     "any_address",
     "family_of",
     "proto_name",
+    "upper_proto_number",
 ]
 
 Address: TypeAlias = IPv4Address | IPv6Address
@@ -353,11 +354,6 @@ class XfrmState:
     def is_packet_offload(self) -> bool:
         return self.offload is not None and self.offload.type == "packet"
 
-    def key(self) -> tuple[Address, int, int, int]:
-        """The SAD identity (daddr, spi, proto, mark), as ``xfrm_state_add`` compares it."""
-        mark = self.mark.value & self.mark.mask if self.mark else 0
-        return (self.dst, self.spi, self.proto, mark)
-
 
 @dataclass(frozen=True)
 class XfrmTemplate:
@@ -428,13 +424,13 @@ class Flow:
 @dataclass(frozen=True)
 class StateId:
     """How ``ip xfrm state get|delete`` names an SA (``struct xfrm_usersa_id`` +
-    ``XFRMA_SRCADDR`` + ``XFRMA_MARK``)."""
+    ``XFRMA_MARK``). For ESP, AH and IPComp the kernel ignores the source address
+    (``xfrm_user_state_lookup``), so it is not kept."""
 
     dst: Address
     spi: int = 0
     proto: int = IPPROTO_ESP
     mark: int = 0
-    src: Address | None = None
 
 
 @dataclass(frozen=True)

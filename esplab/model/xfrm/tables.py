@@ -10,12 +10,12 @@ as ``xfrm_add_sa`` / ``xfrm_add_policy`` do on their error paths.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from ipaddress import ip_address
 from typing import Literal, TypeAlias
 
 from esplab.errors import DuplicateSA, KernelError
+from esplab.model.xfrm.lookup import find_output_state, find_policy, mark_ok
 from esplab.model.xfrm.objects import (
     IPPROTO_AH,
     IPPROTO_COMP,
@@ -25,7 +25,6 @@ from esplab.model.xfrm.objects import (
     Flow,
     PolicyId,
     StateId,
-    XfrmMark,
     XfrmOffload,
     XfrmPolicy,
     XfrmState,
@@ -93,10 +92,6 @@ class OutputDecision:
     counter: str | None = None
 
 
-def _wild(addr: Address) -> bool:
-    return addr == ip_address("::" if addr.version == 6 else "0.0.0.0")
-
-
 @dataclass
 class XfrmNode:
     """The XFRM side of one emulated node (``ap``, ``host``...)."""
@@ -107,12 +102,12 @@ class XfrmNode:
     clock: Callable[[], int] = lambda: DEFAULT_EPOCH
     mib: XfrmMib = field(default_factory=XfrmMib)
     # Oldest first; the kernel's *_all lists have the newest first (list_add).
-    _states: list[XfrmState] = field(default_factory=list)
-    _policies: list[XfrmPolicy] = field(default_factory=list)
-    _index_gen: int = 0
-    _pos_gen: int = 0
+    _states: list[XfrmState] = field(default_factory=list, init=False, repr=False)
+    _policies: list[XfrmPolicy] = field(default_factory=list, init=False, repr=False)
+    _index_gen: int = field(default=0, init=False, repr=False)
+    _pos_gen: int = field(default=0, init=False, repr=False)
     # The device each offloaded object is bound to (the kernel's xso.dev / xdo.dev).
-    _bound: dict[int, OffloadDevice] = field(default_factory=dict)
+    _bound: dict[int, OffloadDevice] = field(default_factory=dict, init=False, repr=False)
 
     # ------------------------------------------------------------------ SAD
 
@@ -124,7 +119,7 @@ class XfrmNode:
     def _locate(self, dst: Address, spi: int, proto: int, mark: int) -> XfrmState | None:
         """``__xfrm_state_lookup``: (daddr, spi, proto) and ``mark & x.mark.m == x.mark.v``."""
         for x in self._states:
-            if x.dst == dst and x.spi == spi and x.proto == proto and _mark_ok(x.mark, mark):
+            if x.dst == dst and x.spi == spi and x.proto == proto and mark_ok(x.mark, mark):
                 return x
         return None
 
@@ -194,19 +189,8 @@ class XfrmNode:
         return old
 
     def find_state(self, sid: StateId) -> XfrmState | None:
-        """``xfrm_user_state_lookup``: by (daddr, spi, proto, mark) for ESP/AH/IPComp,
-        by (daddr, saddr, proto) otherwise."""
-        if sid.proto in _IPSEC_PROTOS:
-            return self._locate(sid.dst, sid.spi, sid.proto, sid.mark)
-        for x in self._states:
-            if (
-                x.dst == sid.dst
-                and x.src == sid.src
-                and x.proto == sid.proto
-                and _mark_ok(x.mark, sid.mark)
-            ):
-                return x
-        return None
+        """``xfrm_user_state_lookup`` for ESP/AH/IPComp: (daddr, spi, proto, mark)."""
+        return self._locate(sid.dst, sid.spi, sid.proto, sid.mark)
 
     def get_state(self, sid: StateId) -> XfrmState:
         """``XFRM_MSG_GETSA``: ``-ESRCH`` when missing (fact 6.26)."""
@@ -395,93 +379,22 @@ class XfrmNode:
 
     # ------------------------------------------------------------------ lookups
 
-    def _chain(self, pols: Iterable[XfrmPolicy]) -> list[XfrmPolicy]:
-        """Chain order: mainline puts packet-offload policies at the head (newest
-        first), the rest by priority then age; the RFC orders all by priority."""
-        by_prio = sorted(pols, key=lambda p: (p.priority, p.pos))
-        if self.settings.policy_priority_rule == "rfc":
-            return by_prio
-        hw = sorted((p for p in by_prio if p.is_packet_offload), key=lambda p: -p.pos)
-        return hw + [p for p in by_prio if not p.is_packet_offload]
-
-    def _lookup_bytype(self, flow: Flow, dir: str, ptype: str) -> XfrmPolicy | None:
-        """``xfrm_policy_lookup_bytype``: first match in the exact chain, then the
-        inexact candidates, which win only with a lower priority (or equal and
-        older); a packet-offload exact match skips the inexact search (mainline)."""
-        found = [
-            p
-            for p in self._policies
-            if not p.socket
-            and p.dir == dir
-            and p.ptype == ptype
-            and p.sel.matches(flow)
-            and (p.mark is None or p.mark.matches(flow.mark))
-            and p.if_id == flow.if_id
-        ]
-        exact = next((p for p in self._chain(found) if p.sel.is_exact), None)
-        mainline = self.settings.policy_priority_rule == "mainline"
-        if exact is not None and exact.is_packet_offload and mainline:
-            return exact
-        inexact = next((p for p in self._chain(found) if not p.sel.is_exact), None)
-        if exact is None or inexact is None:
-            return exact or inexact
-        if (inexact.priority, inexact.pos) < (exact.priority, exact.pos):
-            return inexact
-        return exact
-
     def lookup_policy(self, flow: Flow, dir: Literal["in", "out", "fwd"]) -> XfrmPolicy | None:
         """The policy that applies to ``flow`` in ``dir`` (sub policies first when
         ``CONFIG_XFRM_SUB_POLICY`` is on). Pure: counts nothing."""
+        mainline = self.settings.policy_priority_rule == "mainline"
         if self.settings.sub_policy:
-            sub = self._lookup_bytype(flow, dir, "sub")
+            sub = find_policy(self._policies, flow, dir, "sub", mainline=mainline)
             if sub is not None:
                 return sub
-        return self._lookup_bytype(flow, dir, "main")
+        return find_policy(self._policies, flow, dir, "main", mainline=mainline)
 
     def lookup_state_output(
         self, flow: Flow, policy: XfrmPolicy, tmpl: XfrmTemplate
     ) -> XfrmState | None:
-        """``xfrm_state_find`` for one template. Pure: counts nothing.
-
-        Transport templates match the flow's addresses, tunnel/BEET templates
-        their own (a zero source is a wildcard). A software policy never selects a
-        packet-offload SA; a packet-offload policy selects only packet SAs on its
-        own device (reference 3.6, fact 6.24). The newest matching SA wins.
-        """
-        if tmpl.mode in ("tunnel", "beet"):
-            daddr, saddr = tmpl.dst, tmpl.src
-        else:
-            daddr, saddr = flow.dst, flow.src
-        mark = policy.mark.value & policy.mark.mask if policy.mark else 0
-        # Chain order: packet-offload SAs at the head (XFRM_STATE_INSERT), newest first.
-        chain = sorted(reversed(self._states), key=lambda x: 0 if x.is_packet_offload else 1)
-        best: XfrmState | None = None
-        for x in chain:
-            if policy.offload is not None:
-                if x.offload is None or x.offload.type != "packet":
-                    break
-                if x.offload.dev != policy.offload.dev:
-                    continue
-            elif x.is_packet_offload:
-                continue
-            if not (
-                x.family == daddr.version
-                and x.reqid == tmpl.reqid
-                and _mark_ok(x.mark, mark)
-                and x.if_id == policy.if_id
-                and "wildrecv" not in x.flags
-                and x.dst == daddr
-                and (x.src == saddr or _wild(saddr) or _wild(x.src))
-                and x.mode == tmpl.mode
-                and x.proto == tmpl.proto
-                and (tmpl.spi == 0 or tmpl.spi == x.spi)
-            ):
-                continue
-            if x.sel.family and not x.sel.matches(flow):
-                continue
-            if best is None or x.curlft.add_time > best.curlft.add_time:
-                best = x
-        return best
+        """The SA ``xfrm_state_find`` picks for one template (see
+        :func:`~esplab.model.xfrm.lookup.find_output_state`). Pure: counts nothing."""
+        return find_output_state(self.states, flow, policy, tmpl)
 
     def lookup_state_input(
         self, dst: Address, spi: int, proto: int, *, mark: int = 0
@@ -525,7 +438,3 @@ class XfrmNode:
         states = self.delete_states(lambda x: x.offload is not None and x.offload.dev == dev.name)
         pols = self.delete_policies(lambda p: p.offload is not None and p.offload.dev == dev.name)
         return states, pols
-
-
-def _mark_ok(have: XfrmMark | None, mark: int) -> bool:
-    return have is None or have.matches(mark)

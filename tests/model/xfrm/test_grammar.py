@@ -162,7 +162,7 @@ def test_top_level_errors(line: str, message: str) -> None:
 
 def test_state_get_delete_ids() -> None:
     cmd = parse(f"ip xfrm state get {SA} mark 7")
-    assert cmd.state_id == StateId(ip_address("192.0.2.2"), 0x1000, 50, 7, ip_address("192.0.2.1"))
+    assert cmd.state_id == StateId(ip_address("192.0.2.2"), 0x1000, 50, 7)
     with pytest.raises(BadArgument, match='argument "ID" is required'):
         parse("ip xfrm state delete mark 7")
 
