@@ -170,15 +170,13 @@ def _state_block(block: list[Line]) -> tuple[XfrmState, XfrmOffload | None, _Lif
     offload: XfrmOffload | None = None
     legacy_window, esn_window = 0, -1
     replay = ReplayState()
-    words_left: list[int] = []
+    bitmap_words = 0  # ESN bitmap words still to read, most significant first
     for line, raw in block[1:]:
         text = raw.strip()
         words = text.split()
-        if words_left:
+        if bitmap_words > 0:
             replay.bitmap = (replay.bitmap << (32 * len(words))) | int("".join(words), 16)
-            words_left[0] -= len(words)
-            if words_left[0] <= 0:
-                words_left.clear()
+            bitmap_words -= len(words)
         elif m := _ID.fullmatch(text):
             req.proto, req.spi = _proto(m.group(1)), int(m.group(2) or "0", 16)
             req.reqid, req.mode = int(m.group(3)), m.group(4)
@@ -210,9 +208,7 @@ def _state_block(block: list[Line]) -> tuple[XfrmState, XfrmOffload | None, _Lif
             hi, seq, ohi, oseq = (int(v, 16) for v in re.findall(r"0x([0-9a-f]+)", text))
             replay = ReplayState(seq=seq, oseq=oseq, seq_hi=hi, oseq_hi=ohi)
         elif words[0] == "replay_window":
-            esn_window = int(words[1].rstrip(","))
-            if int(words[3]):
-                words_left.append(int(words[3]))
+            esn_window, bitmap_words = int(words[1].rstrip(",")), int(words[3])
         elif m := _OFFLOAD.fullmatch(text):
             kind: Literal["crypto", "packet"] = "packet" if m.group(3) == "packet" else "crypto"
             offload = XfrmOffload(kind, m.group(1), "in" if m.group(2) == "in" else "out")
