@@ -14,7 +14,7 @@ from esplab.model.xfrm.algos import (
     parse_key,
 )
 
-from .helpers import ip, make_node, snapshot
+from .support import ip, make_node, snapshot
 
 ID = "src 192.0.2.1 dst 192.0.2.2 proto esp spi 1"
 SHA1_KEY = "0x0102030405060708090a0b0c0d0e0f1011121314"

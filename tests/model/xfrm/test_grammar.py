@@ -12,7 +12,7 @@ from esplab.model.xfrm.grammar import IpXfrm, parse_ip_xfrm
 from esplab.model.xfrm.objects import XFRM_INF, PolicyId, StateId, XfrmMark
 
 from .fakes import FakeDevice
-from .helpers import AUTH, ENC, GCM, ip, make_node, snapshot
+from .support import AUTH, ENC, GCM, ip, make_node, snapshot
 
 SA = "src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000"
 

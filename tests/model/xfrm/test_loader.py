@@ -9,7 +9,7 @@ from esplab.model.xfrm.loader import load_xfrm
 from esplab.model.xfrm.tables import XfrmNode
 
 from .fakes import FakeDevice
-from .helpers import GCM, ip, listing, make_node
+from .support import GCM, ip, listing, make_node
 from .test_printer import EXAMPLE_A_STATE, EXAMPLE_C_POLICY, EXAMPLE_C_STATE
 
 SCRIPT = r"""

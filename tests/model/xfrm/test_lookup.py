@@ -11,7 +11,7 @@ from esplab.errors import KernelError
 from esplab.model.xfrm.objects import Flow
 
 from .fakes import FakeDevice
-from .helpers import GCM, ip, make_node
+from .support import GCM, ip, make_node
 
 A, B = ip_address("198.51.100.1"), ip_address("203.0.113.2")
 UDP = Flow(A, B, proto=17, sport=4000, dport=53)

@@ -17,7 +17,7 @@ from esplab.model.xfrm.objects import (
 )
 
 from .fakes import FakeDevice
-from .helpers import GCM, ip, listing, make_node, snapshot
+from .support import GCM, ip, listing, make_node, snapshot
 
 SHA1_KEY = "0x0102030405060708090a0b0c0d0e0f1011121314"
 CBC = f"auth sha1 {SHA1_KEY} enc aes 0x000102030405060708090a0b0c0d0e0f"

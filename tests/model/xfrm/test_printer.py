@@ -9,7 +9,7 @@ from esplab.model.xfrm.stats import XFRM_MIB, XfrmMib
 from esplab.model.xfrm.tables import XfrmNode
 
 from .fakes import FakeDevice
-from .helpers import AUTH, ENC, GCM, ip, make_node
+from .support import AUTH, ENC, GCM, ip, make_node
 
 # Reference 5.5 (a): the seeds' SA, as `ip xfrm state` prints it.
 EXAMPLE_A_STATE = (

@@ -11,7 +11,7 @@ from esplab.model.xfrm.objects import PolicyId, StateId
 from esplab.model.xfrm.tables import XfrmNode
 
 from .fakes import FakeDevice
-from .helpers import GCM, ip, listing, make_node, snapshot
+from .support import GCM, ip, listing, make_node, snapshot
 
 SA = "src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000"
 POL = "src 192.0.2.1/32 dst 192.0.2.2/32 dir out"
