@@ -169,6 +169,7 @@ class KernelError(EsplabError):
         "EOVERFLOW": "Value too large for defined data type",
         "EPERM": "Operation not permitted",
         "EBADMSG": "Bad message",
+        "ENOSYS": "Function not implemented",
         "EAGAIN": "Resource temporarily unavailable",
         "EADDRINUSE": "Address already in use",
         "EADDRNOTAVAIL": "Cannot assign requested address",

@@ -18,6 +18,7 @@ from rich.tree import Tree
 from esplab.commands.result import (
     ErrorResult,
     HelpResult,
+    JourneyResult,
     MessageResult,
     PacketResult,
     QuitResult,
@@ -153,6 +154,38 @@ def _render_table(result: TableResult) -> RenderableType:
     return table
 
 
+FIDELITY_STYLE = {"C": "green", "D": "cyan", "U": "yellow", "M": "magenta"}
+
+
+def _render_journey(result: JourneyResult) -> RenderableType:
+    parts: list[RenderableType] = []
+    for journey in result.journeys:
+        table = Table(title=f"journey {journey.id} ({journey.origin}): {journey.verdict}",
+                      title_justify="left", header_style="bold", expand=False)
+        table.add_column("#", justify="right", style="dim")
+        table.add_column("tap", style="cyan", no_wrap=True)
+        table.add_column("decision", overflow="fold")
+        table.add_column("tag", justify="center")
+        stop = len(journey.stages) if result.stop is None else result.stop
+        for index in range(result.start, stop):
+            stage = journey.stages[index]
+            if result.only is not None and stage.tap != result.only:
+                continue
+            decision = Text(stage.decision, style="bold red" if stage.drop else "")
+            if stage.counters:
+                decision.append("  " + " ".join(f"{k}+{v}" for k, v in stage.counters.items()),
+                                style="yellow")
+            if result.explain and stage.why:
+                decision.append("\n" + stage.why, style="dim")
+            tag = Text(stage.fidelity, style=FIDELITY_STYLE.get(stage.fidelity, ""))
+            table.add_row(str(index + 1), stage.tap, decision, tag)
+        parts.append(table)
+    if result.explain:
+        parts.append(Text("tags: C confirmed by a source, D derived, U uncertain (a labelled "
+                          "choice), M modelled design", style="dim"))
+    return Group(*parts)
+
+
 def render(result: Result) -> RenderableType:
     """The renderable for any result."""
     if isinstance(result, ErrorResult):
@@ -165,6 +198,8 @@ def render(result: Result) -> RenderableType:
         return _render_help(result)
     if isinstance(result, TableResult):
         return _render_table(result)
+    if isinstance(result, JourneyResult):
+        return _render_journey(result)
     if isinstance(result, QuitResult):
         return Text("")
     if isinstance(result, MessageResult):

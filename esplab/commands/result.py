@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scapy.packet import Packet
 
+    from esplab.model.journey import Journey
+
 __all__ = [
     "ErrorResult",
     "HelpEntry",
     "HelpResult",
+    "JourneyResult",
     "MessageResult",
     "PacketResult",
     "QuitResult",
@@ -84,6 +87,17 @@ class HelpResult(Result):
 
     entries: list[HelpEntry] = field(default_factory=list)
     detail: HelpEntry | None = None
+
+
+@dataclass
+class JourneyResult(Result):
+    """One or more journeys, shown as a trace; ``explain`` adds each stage's reason."""
+
+    journeys: list[Journey] = field(default_factory=list)
+    explain: bool = False
+    only: str | None = None
+    start: int = 0
+    stop: int | None = None
 
 
 @dataclass

@@ -10,14 +10,16 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from esplab.commands.result import QuitResult, Result
+from rich.text import Text
+
+from esplab.commands.result import QuitResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
 from esplab.config import LOG, log_path, setup_logging
 from esplab.errors import EsplabError
 from esplab.render import render, render_error
 
-__all__ = ["Outcome", "run_line", "run_text"]
+__all__ = ["Outcome", "emit", "run_line", "run_text"]
 
 
 @dataclass
@@ -47,9 +49,22 @@ def run_line(session: Session, line: str, out: Console, err: Console) -> Outcome
             message += f" (details in {where})"
         err.print(render_error(message))
         return Outcome(line, None, message)
-    if not isinstance(result, QuitResult):
-        out.print(render(result))
+    emit(out, result)
     return Outcome(line, result)
+
+
+def emit(out: Console, result: Result) -> None:
+    """Print a result. Verbatim text (iproute2 output) is written byte for byte when
+    the output is not a terminal, so it can be diffed against a board's."""
+    if isinstance(result, QuitResult):
+        return
+    if isinstance(result, TextResult):
+        if out.is_terminal:
+            out.print(Text(result.text), soft_wrap=True)
+        else:
+            out.file.write(result.text + "\n")
+        return
+    out.print(render(result))
 
 
 def run_text(session: Session, text: str, out: Console, err: Console) -> list[Outcome]:

@@ -39,6 +39,7 @@ class Session:
     named: dict[str, Any] = field(default_factory=dict)
     history: list[str] = field(default_factory=list)
     last: Result | None = None
+    stepping: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.options.seed)

@@ -9,7 +9,10 @@ from typing import Any
 from esplab.errors import NoSuchNode
 from esplab.model.journey import Captures, JourneyLog
 from esplab.model.node import Node
+from esplab.model.offload_port import PortOffload
 from esplab.model.topology import LINKS, build_nodes
+from esplab.model.xfrm.offload import OffloadDevice
+from esplab.model.xfrm.tables import XfrmNode
 
 __all__ = ["Lab", "LabSettings"]
 
@@ -49,6 +52,47 @@ class Lab:
         self.rng = random.Random(self.settings.seed ^ 0x1AB)
         self.journeys.resize(self.settings.journey_ring)
         self.captures.resize(self.settings.capture_ring)
+        self._ports: dict[tuple[str, str], PortOffload] = {}
+        self._runtimes: dict[str, Any] = {}
+        self._datapath: Any = None
+        for node in self.nodes.values():
+            node.xfrm = XfrmNode(name=node.name, resolve_dev=self._resolver(node.name))
+
+    def _resolver(self, node: str) -> Any:
+        def resolve(dev: str) -> OffloadDevice | None:
+            return self.port(node, dev)
+
+        return resolve
+
+    def port(self, node: str, dev: str) -> PortOffload | None:
+        """The xfrmdev_ops view of a device (None when the node has no such device)."""
+        key = (node, dev)
+        if key not in self._ports:
+            netdev = self.nodes[node].devs.get(dev)
+            if netdev is None:
+                return None
+            self._ports[key] = PortOffload(netdev)
+            if self.nodes[node].role == "ap":
+                from esplab.model.engine_path import attach_engine
+
+                attach_engine(self, self._ports[key])
+        return self._ports[key]
+
+    def sa_runtime(self, node: str) -> Any:
+        """The software SAs of a node (built on first use)."""
+        if node not in self._runtimes:
+            from esplab.model.xfrm_runtime import SaRuntime
+
+            self._runtimes[node] = SaRuntime(node, self.settings.seed)
+        return self._runtimes[node]
+
+    @property
+    def datapath(self) -> Any:
+        if self._datapath is None:
+            from esplab.model.datapath import Datapath
+
+            self._datapath = Datapath(self)
+        return self._datapath
 
     def node(self, name: str | None = None) -> Node:
         key = self.current if name is None else name
@@ -60,16 +104,20 @@ class Lab:
     def offloaded_count(self, node: str, dev: str) -> int:
         """States and policies of ``node`` offloaded to ``dev``."""
         xfrm = self.node(node).xfrm
-        return 0 if xfrm is None else int(xfrm.offloaded_count(dev))
+        states = sum(1 for x in xfrm.states if x.offload is not None and x.offload.dev == dev)
+        pols = sum(1 for p in xfrm.policies if p.offload is not None and p.offload.dev == dev)
+        return states + pols
 
     def dev_down(self, node: str, dev: str) -> int:
         """A device went down: with esp-hw-offload on, its offloaded states and
         policies are flushed (xfrm_dev_down, airoha-dsa-xfrm.md 3.7, 6.17) [C].
         Returns how many objects were flushed."""
         the_node = self.node(node)
-        if the_node.xfrm is None or not the_node.dev(dev).has_hw_esp:
+        port = self.port(node, dev)
+        if port is None or not the_node.dev(dev).has_hw_esp:
             return 0
-        return int(the_node.xfrm.device_down(dev))
+        states, pols = the_node.xfrm.device_down(port)
+        return len(states) + len(pols)
 
     def peer_of(self, node: str, dev: str) -> tuple[str, str] | None:
         """The (node, dev) at the other end of a wire, if any."""

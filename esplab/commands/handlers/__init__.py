@@ -8,6 +8,12 @@ __all__ = ["all_commands"]
 
 
 def all_commands() -> list[Command]:
-    from esplab.commands.handlers import core, decode, net
+    from esplab.commands.handlers import core, decode, journey, net, xfrm
 
-    return [*core.COMMANDS, *decode.COMMANDS, *net.COMMANDS]
+    return [
+        *core.COMMANDS,
+        *decode.COMMANDS,
+        *net.COMMANDS,
+        *xfrm.COMMANDS,
+        *journey.COMMANDS,
+    ]

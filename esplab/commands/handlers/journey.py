@@ -1,0 +1,353 @@
+"""send, ping, let, trace, explain, step/next/continue: making packets and following them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from esplab.commands.parser import Invocation, parse_int
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import JourneyResult, MessageResult, Result
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, NoSuchPacket, NotFound
+from esplab.model.journey import FIDELITY, Journey
+
+__all__ = ["COMMANDS", "JOURNEY_DATA", "journey_data"]
+
+_OPTIONS = ("count", "seq", "iv")
+
+
+@dataclass
+class SendRequest:
+    node: str
+    dev: str | None
+    expr: str
+    count: int = 1
+    seq: int | None = None
+    iv: bytes | None = None
+
+
+def parse_send(session: Session, inv: Invocation) -> SendRequest:
+    """``send [NODE] DEV PACKET [count N] [seq N] [iv HEX]`` (NODE may also prefix the line)."""
+    tokens = inv.tokens[1:]
+    node = inv.node or session.lab.current
+    if tokens and tokens[0].value in session.lab.nodes and inv.node is None:
+        node = tokens[0].value
+        tokens = tokens[1:]
+    devs = session.lab.node(node).devs
+    if not tokens:
+        raise BadArgument("send needs a device and a packet", valid=list(devs),
+                          hint="e.g. send ap wan IP(dst=\"192.0.2.2\")/UDP(dport=5201)")
+    dev = tokens[0].value
+    if dev not in devs:
+        raise NotFound(f"{node} has no device '{dev}'", valid=list(devs), value=dev)
+    tokens = tokens[1:]
+    cut = next((i for i, t in enumerate(tokens) if t.value in _OPTIONS), len(tokens))
+    expr_tokens, opt_tokens = tokens[:cut], tokens[cut:]
+    if not expr_tokens:
+        raise BadArgument("send needs a packet after the device",
+                          valid='a packet expression such as IP(dst="192.0.2.2")/UDP() '
+                          "or a name given with let")
+    start = expr_tokens[0].col
+    end = expr_tokens[-1].col + len(expr_tokens[-1].raw)
+    req = SendRequest(node, dev, inv.line[start:end])
+    i = 0
+    while i < len(opt_tokens):
+        key = opt_tokens[i].value
+        if i + 1 >= len(opt_tokens):
+            raise BadArgument(f"'{key}' needs a value", valid="count N, seq N, iv HEX")
+        value = opt_tokens[i + 1].value
+        if key == "count":
+            req.count = parse_int(value, "count")
+            if not 1 <= req.count <= 100000:
+                raise BadArgument(f"count {req.count}", valid="1 to 100000")
+        elif key == "seq":
+            req.seq = parse_int(value, "seq")
+        elif key == "iv":
+            try:
+                req.iv = bytes.fromhex(value.removeprefix("0x"))
+            except ValueError:
+                raise BadArgument(f"iv '{value}' is not hex", valid="hex bytes, e.g. "
+                                  "0x000102030405060708090a0b0c0d0e0f") from None
+        else:
+            raise BadArgument(f"unexpected '{key}'", valid=list(_OPTIONS), value=key)
+        i += 2
+    return req
+
+
+def _packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> bytes:
+    """Build the packet; an IP source left unset becomes the node's address on the
+    way out (as the kernel would choose), never the address of the machine running
+    the lab."""
+    from ipaddress import ip_address
+
+    from scapy.layers.inet import IP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+
+    from esplab.commands.packetexpr import build_packet
+
+    named = session.named
+    packet = named[expr].copy() if expr in named else build_packet(expr, named)
+    if isinstance(packet, Ether):
+        packet = packet.payload
+    if not isinstance(packet, (IP, IPv6)):
+        raise BadArgument(f"'{expr}' is not an IP packet",
+                          valid="an expression starting with IP(...) or IPv6(...)")
+    if "dst" not in packet.fields:
+        raise BadArgument(f"'{expr}' has no destination", hint='give dst=, e.g. IP(dst="192.0.2.2")')
+    if "src" not in packet.fields:
+        the_node = session.lab.node(node)
+        dst = ip_address(packet.dst)
+        route = the_node.route(dst)
+        out_dev = dev or (route.dev if route else None)
+        src = route.src if route is not None and route.dev == out_dev and route.src else None
+        if src is None and out_dev is not None:
+            src = the_node.source_for(out_dev, dst.version)
+        if src is None:
+            raise BadArgument(f"{node} has no IPv{dst.version} address to send {dst} from",
+                              hint="give src= in the packet")
+        packet.src = str(src)
+    return bytes(packet)
+
+
+def journey_data(j: Journey) -> dict[str, Any]:
+    """A journey as plain data (lab expectations, --json)."""
+    return {
+        "id": j.id,
+        "verdict": j.verdict,
+        "delivered": j.delivered,
+        "dropped": j.dropped.drop if j.dropped else None,
+        "stages": [
+            {"tap": s.tap, "device": s.device, "decision": s.decision, "fidelity": s.fidelity,
+             "drop": s.drop, "counters": dict(s.counters), "meta": dict(s.meta),
+             "len": len(s.data) if s.data is not None else None}
+            for s in j.stages
+        ],
+    }
+
+
+JOURNEY_DATA = journey_data
+
+
+def _send(session: Session, inv: Invocation) -> Result:
+    from esplab.model.datapath import SendOptions
+
+    req = parse_send(session, inv)
+    packet = _packet_bytes(session, req.expr, req.node, req.dev)
+    journeys = []
+    for n in range(req.count):
+        seq = None if req.seq is None else req.seq + n
+        opts = SendOptions(seq=seq, iv=req.iv)
+        journeys.append(session.lab.datapath.send(req.node, req.dev, packet, opts))
+    last = journeys[-1]
+    delivered = sum(j.delivered for j in journeys)
+    summary = (f"journey {last.id}: {last.verdict}" if req.count == 1 else
+               f"{req.count} packets: {delivered} delivered; last journey {last.id}: "
+               f"{last.verdict}")
+    return JourneyResult(
+        summary=summary,
+        journeys=[last],
+        data={"journeys": [j.id for j in journeys], "delivered": delivered,
+              "sent": req.count, **journey_data(last)},
+    )
+
+
+def _icmp_echo(src: str, dst: str, ident: int, seq: int, reply: bool = False) -> bytes:
+    from scapy.layers.inet import ICMP, IP
+    from scapy.layers.inet6 import ICMPv6EchoReply, ICMPv6EchoRequest, IPv6
+    from scapy.packet import Raw
+
+    payload = Raw(bytes(range(56)))
+    if ":" in dst:
+        icmp6 = ICMPv6EchoReply if reply else ICMPv6EchoRequest
+        return bytes(IPv6(src=src, dst=dst) / icmp6(id=ident, seq=seq) / payload)
+    icmp = ICMP(type=0 if reply else 8, id=ident, seq=seq)
+    return bytes(IP(src=src, dst=dst, flags="DF") / icmp / payload)
+
+
+def _ping(session: Session, inv: Invocation) -> Result:
+    from ipaddress import ip_address
+
+    node = session.lab.node(inv.node)
+    dst_text = inv.args["dst"]
+    try:
+        dst = ip_address(dst_text)
+    except ValueError:
+        raise BadArgument(f"ping: '{dst_text}' is not an address",
+                          valid="an IPv4 or IPv6 address") from None
+    count = inv.args["count"] or 1
+    route = node.route(dst)
+    if route is None:
+        raise BadArgument(f"ping: no route to {dst} from {node.name}")
+    src = route.src or node.source_for(route.dev, dst.version)
+    if src is None:
+        raise BadArgument(f"ping: {node.name} has no address on {route.dev}")
+    received = 0
+    journeys = []
+    owner = next((n for n in session.lab.nodes.values() if n.owns(dst)), None)
+    for n in range(1, count + 1):
+        j = session.lab.datapath.send(node.name, None, _icmp_echo(str(src), str(dst), 1, n))
+        journeys.append(j)
+        if j.delivered and owner is not None:
+            back = session.lab.datapath.send(
+                owner.name, None, _icmp_echo(str(dst), str(src), 1, n, reply=True))
+            journeys.append(back)
+            received += back.delivered
+    summary = f"{count} packets transmitted, {received} received, " \
+              f"{100 * (count - received) // count}% packet loss"
+    return JourneyResult(summary=summary, journeys=journeys[-2:],
+                         data={"transmitted": count, "received": received,
+                               "journeys": [j.id for j in journeys]})
+
+
+def _let(session: Session, inv: Invocation) -> Result:
+    from esplab.commands.packetexpr import build_packet
+
+    words = inv.tokens[1:]
+    if len(words) < 3 or words[1].value != "=":
+        raise BadArgument("let needs NAME = PACKET", hint='e.g. let p1 = IP(dst="192.0.2.2")')
+    name = words[0].value
+    if not name.isidentifier() or name in session.registry:
+        raise BadArgument(f"'{name}' cannot name a packet",
+                          valid="a Python-style identifier that is not a command")
+    expr = inv.line[words[2].col :].strip()
+    packet = build_packet(expr, session.named)
+    session.named[name] = packet
+    return MessageResult(summary=f"{name} = {packet.summary()} ({len(bytes(packet))} bytes)",
+                         data={"name": name, "len": len(bytes(packet))})
+
+
+def _journey(session: Session, jid: int | None) -> Journey:
+    journey = session.lab.journeys.get(jid)
+    if journey is None:
+        ids = session.lab.journeys.ids()
+        if not ids:
+            raise NoSuchPacket("no journey yet", hint="send a packet first")
+        raise NoSuchPacket(f"no journey {jid}", valid=[str(i) for i in ids[-20:]])
+    return journey
+
+
+def _trace(session: Session, inv: Invocation) -> Result:
+    journey = _journey(session, inv.args["id"])
+    return JourneyResult(summary=f"journey {journey.id}: {journey.verdict}",
+                         journeys=[journey], data=journey_data(journey))
+
+
+def _explain(session: Session, inv: Invocation) -> Result:
+    words = list(inv.args["args"])
+    jid = None
+    if words and words[0].lstrip("-").isdigit():
+        jid = parse_int(words.pop(0), "journey id")
+    tap = words.pop(0) if words else None
+    if words:
+        raise BadArgument(f"unexpected '{words[0]}'", hint="usage: explain [ID] [TAP]")
+    journey = _journey(session, jid)
+    if tap is not None and journey.stage(tap) is None:
+        raise NotFound(f"journey {journey.id} has no stage '{tap}'", valid=journey.taps(),
+                       value=tap)
+    return JourneyResult(summary=f"journey {journey.id}: {journey.verdict}", journeys=[journey],
+                         explain=True, only=tap,
+                         data={**journey_data(journey), "fidelity": FIDELITY})
+
+
+def _step(session: Session, inv: Invocation) -> Result:
+    journey = _journey(session, inv.args["id"])
+    session.stepping = (journey.id, 0)
+    return _show_step(session, journey, 0)
+
+
+def _show_step(session: Session, journey: Journey, index: int) -> Result:
+    stage = journey.stages[index]
+    more = index + 1 < len(journey.stages)
+    return JourneyResult(
+        summary=f"journey {journey.id} stage {index + 1}/{len(journey.stages)}: {stage.tap}"
+        + ("" if more else " (last)"),
+        journeys=[journey], explain=True, start=index, stop=index + 1,
+        data={"stage": index, "tap": stage.tap, "decision": stage.decision},
+    )
+
+
+def _next(session: Session, inv: Invocation) -> Result:
+    if session.stepping is None:
+        raise NoSuchPacket("not stepping through a journey", hint="start with: step [ID]")
+    jid, index = session.stepping
+    journey = _journey(session, jid)
+    if index + 1 >= len(journey.stages):
+        session.stepping = None
+        return MessageResult(summary=f"journey {jid} has no more stages: {journey.verdict}")
+    session.stepping = (jid, index + 1)
+    return _show_step(session, journey, index + 1)
+
+
+def _continue(session: Session, inv: Invocation) -> Result:
+    if session.stepping is None:
+        raise NoSuchPacket("not stepping through a journey", hint="start with: step [ID]")
+    jid, index = session.stepping
+    journey = _journey(session, jid)
+    session.stepping = None
+    return JourneyResult(summary=f"journey {jid}: {journey.verdict}", journeys=[journey],
+                         explain=True, start=index + 1, data=journey_data(journey))
+
+
+def _journey_ids(session: Session) -> list[str]:
+    return [str(i) for i in session.lab.journeys.ids()]
+
+
+COMMANDS = (
+    Command(
+        name="send",
+        summary="send a packet from a node's device and follow its journey",
+        handler=_send,
+        params=(Param("args", kind="rest", metavar="ARGS"),),
+        usage_text="send [NODE] DEV PACKET [count N] [seq N] [iv HEX]",
+        example='send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)/Raw(b"x"*64)',
+        details="seq and iv pin the ESP sequence number and IV, so a packet captured on a "
+        "board can be reproduced bit for bit.",
+    ),
+    Command(
+        name="ping",
+        summary="ICMP echo from the current node (the reply is a journey too)",
+        handler=_ping,
+        params=(Param("dst", help="address"), Param("count", kind="option", metavar="N")),
+        usage_text="[NODE] ping DST [--count N]",
+        example="pc1 ping 203.0.113.1",
+    ),
+    Command(
+        name="let",
+        summary="name a packet for later commands",
+        handler=_let,
+        params=(Param("args", kind="rest", metavar="NAME = PACKET"),),
+        usage_text="let NAME = PACKET",
+        example='let p1 = IP(dst="192.0.2.2")/UDP(dport=5201)',
+    ),
+    Command(
+        name="trace",
+        summary="show a journey stage by stage (the last one by default)",
+        handler=_trace,
+        params=(Param("id", kind="int", optional=True, choices=_journey_ids,
+                      validate_choices=False),),
+        example="trace",
+    ),
+    Command(
+        name="explain",
+        summary="why each decision of a journey was taken, with its fidelity tag",
+        handler=_explain,
+        params=(Param("args", kind="rest", optional=True, metavar="[ID] [TAP]"),),
+        usage_text="explain [ID] [TAP]",
+        example="explain 3 wan.xfrmdev",
+    ),
+    Command(
+        name="step",
+        summary="walk a journey one stage at a time (then next, continue)",
+        handler=_step,
+        params=(Param("id", kind="int", optional=True, choices=_journey_ids,
+                      validate_choices=False),),
+        example="step",
+    ),
+    Command(name="next", summary="the next stage while stepping", handler=_next,
+            example="next"),
+    Command(name="continue", summary="the remaining stages while stepping", handler=_continue,
+            example="continue"),
+)
+

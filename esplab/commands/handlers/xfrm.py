@@ -1,0 +1,151 @@
+"""ip xfrm ..., xfrm stat / cat /proc/net/xfrm_stat, and load FILE.
+
+``ip xfrm`` is handed as typed to the XFRM model of the node (``esplab.model.xfrm``),
+which parses iproute2's grammar, applies the kernel's rules and prints exactly what
+iproute2 prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from esplab.commands.parser import Invocation
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import MessageResult, Result, TextResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument
+from esplab.model.node import Node
+
+__all__ = ["COMMANDS", "run_ip_xfrm", "xfrm_completions"]
+
+_STATE_WORDS = ["add", "update", "delete", "get", "list", "flush", "count", "deleteall"]
+_STATE_KEYS = [
+    "src", "dst", "proto", "spi", "reqid", "mode", "replay-window", "flag", "sel", "dir",
+    "enc", "auth", "auth-trunc", "aead", "encap", "offload", "limit", "mark", "if_id",
+    "tfcpad", "extra-flag",
+]
+_POLICY_KEYS = ["src", "dst", "dir", "priority", "action", "tmpl", "offload", "proto",
+                "index", "mark", "ptype", "flag"]
+_ALGOS = ["cbc(aes)", "rfc3686(ctr(aes))", "cbc(des3_ede)", "cbc(des)", "ecb(cipher_null)",
+          "hmac(md5)", "hmac(sha1)", "hmac(sha256)", "hmac(sha384)", "hmac(sha512)",
+          "rfc4106(gcm(aes))"]
+
+
+def run_ip_xfrm(session: Session, node: Node, words: list[str], stats: bool) -> Result:
+    """``[NODE] ip [-s] xfrm WORDS...`` on ``node``."""
+    from esplab.model.xfrm.ipxfrm import run_ip_xfrm as model_run
+
+    out = model_run(node.xfrm, ["xfrm", *words], stats=1 if stats else 0)
+    cmd = out.command
+    for state in out.states:
+        if cmd.verb in ("delete", "flush", "deleteall", "update"):
+            session.lab.sa_runtime(node.name).forget(state)
+    data = {
+        "node": node.name,
+        "object": cmd.obj,
+        "verb": cmd.verb,
+        "states": [f"{x.spi:#010x}" for x in out.states],
+        "policies": len(out.policies),
+        "text": out.text,
+    }
+    if out.text:
+        return TextResult(summary=f"{node.name}: ip xfrm {cmd.obj} {cmd.verb}",
+                          text=out.text.rstrip("\n"), data=data)
+    done = {"add": "added", "update": "updated", "delete": "deleted", "flush": "flushed",
+            "deleteall": "deleted"}.get(cmd.verb, cmd.verb)
+    offload = ""
+    if cmd.obj == "state" and cmd.verb in ("add", "update") and out.states:
+        x = out.states[0]
+        if x.offload is not None:
+            offload = f", {x.offload.type} offload on {x.offload.dev} dir {x.offload.dir}"
+        elif cmd.offload is not None:
+            port = session.lab.port(node.name, cmd.offload.dev)
+            why = port.refused if port is not None and port.refused else "no xfrmdev_ops"
+            offload = f", not offloaded (software fallback: {why})"
+    count = len(out.states) if cmd.obj == "state" else len(out.policies)
+    summary = f"{node.name}: {cmd.obj} {done}" + (f" ({count})" if cmd.verb in (
+        "flush", "deleteall") else "") + offload
+    return MessageResult(summary=summary, data=data)
+
+
+def xfrm_completions(session: Session, words: list[str]) -> list[str]:
+    if not words:
+        return ["state", "policy"]
+    if len(words) == 1:
+        return _STATE_WORDS
+    last = words[-1]
+    if last in ("enc", "auth", "auth-trunc", "aead"):
+        return _ALGOS
+    if last == "dev":
+        return list(session.lab.node().devs)
+    if last == "mode":
+        return ["transport", "tunnel"]
+    if last == "dir":
+        return ["in", "out"] if words[0].startswith("s") else ["in", "out", "fwd"]
+    if last == "offload":
+        return ["crypto", "packet", "dev"]
+    if last == "spi":
+        return [f"{x.spi:#x}" for x in session.lab.node().xfrm.states]
+    return _STATE_KEYS if words[0].startswith("s") else _POLICY_KEYS
+
+
+def _stat(session: Session, inv: Invocation) -> Result:
+    node = session.lab.node(inv.node)
+    text = node.xfrm.mib.render()
+    return TextResult(summary=f"{node.name}: /proc/net/xfrm_stat", text=text.rstrip("\n"),
+                      data=dict(node.xfrm.mib))
+
+
+def _cat(session: Session, inv: Invocation) -> Result:
+    path = inv.args["path"]
+    if path != "/proc/net/xfrm_stat":
+        raise BadArgument(f"cat: {path}: not available in the lab",
+                          valid=["/proc/net/xfrm_stat"], value=path)
+    return _stat(session, inv)
+
+
+def _load(session: Session, inv: Invocation) -> Result:
+    from esplab.model.xfrm.loader import load_xfrm
+
+    node = session.lab.node(inv.node)
+    path = Path(inv.args["file"])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadArgument(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}",
+                          hint="give the path of a text file of ip xfrm commands or output")\
+            from exc
+    report = load_xfrm(node.xfrm, text, source=str(path))
+    return MessageResult(
+        summary=f"{node.name}: loaded {len(report.states)} state(s) and "
+        f"{len(report.policies)} policy(ies) from {path} ({report.commands} command(s))",
+        data={"states": len(report.states), "policies": len(report.policies)},
+    )
+
+
+COMMANDS = (
+    Command(
+        name="xfrm",
+        summary="the XFRM counters of the current node (/proc/net/xfrm_stat)",
+        handler=_stat,
+        params=(Param("what", choices=("stat",), help="stat"),),
+        usage_text="[NODE] xfrm stat",
+        example="host xfrm stat",
+    ),
+    Command(
+        name="cat",
+        summary="show /proc/net/xfrm_stat, as on a board",
+        handler=_cat,
+        params=(Param("path", choices=("/proc/net/xfrm_stat",), validate_choices=False),),
+        usage_text="[NODE] cat /proc/net/xfrm_stat",
+        example="cat /proc/net/xfrm_stat",
+    ),
+    Command(
+        name="load",
+        summary="recreate states and policies from ip xfrm commands or pasted ip xfrm output",
+        handler=_load,
+        params=(Param("file", help="a text file"),),
+        usage_text="[NODE] load FILE",
+        example="host load board-states.txt",
+    ),
+)

@@ -1,0 +1,383 @@
+"""The packet walk: from the node that sends to the node that delivers, stage by stage.
+
+``Datapath.send`` injects one IP packet at a node's device and returns its
+journey. The walk follows Linux: route lookup, XFRM output (policy, state, the
+datapath the SA selects), the device's transmit (with the DSA tagger and the
+Airoha descriptor on lan ports), the wire, the peer's receive, XFRM input
+(replay and ICV), and delivery to the sink or forwarding onwards.
+
+Every decision becomes a Stage with its reason and fidelity tag; a drop is a
+stage too, with the counter it bumped. Snapshots are bytes, taken only while
+tracing is on.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from ipaddress import ip_address
+from typing import TYPE_CHECKING
+
+from esplab.errors import KernelError
+from esplab.model import esp as esp_core
+from esplab.model.esp_ip import IpInfo, parse_ip
+from esplab.model.journey import Captured, Journey, Stage
+from esplab.model.l2 import dsa_rx_stages, dsa_tx_stages, ether_frame
+from esplab.model.node import Node
+from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
+from esplab.model.xfrm.objects import Flow, XfrmState
+
+if TYPE_CHECKING:
+    from esplab.model.lab import Lab
+
+__all__ = ["Datapath", "SendOptions"]
+
+IPPROTO_ESP = 50
+IPPROTO_UDP = 17
+MAX_HOPS = 8
+
+
+@dataclass(frozen=True)
+class SendOptions:
+    """Pins for bit-exact reproduction: the ESP sequence number and IV of this packet."""
+
+    seq: int | None = None
+    iv: bytes | None = None
+
+
+class _Walk:
+    """One journey being walked (keeps the hot path free of repeated lookups)."""
+
+    def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
+        self.lab = lab
+        self.journey = journey
+        self.opts = opts
+        self.snap = lab.settings.tracing
+
+    def add(self, stage: Stage) -> Stage:
+        if not self.snap:
+            stage.data = None
+        self.journey.stages.append(stage)
+        if stage.data is not None:
+            self.lab.captures.add(
+                Captured(self.journey.id, len(self.journey.stages) - 1, stage.tap, stage.kind,
+                         stage.data, {"decision": stage.decision, **stage.meta})
+            )
+        return stage
+
+    def extend(self, stages: Iterable[Stage]) -> None:
+        for stage in stages:
+            self.add(stage)
+
+    def drop(self, tap: str, device: str, reason: str, counter: str | None, why: str,
+             fidelity: str = "C", data: bytes | None = None) -> None:
+        self.add(Stage(tap, device, f"drop: {reason}", why=why, fidelity=fidelity,  # type: ignore[arg-type]
+                       counters={counter: 1} if counter else {}, data=data, drop=reason))
+        self.journey.verdict = f"dropped at {tap}: {reason}"
+
+
+class Datapath:
+    """Walks packets through the lab."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+
+    # -- entry -------------------------------------------------------------
+    def send(self, node: str, dev: str | None, packet: bytes, opts: SendOptions | None = None
+             ) -> Journey:
+        """Send ``packet`` (an IP packet) from ``node``, out of ``dev`` if given."""
+        lab = self.lab
+        src = lab.node(node)
+        if dev is not None:
+            out_dev = src.dev(dev)
+            if not out_dev.up:
+                raise KernelError("ENETDOWN", f"{node} {dev} is down", prefix="send",
+                                  hint=f"ip link set {dev} up")
+        journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
+        walk = _Walk(lab, journey, opts or SendOptions())
+        walk.add(Stage(f"{node}.out", node, f"{node} sends {len(packet)} bytes",
+                       data=packet, kind="ip", meta={"len": len(packet)}))
+        self._output(walk, src, packet, dev, hops=0)
+        if not journey.verdict:
+            journey.verdict = "no verdict"
+        return journey
+
+    # -- IP output ---------------------------------------------------------
+    def _output(self, walk: _Walk, node: Node, packet: bytes, bound: str | None,
+                hops: int) -> None:
+        try:
+            info = parse_ip(packet)
+        except Exception as exc:
+            walk.drop(f"{node.name}.out", node.name, "not an IP packet", None, str(exc))
+            return
+        dst = ip_address(_addrs(packet)[1])
+        route = node.route(dst)
+        if route is None:
+            walk.drop(f"{node.name}.route", node.name, f"no route to {dst}", None,
+                      "no route matches the destination (ENETUNREACH)")
+            return
+        dev_name = bound or route.dev
+        via = route.via if route.dev == dev_name else None
+        nexthop = via or dst
+        walk.add(Stage(f"{node.name}.route", node.name,
+                       f"{dst} via {nexthop} dev {dev_name}" if via else f"{dst} dev {dev_name}",
+                       why=f"longest-prefix match: {route.render()}", data=None))
+        # XFRM output: policy, state, datapath.
+        flow = _flow(info, packet, dev_name)
+        decision = node.xfrm.resolve_output(flow)
+        if decision.verdict == "bypass":
+            walk.add(Stage(f"{node.name}.xfrm.policy(out)", node.name, "no policy: plain IP",
+                           why="no outbound policy matches this flow", fidelity="C"))
+            self._transmit(walk, node, dev_name, nexthop, packet, hops)
+            return
+        policy = decision.policy
+        pol_text = (f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority "
+                    f"{policy.priority}" if policy else "policy")
+        if decision.verdict != "ipsec":
+            reason = {"block": "policy action block", "no-state": "no SA for the template"}.get(
+                decision.verdict, decision.counter or decision.verdict)
+            walk.drop(f"{node.name}.xfrm.policy(out)", node.name, reason, decision.counter,
+                      f"{pol_text}: {reason} ({decision.counter})")
+            return
+        walk.add(Stage(f"{node.name}.xfrm.policy(out)", node.name, f"{pol_text}: ipsec",
+                       why="the flow matches an outbound policy with templates", fidelity="C"))
+        for state in decision.states:
+            out = self._esp_output(walk, node, state, packet, dev_name)
+            if out is None:
+                return
+            packet = out
+        if decision.states and decision.states[-1].mode == "tunnel":
+            tun_dst = decision.states[-1].dst
+            route = node.route(tun_dst)
+            if route is None:
+                walk.drop(f"{node.name}.route", node.name, f"no route to {tun_dst}", None,
+                          "the tunnel endpoint is unreachable")
+                return
+            dev_name, nexthop = route.dev, route.via or tun_dst
+        self._transmit(walk, node, dev_name, nexthop, packet, hops)
+
+    def _esp_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
+                    dev_name: str) -> bytes | None:
+        """Protect ``packet`` with ``state`` on the datapath the state selects."""
+        tap = f"{node.name}.xfrm.state"
+        meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
+        verdict = OffloadVerdict("sw", "not offloaded", "C")
+        runtime = self.lab.sa_runtime(node.name)
+        sa = runtime.get(state)
+        if state.offload is not None:
+            out_dev = node.dev(dev_name)
+            info = parse_ip(packet)
+            outer = 0 if state.mode != "tunnel" else (20 if state.dst.version == 4 else 40)
+            outer += 8 if state.encap is not None else 0
+            size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
+            verdict = offload_ok(state, out_dev, packet, size)
+            walk.add(Stage(f"{dev_name}.xfrmdev", dev_name,
+                           f"offload_ok: {'yes' if verdict.datapath != 'sw' else 'no'} "
+                           f"({verdict.reason})",
+                           why=verdict.reason, fidelity=verdict.fidelity,  # type: ignore[arg-type]
+                           meta=meta))
+            if verdict.datapath == "drop":
+                node.xfrm.mib.bump("XfrmOutError")
+                walk.drop(f"{dev_name}.xfrmdev", dev_name, "packet offload cannot send it",
+                          "XfrmOutError", f"{verdict.reason}; packet offload has no software "
+                          "fallback (seed 001; airoha-dsa-xfrm.md 3.2, 6.18)")
+                return None
+        datapath = verdict.datapath
+        if datapath in ("crypto", "packet"):
+            return self._offload_output(walk, node, state, packet, dev_name, datapath)
+        try:
+            out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
+        except KernelError as exc:
+            counter = "XfrmOutStateSeqError" if exc.errno_name == "EOVERFLOW" else (
+                "XfrmOutStateExpired" if exc.errno_name == "EINVAL" else "XfrmOutStateProtoError")
+            node.xfrm.mib.bump(counter)
+            runtime.sync(state, sa)
+            walk.drop(tap, node.name, str(exc), counter, "software ESP refused the packet")
+            return None
+        runtime.sync(state, sa)
+        seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
+        walk.add(Stage(f"{node.name}.esp", node.name,
+                       f"software ESP: spi {state.spi:#010x} seq {seq} ({state.mode})",
+                       why=f"kernel esp4/esp6 builds header, IV, padding, trailer and ICV; "
+                       f"{verdict.reason}", fidelity="C", data=out, kind="ip",
+                       meta={**meta, "seq": seq, "datapath": "sw"}))
+        return out
+
+    # -- L2 and the wire ---------------------------------------------------------
+    def _transmit(self, walk: _Walk, node: Node, dev_name: str, nexthop: object,
+                  packet: bytes, hops: int) -> None:
+        dev = node.dev(dev_name)
+        if not dev.up:
+            dev.counters.tx_dropped += 1
+            walk.drop(f"{_tapname(node, dev_name)}.tx", dev_name, "device is down", "tx_dropped",
+                      f"{dev_name} is administratively down")
+            return
+        if len(packet) > dev.mtu:
+            self._too_big(walk, node, dev_name, packet, dev.mtu)
+            return
+        neigh = node.lookup_neigh(nexthop, dev_name)  # type: ignore[arg-type]
+        if neigh is None:
+            walk.drop(f"{node.name}.neigh", node.name, f"no neighbour entry for {nexthop}",
+                      None, "neighbours are static in this lab: add one with ip neigh add",
+                      fidelity="M")
+            return
+        frame = ether_frame(neigh.mac, dev.mac, packet)
+        dev.counters.tx_packets += 1
+        dev.counters.tx_bytes += len(frame)
+        tname = _tapname(node, dev_name)
+        walk.add(Stage(f"{tname}.tx", dev_name, f"xmit {len(frame)} bytes to {neigh.mac}",
+                       counters={"tx_packets": 1}, data=None))
+        if dev.kind == "dsa-user" and dev.switch_port is not None:
+            walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
+        else:
+            walk.add(Stage(f"{tname}.wire", dev_name, "on the wire", data=frame, kind="ether"))
+        peer = self.lab.peer_of(node.name, dev_name)
+        if peer is None:
+            walk.journey.verdict = f"sent out {dev_name} (nothing connected)"
+            return
+        self._receive(walk, self.lab.node(peer[0]), peer[1], frame, hops + 1)
+
+    def _too_big(self, walk: _Walk, node: Node, dev_name: str, packet: bytes, mtu: int) -> None:
+        v6 = packet[0] >> 4 == 6
+        df = v6 or bool(struct.unpack("!H", packet[6:8])[0] & 0x4000)
+        what = "packet too big" if v6 else "fragmentation needed"
+        if df:
+            walk.drop(f"{node.name}.pmtu", node.name, f"{len(packet)} > mtu {mtu}: ICMP {what}",
+                      "OutFragFails" if not v6 else "Ip6OutFragFails",
+                      f"the packet does not fit {dev_name} and may not be fragmented, so the "
+                      f"sender gets ICMP {what} with mtu {mtu}")
+        else:
+            walk.drop(f"{node.name}.pmtu", node.name, f"{len(packet)} > mtu {mtu}",
+                      "OutFragFails", "IPv4 fragmentation is not modelled in this lab", "M")
+
+    def _receive(self, walk: _Walk, node: Node, dev_name: str, frame: bytes, hops: int) -> None:
+        dev = node.dev(dev_name)
+        if dev.kind == "dsa-user" and dev.switch_port is not None:
+            walk.add(Stage(f"{dev_name}.wire", dev_name, "frame enters switch port "
+                           f"{dev.switch_port}", data=None))
+            walk.extend(dsa_rx_stages(frame, dev.switch_port, dev_name, walk.snap))
+        if not dev.up:
+            dev.counters.rx_dropped += 1
+            walk.drop(f"{_tapname(node, dev_name)}.rx", dev_name, "device is down", "rx_dropped",
+                      f"{node.name} {dev_name} is down")
+            return
+        dev.counters.rx_packets += 1
+        dev.counters.rx_bytes += len(frame)
+        packet = frame[14:]
+        walk.add(Stage(f"{_tapname(node, dev_name)}.rx", dev_name,
+                       f"{node.name} {dev_name} receives {len(frame)} bytes",
+                       counters={"rx_packets": 1}, data=packet, kind="ip"))
+        self._input(walk, node, dev_name, packet, hops)
+
+    # -- IP input ----------------------------------------------------------------
+    def _input(self, walk: _Walk, node: Node, dev_name: str, packet: bytes, hops: int) -> None:
+        if hops > MAX_HOPS:
+            walk.drop(f"{node.name}.route", node.name, "too many hops", None, "routing loop")
+            return
+        info = parse_ip(packet)
+        dst = ip_address(_addrs(packet)[1])
+        if info.proto == IPPROTO_ESP or _is_natt(info, packet):
+            if node.owns(dst):
+                inner = self._esp_input(walk, node, dev_name, packet, info)
+                if inner is None:
+                    return
+                packet = inner
+                info = parse_ip(packet)
+                dst = ip_address(_addrs(packet)[1])
+        if node.owns(dst):
+            key = (info.proto, *_addrs(packet))
+            node.count_flow(key, len(packet))
+            walk.add(Stage(f"{node.name}.deliver", node.name,
+                           f"delivered to {dst} (proto {info.proto}, {len(packet)} bytes)",
+                           data=packet, kind="ip"))
+            walk.journey.verdict = f"delivered to {node.name}"
+            walk.journey.delivered = True
+            return
+        if not node.forwarding:
+            walk.drop(f"{node.name}.route", node.name, f"{dst} is not local and forwarding is off",
+                      None, "a host does not forward (net.ipv4.ip_forward = 0)")
+            return
+        walk.add(Stage(f"{node.name}.forward", node.name, f"forward towards {dst}"))
+        self._output(walk, node, packet, None, hops)
+
+    # -- IPsec input and the engine ------------------------------------------------
+    def _esp_input(self, walk: _Walk, node: Node, dev_name: str, packet: bytes,
+                   info: IpInfo) -> bytes | None:
+        """XFRM input for an ESP packet addressed to ``node``: the inner packet or None."""
+        off = info.hlen + (8 if info.proto == IPPROTO_UDP else 0)
+        dst = ip_address(_addrs(packet)[1])
+        if len(packet) < off + 8:
+            node.xfrm.mib.bump("XfrmInHdrError")
+            walk.drop(f"{node.name}.xfrm", node.name, "ESP header truncated", "XfrmInHdrError",
+                      "no room for SPI and sequence number (xfrm_parse_spi)")
+            return None
+        spi, seq = struct.unpack("!II", packet[off : off + 8])
+        state = node.xfrm.lookup_state_input(dst, spi, IPPROTO_ESP)
+        meta = {"spi": f"{spi:#010x}", "seq": seq}
+        if state is None:
+            node.xfrm.mib.bump("XfrmInNoStates")
+            walk.drop(f"{node.name}.xfrm", node.name, f"no SA for spi {spi:#010x} dst {dst}",
+                      "XfrmInNoStates", "xfrm_state_lookup found nothing (XfrmInNoStates)")
+            return None
+        if state.offload is not None and state.offload.dev == dev_name:
+            return self._offload_input(walk, node, state, packet, dev_name)
+        runtime = self.lab.sa_runtime(node.name)
+        sa = runtime.get(state)
+        res = esp_core.decrypt(sa, packet)
+        runtime.sync(state, sa)
+        if not res.ok:
+            if res.mib:
+                node.xfrm.mib.bump(res.mib)
+            walk.drop(f"{node.name}.xfrm", node.name, f"{res.reason}: {res.detail}", res.mib,
+                      "software ESP input (esp_input / xfrm_input)", data=packet)
+            return None
+        walk.add(Stage(f"{node.name}.xfrm", node.name,
+                       f"software ESP: spi {spi:#010x} seq {res.seq} ICV good, next header "
+                       f"{res.next_header}, pad {res.pad_len}",
+                       why="xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)",
+                       data=res.packet, kind="ip", meta={**meta, "datapath": "sw"}))
+        return res.packet
+
+    def _offload_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
+                        dev_name: str, datapath: str) -> bytes | None:
+        from esplab.model.engine_path import engine_output
+
+        return engine_output(self.lab, walk, node, state, packet, dev_name, datapath)
+
+    def _offload_input(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
+                       dev_name: str) -> bytes | None:
+        from esplab.model.engine_path import engine_input
+
+        return engine_input(self.lab, walk, node, state, packet, dev_name)
+
+
+def _tapname(node: Node, dev: str) -> str:
+    """Tap prefix of a device: the ap's devices by name, a peer's by its node."""
+    return dev if node.role == "ap" else node.name
+
+
+def _addrs(packet: bytes) -> tuple[str, str]:
+    """Source and destination of an IPv4/IPv6 header (already checked by parse_ip)."""
+    if packet[0] >> 4 == 6:
+        return str(ip_address(packet[8:24])), str(ip_address(packet[24:40]))
+    return str(ip_address(packet[12:16])), str(ip_address(packet[16:20]))
+
+
+def _flow(info: IpInfo, packet: bytes, dev: str) -> Flow:
+    src, dst = _addrs(packet)
+    sport = dport = 0
+    off = info.hlen
+    if info.proto in (6, 17) and len(packet) >= off + 4:
+        sport, dport = struct.unpack("!HH", packet[off : off + 4])
+    return Flow(src=ip_address(src), dst=ip_address(dst), proto=info.proto,
+                sport=sport, dport=dport, dev=dev)
+
+
+def _is_natt(info: IpInfo, packet: bytes) -> bool:
+    """UDP 4500 with a non-zero marker: ESP in UDP (RFC 3948 2.2)."""
+    if info.proto != IPPROTO_UDP:
+        return False
+    off = info.hlen
+    return (len(packet) >= off + 12 and packet[off + 2 : off + 4] == b"\x11\x94"
+            and packet[off + 8 : off + 12] != b"\x00\x00\x00\x00")

@@ -1,0 +1,95 @@
+"""Ethernet framing on the wires, and the DSA path between the ap and its lan ports.
+
+TX from the ap to ``lanN`` (airoha-dsa-xfrm.md 1.3, 2.2, 2.4):
+
+* ``lanN.tagger``: the MTK tagger pushes ``00 (1<<N) 00 00`` (or merges with an
+  802.1Q/802.1ad header) [C];
+* ``eth0.dma``: Airoha's driver moves the tag into the QDMA descriptor: the DMA
+  buffer holds the plain frame and ``msg0.SP_TAG`` the port mask [C];
+* ``eth0.wire``: GDM1 puts the special tag back on the internal link [D];
+* ``lanN.wire``: the switch strips it; the frame leaves port N untagged [C].
+
+RX from ``lanN`` runs the other way: the switch tags for the CPU (``00 0N 00 00``,
+other bits modelled as zero [U]) on ``eth0.wire``, and with STAG_EN the GDM strips
+it and reports the port in RX ``msg0.SPTAG`` (``eth0.dma``) [C].
+"""
+
+from __future__ import annotations
+
+import struct
+
+from esplab.model.journey import Stage
+
+__all__ = ["ETH_P_IP", "ETH_P_IPV6", "dsa_rx_stages", "dsa_tx_stages", "ether_frame", "mac_bytes"]
+
+ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86DD
+
+
+def mac_bytes(mac: str) -> bytes:
+    return bytes(int(x, 16) for x in mac.split(":"))
+
+
+def ether_frame(dst: str, src: str, payload: bytes) -> bytes:
+    """An Ethernet II frame for an IP packet (no FCS, as captures show it)."""
+    etype = ETH_P_IPV6 if payload[:1] and payload[0] >> 4 == 6 else ETH_P_IP
+    return mac_bytes(dst) + mac_bytes(src) + struct.pack("!H", etype) + payload
+
+
+def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
+    """The stages between a DSA user port's xmit and its wire (CPU to switch)."""
+    from esplab.layers.dsa import airoha_dsa_xmit, mtk_tag_from_cpu, mtk_tag_xmit
+
+    tagged = mtk_tag_xmit(frame, port)
+    desc = airoha_dsa_xmit(tagged)
+    _, untagged = mtk_tag_from_cpu(tagged)
+    keep = snapshots
+    return [
+        Stage(
+            f"{dev}.tagger", dev, f"MTK tag pushed for switch port {port}",
+            why="the mtk tagger inserts 4 bytes after the source MAC: 00, 1<<port, 00 00 "
+            "(airoha-dsa-xfrm.md 2.2)", fidelity="C",
+            data=tagged if keep else None, kind="mtk",
+        ),
+        Stage(
+            "eth0.dma", "eth0", f"tag moved into QDMA msg0.SP_TAG=0x{1 << port:04x}, "
+            f"channel {port % 4}",
+            why="Airoha's driver removes the tag from an untagged frame and puts the port "
+            "mask in the TX descriptor; queue channel = queue_mapping mod 4 (1.3, 6.5)",
+            fidelity="C", data=bytes(desc) if keep else None, kind="qdma",
+        ),
+        Stage(
+            "eth0.wire", "eth0", "special tag on the GDM1 <-> switch CPU port 6 link",
+            why="the hardware puts the tag back on the internal link (airoha-dsa-xfrm.md 2.4)",
+            fidelity="D", data=tagged if keep else None, kind="mtk",
+        ),
+        Stage(
+            f"{dev}.wire", dev, f"switch port {port} sends the frame untagged",
+            why="the switch strips the special tag on egress of a user port (2.2)",
+            fidelity="C", data=untagged if keep else None, kind="ether",
+        ),
+    ]
+
+
+def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
+    """The stages between a lan wire and the DSA user port's receive (switch to CPU)."""
+    from esplab.layers.dsa import QDMARxDescriptor, mtk_tag_to_cpu
+
+    tagged = mtk_tag_to_cpu(frame, port)
+    keep = snapshots
+    desc = QDMARxDescriptor(len=len(frame), sptag=port, sport=0x10) if keep else None
+    return [
+        Stage(
+            "eth0.wire", "eth0", f"switch tags the frame from port {port} for the CPU",
+            why="towards the CPU the tag is 00 0N 00 00; Linux reads only bits 2:0 of byte "
+            "13, the other bits are modelled as zero (2.3) [U]",
+            fidelity="U", data=tagged if keep else None, kind="mtk",
+        ),
+        Stage(
+            "eth0.dma", "eth0", f"GDM1 strips the tag (STAG_EN), RX msg0.SPTAG={port}",
+            why="with STAG_EN the hardware strips the special tag and reports the source "
+            "port in RX msg0 bits 21:14; DSA picks lanN from that metadata (1.3, 6.6)",
+            fidelity="C", data=(bytes(desc) + frame) if desc is not None else None,
+            kind="qdma",
+        ),
+    ]

@@ -1,0 +1,76 @@
+"""Which datapath one outbound packet takes for an offloaded SA (``xfrm_dev_offload_ok``).
+
+The core's checks, in the kernel's order (airoha-dsa-xfrm.md 3.4) [C], then the
+driver's own veto (the JM series' ``offload_ok``, 3.10) [C for that series; its
+use on the EN7581 model is a design choice, M]:
+
+1. the SA is bound to the device the packet leaves by;
+2. the device still has ``esp-hw-offload`` on;
+3. the ESP packet fits the device MTU;
+4. IPv4 without options, IPv6 without extension headers;
+5. (packet offload) the packet is not a fragment: the seed series drops
+   fragments, with no software fallback (seed 001) [C].
+
+When a check fails, crypto offload quietly takes the software path (3.2, 6.18)
+and packet offload drops the packet, counting ``XfrmOutError`` (6.18) [C].
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Literal
+
+from esplab.model.netdev import NetDev
+from esplab.model.xfrm.objects import XfrmState
+
+__all__ = ["OffloadVerdict", "esp_length", "offload_ok"]
+
+Datapath = Literal["sw", "sw+aead", "crypto", "packet", "drop"]
+
+
+@dataclass(frozen=True)
+class OffloadVerdict:
+    datapath: Datapath
+    reason: str
+    fidelity: Literal["C", "D", "U", "M"] = "C"
+
+
+def esp_length(packet_len: int, ip_hlen: int, iv: int, align: int, icv: int, tunnel_hdr: int
+               ) -> int:
+    """Length of the ESP packet made from an IP packet (RFC 4303 2.4 padding)."""
+    payload = packet_len if tunnel_hdr else packet_len - ip_hlen
+    clen = -(-(payload + 2) // align) * align
+    return (tunnel_hdr or ip_hlen) + 8 + iv + clen + icv
+
+
+def _v6_has_ext(packet: bytes) -> bool:
+    return len(packet) >= 40 and packet[6] not in (6, 17, 58, 50, 59, 4, 41)
+
+
+def _fragment(packet: bytes) -> bool:
+    if packet[0] >> 4 == 6:
+        return len(packet) >= 40 and packet[6] == 44
+    return bool(struct.unpack("!H", packet[6:8])[0] & 0x3FFF)
+
+
+def offload_ok(state: XfrmState, dev: NetDev, packet: bytes, esp_len: int) -> OffloadVerdict:
+    """The datapath for ``packet`` under the offloaded ``state`` leaving by ``dev``."""
+    assert state.offload is not None
+    packet_mode = state.offload.type == "packet"
+    fail: Datapath = "drop" if packet_mode else "sw"
+    if state.offload.dev != dev.name:
+        return OffloadVerdict(fail, f"SA is offloaded to {state.offload.dev}, the packet "
+                              f"leaves by {dev.name} (3.4 check 2)")
+    if not dev.has_hw_esp:
+        return OffloadVerdict(fail, f"esp-hw-offload is off on {dev.name} (3.7)", "D")
+    if esp_len > dev.mtu:
+        return OffloadVerdict(fail, f"ESP packet of {esp_len} bytes exceeds mtu {dev.mtu} "
+                              "(3.4 check 3)")
+    if packet[0] >> 4 == 4 and packet[0] & 0x0F != 5:
+        return OffloadVerdict(fail, "IPv4 header has options (3.4 check 4)")
+    if packet[0] >> 4 == 6 and _v6_has_ext(packet):
+        return OffloadVerdict(fail, "IPv6 extension header present (3.4 check 4)")
+    if packet_mode and _fragment(packet):
+        return OffloadVerdict("drop", "fragments are dropped under packet offload (seed 001)")
+    return OffloadVerdict(state.offload.type, f"{state.offload.type} offload to {dev.name}")

@@ -1,0 +1,82 @@
+"""Joining the XFRM tables to the software ESP core.
+
+An ``XfrmState`` is configuration as the kernel holds it; the data path needs a
+keyed ``EspSA``. This module builds one per state (once, cached), takes the IV
+and identification sources from the session seed, and copies the counters the
+data path moves back into the state, so ``ip -s xfrm state`` shows them.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from esplab.model.esp_sa import EspSA, Lifetime, UdpEncap
+from esplab.model.xfrm.objects import XfrmState
+
+__all__ = ["SaRuntime", "build_esp_sa"]
+
+
+def build_esp_sa(state: XfrmState, seed: str) -> EspSA:
+    """The software SA for one XFRM state; IVs come from ``seed`` (deterministic)."""
+    kw: dict[str, object] = {}
+    if state.aead is not None:
+        kw.update(aead=state.aead.name, aead_key=state.aead.key, aead_icv=state.aead.icv_bits)
+    if state.enc is not None:
+        kw.update(enc=state.enc.name, enc_key=state.enc.key)
+    if state.auth is not None:
+        kw.update(auth=state.auth.name, auth_key=state.auth.key, auth_trunc=state.auth.icv_bits)
+    lt = state.lifetime
+    sa = EspSA.build(
+        state.spi,
+        mode="tunnel" if state.mode == "tunnel" else "transport",
+        tunnel_src=str(state.src) if state.mode == "tunnel" else None,
+        tunnel_dst=str(state.dst) if state.mode == "tunnel" else None,
+        esn="esn" in state.flags,
+        replay_window=state.replay_window,
+        encap=UdpEncap(state.encap.sport, state.encap.dport) if state.encap else None,
+        lifetime=Lifetime(
+            soft_bytes=lt.soft_byte_limit,
+            hard_bytes=lt.hard_byte_limit,
+            soft_packets=lt.soft_packet_limit,
+            hard_packets=lt.hard_packet_limit,
+        ),
+        iv_source=random.Random(seed).randbytes,
+        noecn="noecn" in state.flags,
+        decap_dscp="decap-dscp" in state.flags,
+        **kw,  # type: ignore[arg-type]
+    )
+    sa.oseq = state.replay.oseq | (state.replay.oseq_hi << 32)
+    return sa
+
+
+@dataclass
+class SaRuntime:
+    """The software SAs of one node, keyed by the state objects they serve."""
+
+    node: str
+    seed: int
+    _cache: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
+
+    def get(self, state: XfrmState) -> EspSA:
+        hit = self._cache.get(id(state))
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        sa = build_esp_sa(state, f"{self.seed}:{self.node}:{state.spi:#x}:{state.dst}")
+        self._cache[id(state)] = (state, sa)
+        return sa
+
+    def forget(self, state: XfrmState) -> None:
+        self._cache.pop(id(state), None)
+
+    def sync(self, state: XfrmState, sa: EspSA) -> None:
+        """Copy what the data path changed back into the state (ip -s xfrm state)."""
+        state.replay.oseq = sa.oseq & 0xFFFFFFFF
+        state.replay.oseq_hi = sa.oseq >> 32
+        state.replay.seq = sa.replay.seq
+        state.replay.seq_hi = sa.replay.seq_hi
+        state.curlft.packets = sa.stats.packets
+        state.curlft.bytes = sa.stats.bytes
+        state.stats.replay = sa.stats.replay
+        state.stats.replay_window = sa.stats.replay_window
+        state.stats.integrity_failed = sa.stats.integrity_failed
