@@ -230,7 +230,8 @@ DESIGN_CHOICES: dict[str, str] = {
     ),
     "zc-oversize": (
         "A zero-copy driver without multi-buffer support cannot place a frame longer "
-        "than the XSK RX frame size: it drops it (rx_length_errors) and recycles the buffer."
+        "than the XSK RX frame size: it drops the frame (rx_length_errors) before "
+        "taking a UMEM buffer for it."
     ),
     "zc-tx-frame": (
         "XDP_TX and XDP_PASS of a zero-copy frame copy the bytes out (PASS into an skb, "

@@ -98,7 +98,7 @@ class Ring(Generic[T]):
     cons_head: int = field(init=False)
     cons_peeked: int = field(init=False)
     cons_seen_prod: int = field(init=False)
-    slots: list[T | None] = field(init=False, repr=False)
+    slots: list[T] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # setsockopt rejects 0 and non-powers of two with EINVAL (2.1, 6.2) [C].
@@ -113,7 +113,7 @@ class Ring(Generic[T]):
         self.producer = self.consumer = start
         self.prod_head = self.prod_seen_cons = start
         self.cons_head = self.cons_peeked = self.cons_seen_prod = start
-        self.slots = [None] * self.size
+        self.slots = [self.blank()] * self.size  # the kernel's ring memory starts zeroed
 
     # ---- shared view -------------------------------------------------------------
     @property
@@ -140,12 +140,7 @@ class Ring(Generic[T]):
 
     def entries(self, first: int, last: int) -> list[T]:
         """The entries at indices ``first`` up to (not including) ``last``."""
-        out: list[T] = []
-        for i in range(_u32(last - first)):
-            entry = self.slots[(first + i) & self.mask]
-            if entry is not None:
-                out.append(entry)
-        return out
+        return [self.slots[(first + i) & self.mask] for i in range(_u32(last - first))]
 
     def in_flight(self) -> list[T]:
         """Entries the producer published and the consumer has not released."""
@@ -154,6 +149,10 @@ class Ring(Generic[T]):
     def reserved(self) -> list[T]:
         """Entries reserved (and, for the kernel, written) but not yet published."""
         return self.entries(self.producer, self.prod_head)
+
+    def blank(self) -> T:
+        """A zeroed entry: what a slot holds before anything was written to it."""
+        raise NotImplementedError
 
     def pack_entry(self, entry: T) -> bytes:
         raise NotImplementedError
@@ -233,9 +232,7 @@ class Ring(Generic[T]):
         """A peeked, unreleased entry."""
         if _u32(index - self.cons_head) >= _u32(self.cons_peeked - self.cons_head):
             raise BadArgument(f"{self.kind.name} index {index:#x} was not peeked")
-        entry = self.slots[index & self.mask]
-        assert entry is not None
-        return entry
+        return self.slots[index & self.mask]
 
     def release(self, n: int) -> None:
         """Release ``n`` peeked entries and publish the consumer index (2.4) [C]."""
@@ -268,9 +265,7 @@ class Ring(Generic[T]):
 
     def k_entry(self, offset: int = 0) -> T:
         """The entry ``offset`` places after the kernel's consumer position."""
-        entry = self.slots[(self.cons_head + offset) & self.mask]
-        assert entry is not None
-        return entry
+        return self.slots[(self.cons_head + offset) & self.mask]
 
     def k_release(self, n: int = 1) -> None:
         """Consume privately (``xskq_cons_release``); publish now if eager."""
@@ -294,12 +289,18 @@ class Ring(Generic[T]):
 class AddrRing(Ring[int]):
     """FILL or COMPLETION: u64 UMEM addresses."""
 
+    def blank(self) -> int:
+        return 0
+
     def pack_entry(self, entry: int) -> bytes:
         return ADDR_ENTRY.pack(entry)
 
 
 class DescRing(Ring[XskDesc]):
     """RX or TX: 16-byte descriptors."""
+
+    def blank(self) -> XskDesc:
+        return XskDesc(0, 0, 0)
 
     def pack_entry(self, entry: XskDesc) -> bytes:
         return entry.pack()

@@ -294,7 +294,7 @@ class XskSocket:
             return
         err = port.setup_zc(pool, queue_id, sg=bool(flags & BindFlag.USE_SG))
         if err is None:
-            pool.zc = pool.umem.zc = True
+            pool.umem.zc = True  # the driver marked the pool (Port.setup_zc)
             return
         errno_name, reason = err
         if force_zc:

@@ -235,10 +235,16 @@ class XdpSock:
             tx=RING_PROD_DEFAULT if tx else 0,
         )
         self.sock.bind(self.port, cfg.queue, cfg.bind_flags)
-        self.xsks_map = XskMap()
         if rx:  # libxdp loads its default program for a socket with an RX ring [U]
-            self.port.attach(XskRedirect(self.xsks_map), cfg.attach_mode)
+            current = self.port.program
+            if isinstance(current, XskRedirect) and self.port.attach_mode is cfg.attach_mode:
+                self.xsks_map = current.xsks_map  # libxdp reuses the attached program's map
+            else:
+                self.xsks_map = XskMap()
+                self.port.attach(XskRedirect(self.xsks_map), cfg.attach_mode)
             self.xsks_map.update(cfg.queue, self.sock)
+        else:
+            self.xsks_map = XskMap()
         if rx:  # FILL pre-loaded with 4096 frame addresses, after bind (3.2) [C]
             fill = self.sock.fill
             assert fill is not None

@@ -259,3 +259,36 @@ def test_copy_tx_on_a_queue_without_tx() -> None:
     sock = make_socket(port, queue=2, flags=BindFlag.COPY)
     queue_tx(sock, put_frames(sock, 1))
     assert sock.sendto() is None and port.stats.tx_packets == 0
+
+
+def test_shared_pool_transmits_32_per_socket_per_round() -> None:
+    # 2.6: the generic multi-socket ZC path takes MAX_PER_SOCKET_BUDGET = 32 per socket
+    # per round.
+    from esplab.model.xdp.consts import RingKind
+
+    port = zc_port()
+    first = make_socket(port, frames=128, tx=64, comp=128)
+    second = XskSocket()
+    second.set_ring(RingKind.TX, 64)
+    second.bind(port, 0, BindFlag.SHARED_UMEM, shared_umem=first)
+    assert first.umem is not None
+    for i in range(80):
+        first.umem.write(i * CHUNK, frame(60, i))
+    queue_tx(first, [XskDesc(i * CHUNK, 60) for i in range(40)])
+    queue_tx(second, [XskDesc(i * CHUNK, 60) for i in range(40, 80)])
+    first.sendto()
+    assert port.poll().tx == 80
+    tags = [f[-1] for f in port.wire]  # the last 64 frames on the wire, by tag
+    assert tags == [*range(16, 32), *range(40, 72), *range(32, 40), *range(72, 80)]
+
+
+def test_unwritten_slot_reads_as_zero() -> None:
+    # A slot submitted without a write holds what the zeroed ring memory held: a
+    # zero-length descriptor, which the kernel rejects (6.14).
+    port = copy_port()
+    sock = make_socket(port)
+    assert sock.tx is not None
+    assert sock.tx.reserve(1) == 0
+    sock.tx.submit()
+    sock.sendto()
+    assert sock.statistics().tx_invalid_descs == 1

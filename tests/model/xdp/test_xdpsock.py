@@ -171,3 +171,12 @@ def test_report_for_the_bug_cell_has_no_rate() -> None:
     xsk = run(Benchmark.L2FWD, steps=5)
     assert xsk.mode is XskMode.ZEROCOPY
     assert xsk.report(CostModel()).interval_s is None
+
+
+def test_two_processes_share_the_default_program() -> None:
+    # libxdp reuses the attached program's XSKMAP for a second socket on another queue.
+    port = Port(driver=DriverProfile.zero_copy())
+    one = XdpSock(port, XdpSockConfig(queue=0))
+    two = XdpSock(port, XdpSockConfig(queue=1))
+    assert one.xsks_map is two.xsks_map
+    assert one.xsks_map.lookup(0) is one.sock and one.xsks_map.lookup(1) is two.sock
