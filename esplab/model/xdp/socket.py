@@ -152,34 +152,28 @@ class XskSocket:
         op = f"setsockopt({ring_option(kind)})"
         if self.state is not SockState.READY:
             raise kernel_error("EBUSY", "rings cannot change once the socket is bound", op=op)
-        current = {
-            RingKind.RX: self.rx,
-            RingKind.TX: self.tx,
-            RingKind.FILL: self.fq_tmp,
-            RingKind.COMPLETION: self.cq_tmp,
+        attr = {
+            RingKind.RX: "rx",
+            RingKind.TX: "tx",
+            RingKind.FILL: "fq_tmp",
+            RingKind.COMPLETION: "cq_tmp",
         }[kind]
+        current: DescRing | AddrRing | None = getattr(self, attr)
         if current is not None:
             raise kernel_error("EINVAL", f"{kind.name} ring already set ({current.size})", op=op)
         lazy = self.lazy_consumer and kind.user_produces
-        if kind.holds_descs:
-            ring: DescRing | AddrRing = DescRing(kind, entries, lazy_consumer=lazy)
-        else:
-            ring = AddrRing(kind, entries, lazy_consumer=lazy)
+        ring_type = DescRing if kind.holds_descs else AddrRing
+        ring = ring_type(kind, entries, lazy_consumer=lazy)
         if kind is RingKind.TX:
             # "Tx needs to be explicitly woken up the first time" (2.5, 6.18) [C].
             ring.flags |= XDP_RING_NEED_WAKEUP
-        if isinstance(ring, DescRing):
-            if kind is RingKind.RX:
-                self.rx = ring
-            else:
-                self.tx = ring
-        elif kind is RingKind.FILL:
-            self.fq_tmp = ring
-        else:
-            self.cq_tmp = ring
+        setattr(self, attr, ring)
 
     def setup(self, umem: Umem, *, rx: int = 0, tx: int = 0, fill: int = 0, comp: int = 0) -> None:
-        """Register ``umem`` and create the rings whose size is non-zero."""
+        """Register ``umem`` and create the rings whose size is non-zero.
+
+        Like the setsockopt calls it stands for, each step takes effect on its own.
+        """
         self.reg_umem(umem)
         for kind, size in (
             (RingKind.FILL, fill),
