@@ -48,6 +48,7 @@ KIND_LINKTYPES = {
     "state": linktypes.DLT_EIP93_STATE_RECORD,
     "offload": linktypes.DLT_XFRM_OFFLOAD,
     "xdp": linktypes.DLT_XDP_DESC,
+    "raw": 162,  # DLT_USER15: bytes of no known kind
 }
 
 _PCAP_MAGIC_US = 0xA1B2C3D4

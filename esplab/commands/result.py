@@ -7,6 +7,7 @@ rich renderable, the lab runner checks ``data`` against ``expect:``, and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,7 @@ class TableResult(Result):
 
     title: str = ""
     columns: tuple[str, ...] = ()
-    rows: list[tuple[str, ...]] = field(default_factory=list)
+    rows: Sequence[Sequence[str]] = field(default_factory=list)
 
 
 @dataclass

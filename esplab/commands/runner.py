@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Console
-
 from rich.text import Text
 
 from esplab.commands.result import QuitResult, Result, TextResult

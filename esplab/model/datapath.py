@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from esplab.errors import KernelError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.journey import Captured, Journey, Stage
+from esplab.model.journey import Captured, Fidelity, Journey, Stage
 from esplab.model.l2 import dsa_rx_stages, dsa_tx_stages, ether_frame
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Datapath", "SendOptions"]
 
+OFFLOADED = ("crypto", "packet")
 IPPROTO_ESP = 50
 IPPROTO_UDP = 17
 MAX_HOPS = 8
@@ -71,8 +72,8 @@ class _Walk:
             self.add(stage)
 
     def drop(self, tap: str, device: str, reason: str, counter: str | None, why: str,
-             fidelity: str = "C", data: bytes | None = None) -> None:
-        self.add(Stage(tap, device, f"drop: {reason}", why=why, fidelity=fidelity,  # type: ignore[arg-type]
+             fidelity: Fidelity = "C", data: bytes | None = None) -> None:
+        self.add(Stage(tap, device, f"drop: {reason}", why=why, fidelity=fidelity,
                        counters={counter: 1} if counter else {}, data=data, drop=reason))
         self.journey.verdict = f"dropped at {tap}: {reason}"
 
@@ -173,10 +174,9 @@ class Datapath:
             size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
             verdict = offload_ok(state, out_dev, packet, size)
             walk.add(Stage(f"{dev_name}.xfrmdev", dev_name,
-                           f"offload_ok: {'yes' if verdict.datapath != 'sw' else 'no'} "
+                           f"offload_ok: {'yes' if verdict.datapath in OFFLOADED else 'no'} "
                            f"({verdict.reason})",
-                           why=verdict.reason, fidelity=verdict.fidelity,  # type: ignore[arg-type]
-                           meta=meta))
+                           why=verdict.reason, fidelity=verdict.fidelity, meta=meta))
             if verdict.datapath == "drop":
                 node.xfrm.mib.bump("XfrmOutError")
                 walk.drop(f"{dev_name}.xfrmdev", dev_name, "packet offload cannot send it",
@@ -277,14 +277,13 @@ class Datapath:
             return
         info = parse_ip(packet)
         dst = ip_address(_addrs(packet)[1])
-        if info.proto == IPPROTO_ESP or _is_natt(info, packet):
-            if node.owns(dst):
-                inner = self._esp_input(walk, node, dev_name, packet, info)
-                if inner is None:
-                    return
-                packet = inner
-                info = parse_ip(packet)
-                dst = ip_address(_addrs(packet)[1])
+        if (info.proto == IPPROTO_ESP or _is_natt(info, packet)) and node.owns(dst):
+            inner = self._esp_input(walk, node, dev_name, packet, info)
+            if inner is None:
+                return
+            packet = inner
+            info = parse_ip(packet)
+            dst = ip_address(_addrs(packet)[1])
         if node.owns(dst):
             key = (info.proto, *_addrs(packet))
             node.count_flow(key, len(packet))

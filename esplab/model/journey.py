@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIDELITY",
+    "Fidelity",
     "Captured",
     "Captures",
     "Journey",

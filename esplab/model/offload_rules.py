@@ -21,6 +21,7 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
+from esplab.model.journey import Fidelity
 from esplab.model.netdev import NetDev
 from esplab.model.xfrm.objects import XfrmState
 
@@ -33,7 +34,7 @@ Datapath = Literal["sw", "sw+aead", "crypto", "packet", "drop"]
 class OffloadVerdict:
     datapath: Datapath
     reason: str
-    fidelity: Literal["C", "D", "U", "M"] = "C"
+    fidelity: Fidelity = "C"
 
 
 def esp_length(packet_len: int, ip_hlen: int, iv: int, align: int, icv: int, tunnel_hdr: int

@@ -74,7 +74,9 @@ def _peer(name: str, rng: random.Random, ifindex: int = 2) -> Node:
         ifindex=ifindex,
         mac=_mac(rng),
         max_mtu=PEER_MAX_MTU,
-        features={k: v for k, v in _esp_features(False).items() if not k.startswith(("esp", "tx-esp"))},
+        features={
+            k: v for k, v in _esp_features(False).items() if not k.startswith(("esp", "tx-esp"))
+        },
     )
     return node
 

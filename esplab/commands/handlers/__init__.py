@@ -8,7 +8,7 @@ __all__ = ["all_commands"]
 
 
 def all_commands() -> list[Command]:
-    from esplab.commands.handlers import core, decode, journey, net, xfrm
+    from esplab.commands.handlers import capture, core, decode, journey, net, xfrm
 
     return [
         *core.COMMANDS,
@@ -16,4 +16,5 @@ def all_commands() -> list[Command]:
         *net.COMMANDS,
         *xfrm.COMMANDS,
         *journey.COMMANDS,
+        *capture.COMMANDS,
     ]

@@ -95,7 +95,8 @@ def _packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> by
         raise BadArgument(f"'{expr}' is not an IP packet",
                           valid="an expression starting with IP(...) or IPv6(...)")
     if "dst" not in packet.fields:
-        raise BadArgument(f"'{expr}' has no destination", hint='give dst=, e.g. IP(dst="192.0.2.2")')
+        raise BadArgument(f"'{expr}' has no destination",
+                          hint='give dst=, e.g. IP(dst="192.0.2.2")')
     if "src" not in packet.fields:
         the_node = session.lab.node(node)
         dst = ip_address(packet.dst)
@@ -176,7 +177,9 @@ def _ping(session: Session, inv: Invocation) -> Result:
     except ValueError:
         raise BadArgument(f"ping: '{dst_text}' is not an address",
                           valid="an IPv4 or IPv6 address") from None
-    count = inv.args["count"] or 1
+    count = parse_int(inv.args["count"], "count") if inv.args["count"] else 1
+    if not 1 <= count <= 10000:
+        raise BadArgument(f"ping count {count}", valid="1 to 10000")
     route = node.route(dst)
     if route is None:
         raise BadArgument(f"ping: no route to {dst} from {node.name}")

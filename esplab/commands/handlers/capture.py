@@ -1,0 +1,240 @@
+"""capture list|show|clear|export|import, and wireshark-keys.
+
+Every tap keeps its records in a bounded ring. Export writes pcapng with one
+interface per tap and a comment per packet (journey, stage, datapath, SPI,
+sequence), or classic pcap for a ``.pcap`` name; timestamps come from the lab
+clock, so the same lab gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from esplab.commands.parser import Invocation, parse_int
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import MessageResult, PacketResult, Result, TableResult, TextResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, CaptureFileError, NoSuchPacket
+from esplab.model.journey import Captured
+
+__all__ = ["COMMANDS", "EPOCH_NS", "capture_records", "resolve_ref", "sa_entries"]
+
+# The lab clock: 2026-01-01 00:00:00 UTC; journey n starts at n ms, stage k at +k us.
+EPOCH_NS = 1767225600 * 1_000_000_000
+
+
+def _timestamp(rec: Captured) -> int:
+    return EPOCH_NS + rec.journey * 1_000_000 + rec.index * 1_000
+
+
+def _comment(rec: Captured) -> str:
+    parts = [f"journey {rec.journey} stage {rec.index + 1} {rec.tap}"]
+    for key in ("datapath", "spi", "seq"):
+        if key in rec.meta:
+            parts.append(f"{key} {rec.meta[key]}")
+    if "decision" in rec.meta:
+        parts.append(str(rec.meta["decision"]))
+    return "; ".join(parts)
+
+
+def capture_records(session: Session, taps: list[str]) -> list[object]:
+    """CaptureRecords of the given taps (all when empty), in journey order."""
+    from esplab.pcap import KIND_LINKTYPES, CaptureRecord
+
+    captures = session.lab.captures
+    chosen = taps or captures.taps()
+    recs: list[Captured] = []
+    for tap in chosen:
+        recs.extend(captures.get(tap))
+    recs.sort(key=lambda r: (r.journey, r.index))
+    return [
+        CaptureRecord(r.tap, KIND_LINKTYPES.get(r.kind, KIND_LINKTYPES["raw"]), _timestamp(r),
+                      r.data, _comment(r))
+        for r in recs
+    ]
+
+
+def resolve_ref(session: Session, ref: str) -> Captured:
+    """``TAP#N`` (N from 1; negative from the end) or ``TAP`` (the last record)."""
+    tap, _, index = ref.partition("#")
+    records = session.lab.captures.get(tap)
+    if not records:
+        raise NoSuchPacket(f"tap {tap} has captured nothing yet")
+    n = parse_int(index, "packet number") if index else -1
+    if n == 0 or abs(n) > len(records):
+        raise NoSuchPacket(f"{tap} has no packet #{n}", valid=f"#1 to #{len(records)}")
+    return records[n - 1 if n > 0 else n]
+
+
+def _list(session: Session) -> Result:
+    counts = session.lab.captures.counts()
+    rows = [(tap, str(n)) for tap, n in counts.items()]
+    return TableResult(summary=f"{len(rows)} taps", title="captures", columns=("tap", "packets"),
+                       rows=rows, data={"counts": counts})
+
+
+def _show(session: Session, words: list[str]) -> Result:
+    if not words:
+        raise BadArgument("capture show needs a tap", valid=session.lab.captures.taps())
+    tap = words[0]
+    if len(words) == 1 and "#" not in tap:
+        records = session.lab.captures.get(tap)
+        rows = [
+            (f"#{i + 1}", str(r.journey), str(len(r.data)), r.packet().summary())
+            for i, r in enumerate(records)
+        ]
+        return TableResult(summary=f"{tap}: {len(rows)} packet(s)", title=tap,
+                           columns=("#", "journey", "len", "summary"), rows=rows,
+                           data={"tap": tap, "count": len(rows)})
+    ref = tap if "#" in tap else f"{tap}#{words[1]}"
+    rec = resolve_ref(session, ref)
+    packet = rec.packet()
+    return PacketResult(summary=f"{ref}: {packet.summary()}", packet=packet,
+                        title=f"{ref} (journey {rec.journey}, {len(rec.data)} bytes)",
+                        data={"tap": rec.tap, "journey": rec.journey, "len": len(rec.data),
+                              "hex": rec.data.hex(), **{k: str(v) for k, v in rec.meta.items()}})
+
+
+def _export(session: Session, words: list[str]) -> Result:
+    from esplab.pcap import write_capture
+
+    if not words:
+        raise BadArgument("capture export needs a file name", hint="capture export run.pcapng")
+    path, taps = Path(words[0]), words[1:]
+    for tap in taps:
+        session.lab.captures.get(tap)  # unknown taps fail before anything is written
+    records = capture_records(session, taps)
+    written = write_capture(path, records)  # type: ignore[arg-type]
+    return MessageResult(summary=f"{written} packet(s) from {len(taps) or 'all'} tap(s) "
+                         f"written to {path}", data={"file": str(path), "packets": written})
+
+
+def _import(session: Session, words: list[str]) -> Result:
+    from esplab.pcap import LINKTYPE_ETHERNET, LINKTYPE_RAW, read_capture
+
+    if not words:
+        raise BadArgument("capture import needs a file", hint="capture import board.pcap")
+    path = Path(words[0])
+    tap = words[1] if len(words) > 1 else "import"
+    kinds = {LINKTYPE_ETHERNET: "ether", LINKTYPE_RAW: "ip"}
+    journey = session.lab.journeys.new(f"import {path.name}")
+    count = 0
+    try:
+        for rec in read_capture(path):
+            kind = kinds.get(rec.linktype, "raw")
+            session.lab.captures.add(Captured(journey.id, count, tap, kind, rec.data,
+                                              {"file": str(path)}))
+            count += 1
+    except CaptureFileError as exc:
+        raise CaptureFileError(f"{exc.what}; {count} packet(s) were imported into {tap}") \
+            from exc
+    journey.verdict = f"imported {count} packet(s) into {tap}"
+    return MessageResult(summary=f"{count} packet(s) from {path} in tap {tap}",
+                         data={"tap": tap, "packets": count})
+
+
+def _capture(session: Session, inv: Invocation) -> Result:
+    words = list(inv.args["args"])
+    verb = words.pop(0) if words else "list"
+    if verb == "list":
+        return _list(session)
+    if verb == "show":
+        return _show(session, words)
+    if verb == "clear":
+        n = session.lab.captures.clear(words[0] if words else None)
+        return MessageResult(summary=f"cleared {n} packet(s)", data={"cleared": n})
+    if verb == "export":
+        return _export(session, words)
+    if verb == "import":
+        return _import(session, words)
+    if verb == "size":
+        if not words:
+            return MessageResult(summary=f"each tap keeps {session.lab.captures.size} packets")
+        size = parse_int(words[0], "ring size")
+        if not 1 <= size <= 1_000_000:
+            raise BadArgument(f"ring size {size}", valid="1 to 1000000")
+        session.lab.captures.resize(size)
+        return MessageResult(summary=f"each tap now keeps {size} packets")
+    raise BadArgument(f"unknown capture command '{verb}'",
+                      valid=["list", "show", "clear", "export", "import", "size"], value=verb)
+
+
+def sa_entries(session: Session) -> list[object]:
+    """Wireshark SA entries for every ESP state of every node (deduplicated)."""
+    from esplab.wireshark import EspSaEntry
+
+    seen: dict[tuple[str, str, int], EspSaEntry] = {}
+    for node in session.lab.nodes.values():
+        for x in node.xfrm.states:
+            key = (str(x.src), str(x.dst), x.spi)
+            if key in seen or x.proto != 50:
+                continue
+            if x.aead is not None:
+                entry = EspSaEntry(str(x.src), str(x.dst), x.spi, x.aead.name, x.aead.key,
+                                   None, b"", x.aead.icv_bits)
+            elif x.enc is not None:
+                auth = x.auth
+                entry = EspSaEntry(str(x.src), str(x.dst), x.spi, x.enc.name, x.enc.key,
+                                   auth.name if auth else None, auth.key if auth else b"",
+                                   auth.icv_bits if auth else 0)
+            else:
+                continue
+            seen[key] = entry
+    return list(seen.values())
+
+
+def _wireshark_keys(session: Session, inv: Invocation) -> Result:
+    from esplab.wireshark import esp_sa_file, tshark_command
+
+    path = Path(inv.args["file"])
+    entries = sa_entries(session)
+    if not entries:
+        raise NoSuchPacket("no ESP SA on any node yet", hint="add one with ip xfrm state add")
+    try:
+        text = esp_sa_file(entries)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise BadArgument(str(exc)) from exc
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CaptureFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    capture = inv.args["capture"] or "CAPTURE.pcapng"
+    command = tshark_command(capture, entries)  # type: ignore[arg-type]
+    return TextResult(
+        summary=f"{len(entries)} SA(s) written to {path}",
+        text=f"# {len(entries)} SA(s) written to {path} (copy it to ~/.config/wireshark/esp_sa)\n"
+        f"{command}",
+        data={"file": str(path), "sas": len(entries), "command": command},
+    )
+
+
+def _capture_complete(session: Session, words: list[str]) -> list[str]:
+    if not words:
+        return ["list", "show", "clear", "export", "import", "size"]
+    if words[0] in ("show", "clear") and len(words) == 1:
+        return session.lab.captures.taps()
+    if words[0] == "export" and len(words) >= 2:
+        return session.lab.captures.taps()
+    return []
+
+
+COMMANDS = (
+    Command(
+        name="capture",
+        summary="packets captured at every tap: list, show, clear, export to pcap(ng), import",
+        handler=_capture,
+        params=(Param("args", kind="rest", optional=True, metavar="ARGS"),),
+        usage_text="capture list | show TAP [N] | clear [TAP] | export FILE [TAP...] | "
+        "import FILE [TAP] | size [N]",
+        example="capture export run.pcapng wan.wire eip93.cdr",
+        complete=_capture_complete,
+    ),
+    Command(
+        name="wireshark-keys",
+        summary="write Wireshark's ESP SA table (esp_sa) for every SA, and the tshark command",
+        handler=_wireshark_keys,
+        params=(Param("file", help="output file"),
+                Param("capture", optional=True, help="the capture the command should read")),
+        example="wireshark-keys esp_sa run.pcapng",
+    ),
+)
