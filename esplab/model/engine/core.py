@@ -1,0 +1,225 @@
+"""Processing one command descriptor, from memory to memory (eip93.md 1.5 step 3).
+
+The engine reads only memory: the descriptor, then the SA record at ``sa_addr``,
+the state record at ``state_addr`` (skipped when it is 0, eip93.md 8.5), and the
+input at ``src_addr``. It writes the output at ``dst_addr``, the sequence number or
+replay window back into the SA record, the chaining values into the state record,
+and returns the 32-byte result descriptor for the RDR. A bus fault anywhere ends
+the job with ext error BUS, as on the hardware. Each step is a journey stage.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from esplab.layers.crypto_desc import HOST_READY, PE_READY
+from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
+from esplab.model.engine.algos import HashResume, Prng
+from esplab.model.engine.basic import basic
+from esplab.model.engine.espmode import esp_inbound, esp_outbound
+from esplab.model.engine.memory import BusFault, DmaMemory
+from esplab.model.engine.params import (
+    BUS,
+    DESC_OWNER,
+    INVALID_PK_LENGTH,
+    Job,
+    SAParams,
+    decode_sa,
+    fail,
+    status_names,
+)
+from esplab.model.journey import Stage
+
+__all__ = ["Engine", "EngineStats"]
+
+_DESC = struct.Struct("<8I")
+_SA_CACHE_MAX = 4096
+
+
+@dataclass
+class EngineStats:
+    """What the engine has done since probe (``eip93 stats``)."""
+
+    processed: int = 0
+    succeeded: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    esp_out: int = 0
+    esp_in: int = 0
+    basic: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class Engine:
+    """The processing half of the EIP-93: one descriptor in, one result out."""
+
+    memory: DmaMemory
+    prng: Prng
+    resume: HashResume = field(default_factory=HashResume)
+    node: str = "ap"
+    snapshots: bool = True
+    stats: EngineStats = field(default_factory=EngineStats)
+    last_error: str = ""
+    _records: dict[bytes, SAParams] = field(default_factory=dict, repr=False)
+
+    def learn_hmac_blocks(self, alg: str, *blocks: bytes) -> None:
+        """Speed path: remember key-xor-pad blocks so hashlib can continue their states
+        (see :class:`~esplab.model.engine.algos.HashResume`). Results do not change."""
+        for block in blocks:
+            self.resume.learn(alg, block)
+        self._records.clear()
+
+    def params(self, record: bytes) -> SAParams:
+        """The decoded SA, cached by the record's static bytes (all but 0x6C..0x7B)."""
+        key = record[:0x6C] + record[0x7C:]
+        p = self._records.get(key)
+        if p is None:
+            if len(self._records) >= _SA_CACHE_MAX:
+                self._records.clear()
+            p = self._records[key] = decode_sa(record, self.resume)
+        return p
+
+    def _stage(self, tap: str, decision: str, why: str, fidelity: Any, data: bytes | None,
+               kind: str, **meta: Any) -> Stage:
+        return Stage(tap, self.node, decision, why, fidelity, {},
+                     data if self.snapshots else None, kind, None, meta)
+
+    def process(self, cmd: bytes, slot: int) -> tuple[bytes, list[Stage]]:
+        """Run the command ``cmd`` (32 bytes from CDR slot ``slot``); return the result
+        descriptor's 32 bytes and the stages, in order."""
+        w0, src, dst, sa_addr, state_addr, arc4, user, w7 = _DESC.unpack(cmd)
+        length, bypass = w7 & 0xFFFFF, (w7 >> 24) * 4
+        stages = [self._stage(
+            "eip93.cdr", f"CDR[{slot}]: {length} bytes {src:#010x} -> {dst:#010x}, "
+            f"SA {sa_addr:#010x}", "commands are fetched in ring order (eip93.md 1.5 step 3)",
+            "C", cmd, "cdr", slot=slot)]
+        job, p = self._run(w0, src, dst, sa_addr, state_addr, length, bypass, w7, stages)
+        status = job.status
+        out_len = bypass + len(job.out) if job.out or not status else 0
+        result = _DESC.pack(
+            (w0 & 0xFC) | PE_READY | (job.pad_value & 0xFF) << 8 | status << 16
+            | (job.pad_count & 0xFF) << 24,
+            src, dst, sa_addr, state_addr, arc4, user,
+            (w7 & 0xFF000000) | PE_READY << 22 | (out_len & 0xFFFFF),
+        )
+        self._count(job, p, length)
+        names = status_names(status)
+        verdict = ", ".join(names) if names else "OK"
+        stages.append(self._stage(
+            "eip93.rdr", f"RDR[{slot}]: {verdict}, length {out_len}"
+            + (f": {job.detail}" if status else ""),
+            "the result goes to the RDR slot of the command's index, words 1-6 echoed "
+            "(eip93.md 1.5 step 3, 2.2)", "D", result, "rdr", slot=slot, errors=names,
+            choices=list(job.choices)))
+        return result, stages
+
+    def _run(self, w0: int, src: int, dst: int, sa_addr: int, state_addr: int, length: int,
+             bypass: int, w7: int, stages: list[Stage]) -> tuple[Job, SAParams | None]:
+        if w0 & 3 != HOST_READY or w7 >> 22 & 3 != HOST_READY:
+            return fail(DESC_OWNER, f"ownership bits {w0 & 3}/{w7 >> 22 & 3}, expected "
+                        f"HOST_READY (1) in word 0 and word 7", "desc-owner"), None
+        try:
+            record = self.memory.read(sa_addr, SA_RECORD_SIZE)
+        except BusFault:
+            return fail(BUS, f"sa_addr {sa_addr:#010x} is outside DMA memory"), None
+        p = self.params(record)
+        if p.error is not None:
+            stages.append(self._stage("eip93.sa", f"SA {sa_addr:#010x}: {p.error[1]}",
+                                      "sa_cmd0/sa_cmd1 decoded (eip93.md 3.2, 3.3)", "U", record,
+                                      "sa", choices=["reserved-codes", "not-modelled"]))
+            return fail(*p.error), p
+        state: bytes | None = None
+        if state_addr:
+            try:
+                state = self.memory.read(state_addr, STATE_RECORD_SIZE)
+            except BusFault:
+                return fail(BUS, f"state_addr {state_addr:#010x} is outside DMA memory"), p
+        if bypass > length:
+            return fail(INVALID_PK_LENGTH, f"bypass {bypass} bytes exceeds length {length}",
+                        "bypass"), p
+        tag_len = p.icv_len if p.opgroup == 0 and p.opcode == 1 and p.direction else 0
+        try:
+            data = self.memory.read(src, length + tag_len)
+        except BusFault:
+            return fail(BUS, f"src_addr {src:#010x} + {length + tag_len} bytes is outside DMA "
+                        "memory"), p
+        body = data[bypass:length]
+        window = record[0x6C:0x7C]
+        if p.opgroup == 1:
+            if p.direction:
+                job = esp_inbound(p, body, window, state, self.resume)
+            else:
+                seq = int.from_bytes(window[0:4], "little")
+                job = esp_outbound(p, w0, body, seq, state, self.prng, self.resume, src + bypass)
+        else:
+            job = basic(p, w0, body, data[length:], state, self.prng, self.resume,
+                        src + bypass)
+        self._snap_inputs(stages, p, sa_addr, record, state_addr, state, src, body, job)
+        if job.status and not job.out:
+            return job, p
+        try:
+            self.memory.write(dst, data[:bypass] + job.out)  # [U] bypass
+            if job.sa_write is not None:
+                self.memory.write(sa_addr + job.sa_write[0], job.sa_write[1])
+            if job.state is not None and state_addr:
+                self.memory.write(state_addr, job.state)
+        except BusFault as exc:
+            return fail(BUS, f"write of {exc.size} bytes at {exc.addr:#010x} is outside DMA "
+                        "memory"), p
+        stages.append(self._stage(
+            "eip93.out", f"{len(job.out)} bytes to {dst:#010x}: {job.detail}",
+            _OUT_WHY.get((p.opgroup, p.direction), _OUT_WHY[(0, 0)]), job.fidelity,
+            job.out, "raw", choices=list(job.choices), **job.meta))
+        return job, p
+
+    def _snap_inputs(self, stages: list[Stage], p: SAParams, sa_addr: int, record: bytes,
+                     state_addr: int, state: bytes | None, src: int, body: bytes,
+                     job: Job) -> None:
+        wrote = ""
+        if job.sa_write is not None:
+            wrote = f"; writes {job.sa_write[1][:4][::-1].hex()} back at +{job.sa_write[0]:#x}"
+        stages.append(self._stage(
+            "eip93.sa", f"SA {sa_addr:#010x}: {p.label}, SPI {p.spi:#010x}{wrote}",
+            "the SA record is read at sa_addr for every descriptor (eip93.md 1.3, 3.1, 4.6)",
+            "C" if p.opgroup == 0 else "D", record, "sa"))
+        if state is not None:
+            stages.append(self._stage(
+                "eip93.state", f"state {state_addr:#010x}"
+                + (": IV/digest written back" if job.state is not None else ""),
+                "the state record is read at state_addr, which 0 skips (eip93.md 3.4, 8.5)",
+                "D", state, "state"))
+        stages.append(self._stage(
+            "eip93.in", f"{len(body)} bytes from {src:#010x}",
+            "input read at src_addr, length from word 7 (eip93.md 2.3)", "C", body, "raw"))
+
+    def _count(self, job: Job, p: SAParams | None, length: int) -> None:
+        st = self.stats
+        st.processed += 1
+        st.bytes_in += length
+        if p is not None and p.error is None:
+            if p.opgroup == 1:
+                if p.direction:
+                    st.esp_in += 1
+                else:
+                    st.esp_out += 1
+            else:
+                st.basic += 1
+        if job.status:
+            names = status_names(job.status)
+            st.errors.update(n for n in names if n != "EXT_ERR")
+            self.last_error = f"{', '.join(names)}: {job.detail}"
+        else:
+            st.succeeded += 1
+            st.bytes_out += len(job.out)
+
+
+_OUT_WHY = {
+    (1, 0): "ESP built by the engine: SPI, seq, IV, pad, trailer, ICV (eip93.md 4.3)",
+    (1, 1): "ESP checked and opened by the engine: window, ICV, pad (eip93.md 4.4, 4.6)",
+    (0, 0): "basic mode: cipher and hash as the mainline driver programs them (eip93.md 3.5)",
+    (0, 1): "basic mode: hash-then-decrypt as the mainline driver programs it (eip93.md 3.5)",
+}
