@@ -1,0 +1,340 @@
+"""The Linux side of the EIP-93: probe, the ring protocol, offloaded SAs, flushes.
+
+:class:`EIP93Driver` is what the xfrm offload code of the JM series would call
+(airoha-dsa-xfrm.md 3.3, 3.10): ``state_add``/``state_delete`` program SA records in
+DMA memory, the per-packet methods build descriptors, hand them to the engine
+through the CDR and map the results (eip93.md 1.5, 2.2) to what XFRM sees. Every
+action returns journey stages in order: the driver's own on the tap
+``eip93.driver``, the engine's on ``eip93.cdr``, ``eip93.sa``, ``eip93.state``,
+``eip93.in``, ``eip93.out`` and ``eip93.rdr``.
+
+The per-packet datapaths live in :mod:`~esplab.model.engine.xmit` (crypto and
+packet offload) and :mod:`~esplab.model.engine.aead` (basic-mode ``authenc`` for
+``sw+aead``); the methods here are their entry points.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from typing import Any
+
+from esplab.errors import EngineError, KernelError, NotFound, RingFull
+from esplab.layers.crypto_desc import DESCRIPTOR_SIZE, PE_READY
+from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
+from esplab.model.engine import aead, xmit
+from esplab.model.engine import regs as R
+from esplab.model.engine.aead import AeadTfm
+from esplab.model.engine.choices import DriverSettings
+from esplab.model.engine.device import MAX_RING_ENTRIES, EIP93Device
+from esplab.model.engine.outcome import (
+    DMA_BUFFER_SIZE,
+    DriverStats,
+    Finish,
+    OffloadedSA,
+    Outcome,
+    StateAdd,
+    Ticket,
+)
+from esplab.model.journey import Stage
+
+__all__ = ["EIP93Driver"]
+
+_DESC = struct.Struct("<8I")
+_ZERO_WORD = bytes(4)
+
+class EIP93Driver:
+    """The EIP-93 driver on the EN7581, with its device.
+
+    ``probe`` runs the init sequence and sets up the rings (eip93.md 6.2); the lab
+    gets a probed driver from :func:`esplab.model.engine.new_eip93`.
+    """
+
+    def __init__(self, device: EIP93Device, settings: DriverSettings | None = None,
+                 seed: int = 0) -> None:
+        self.device = device
+        self.memory = device.memory
+        self.settings = settings or DriverSettings()
+        self.seed = seed
+        self.sw_rng = random.Random(seed ^ 0x5A1F)  # the kernel's IVs in sw+aead [M] sw-aead-iv
+        self.node = device.node
+        self.stats = DriverStats()
+        self.entries = 0
+        self.cdr = self.rdr = 0
+        self.head = 0  # next CDR slot the driver fills
+        self.tail = 0  # next RDR slot the driver reads
+        self.probed = False
+        self.sas: dict[tuple[int, str], OffloadedSA] = {}
+        self.tfms: dict[int, AeadTfm] = {}  # sw+aead transforms by handle
+        self._inflight: dict[int, Ticket] = {}
+        self._buffers: dict[int, int] = {}
+        self._done: list[Outcome] = []
+        self._next_handle = 1
+
+    # --- stages ------------------------------------------------------------------
+
+    def stage(self, decision: str, why: str, fidelity: Any = "D", *, drop: str | None = None,
+              data: bytes | None = None, kind: str = "raw", **meta: Any) -> Stage:
+        """A stage on the driver's tap ``eip93.driver``."""
+        keep = data if self.device.snapshots else None
+        return Stage("eip93.driver", self.node, decision, why, fidelity, {}, keep, kind, drop,
+                     meta)
+
+    @property
+    def snapshots(self) -> bool:
+        return self.device.snapshots
+
+    @snapshots.setter
+    def snapshots(self, on: bool) -> None:
+        self.device.set_snapshots(on)
+
+    # --- probe -------------------------------------------------------------------
+
+    def probe(self) -> list[Stage]:
+        """The mainline init sequence (eip93.md 6.2), then ring setup."""
+        dev = self.device
+        entries = self.settings.ring_entries
+        if not 1 <= entries <= MAX_RING_ENTRIES:
+            raise EngineError(
+                f"ring size {entries}: PE_RING_CONFIG (0x088) holds entries - 1 in bits 9:0",
+                valid=f"1..{MAX_RING_ENTRIES} entries",
+            )
+        revision = dev.read_reg(R.REVISION)
+        if revision & 0xFF != 0x5D:
+            raise KernelError("ENODEV", f"PE_REVISION {revision:#010x} is not an EIP-93",
+                              prefix="eip93 probe")
+        option1 = dev.read_reg(R.OPTION_1)
+        mode = R.CONFIG_MODE_ARM << 8 | R.CONFIG_EN_CDR_UPDATE
+        # Mainline resets with bits 0 and 2 (VND/vschagen: 0 and 1) [U] reset-ring-bit.
+        dev.write_reg(R.PE_CONFIG, mode | R.CONFIG_RESET_PE | 1 << 2)
+        dev.write_reg(R.PE_CONFIG, mode)
+        dev.write_reg(R.INT_CFG, 0)  # level, manual clear
+        clock = 1  # PE; the rest follow OPTION_1 as in mainline
+        clock |= 2 if option1 & 1 else 0  # DES
+        clock |= 4 if option1 & 4 else 0  # AES
+        clock |= 16 if option1 & 0xF0000 else 0  # hash
+        dev.write_reg(R.CLOCK_CTRL, clock)
+        dev.write_reg(R.BUF_THRESH, 128 | 128 << 16)
+        dev.write_reg(R.INT_CLR, 0xFFFFFFFF)
+        dev.write_reg(R.MASK_DISABLE, 0xFFFFFFFF)
+        # CDR threshold N - 32, RDR threshold 0, RD timeout 5 with TIMEOUT_EN (1.5 step 6).
+        dev.write_reg(R.RING_THRESH, max(entries - 32, 0) | 5 << 26 | 1 << 31)
+        size = entries * DESCRIPTOR_SIZE
+        if self.entries != entries:
+            for addr in (self.cdr, self.rdr):
+                if addr:
+                    self.memory.free(addr)
+            self.cdr = self.memory.allocate(size, label="CDR", pool="ring", align=4096)
+            self.rdr = self.memory.allocate(size, label="RDR", pool="ring", align=4096)
+        else:
+            self.memory.write(self.cdr, bytes(size))
+            self.memory.write(self.rdr, bytes(size))
+        dev.write_reg(R.CDR_BASE, self.cdr)
+        dev.write_reg(R.RDR_BASE, self.rdr)
+        dev.write_reg(R.RING_CONFIG, entries - 1)  # mainline writes no spacing
+        dev.write_reg(R.MASK_ENABLE, R.INT_RDR_THRESH)  # only the RDR threshold (1.5 step 6)
+        self.entries = entries
+        self.head = self.tail = 0
+        self._inflight.clear()
+        self._done.clear()
+        self.probed = True
+        major, minor, patch = revision >> 24 & 0xF, revision >> 20 & 0xF, revision >> 16 & 0xF
+        return [self.stage(
+            f"probe: EIP-93 {major}.{minor}.{patch}, OPTION_1 {option1:#010x}; CDR at "
+            f"{self.cdr:#010x}, RDR at {self.rdr:#010x}, {entries} entries",
+            "mainline init: reset, ring mode with CDR update, clocks from OPTION_1, buffer "
+            "thresholds 128/128, RDR-threshold interrupt only (eip93.md 6.2)", "C")]
+
+    # --- the ring protocol (eip93.md 1.5) -------------------------------------------
+
+    def buffer(self, slot: int) -> int:
+        """The DMA buffer of ring slot ``slot`` [M] dma-buffer."""
+        addr = self._buffers.get(slot)
+        if addr is None:
+            addr = self._buffers[slot] = self.memory.allocate(
+                DMA_BUFFER_SIZE, label=f"buffer {slot}", pool="buf", align=64)
+        return addr
+
+    @property
+    def free_slots(self) -> int:
+        return self.entries - len(self._inflight)
+
+    def next_slot(self) -> int:
+        """The slot the next submission takes; RingFull (counted) when none is free."""
+        if not self.probed:
+            raise EngineError("the EIP-93 driver is not probed", hint="call probe() first")
+        if len(self._inflight) >= self.entries:
+            self.stats.ring_full += 1
+            raise RingFull(
+                f"CDR full: {self.entries} descriptors in flight, the request is refused",
+                hint="drain the ring (poll) or resume the engine",
+            )
+        return self.head
+
+    def submit(self, words: tuple[int, ...], finish: Finish, stages: list[Stage],
+               **context: Any) -> Ticket:
+        """Write one command into the next CDR slot and kick the engine (1.5 step 2)."""
+        slot = self.next_slot()
+        offset = slot * DESCRIPTOR_SIZE
+        memory = self.memory
+        # Zero words 0 and 7 of the RDR slot first: no stale ready bits.
+        memory.write(self.rdr + offset, _ZERO_WORD)
+        memory.write(self.rdr + offset + 28, _ZERO_WORD)
+        memory.write(self.cdr + offset, _DESC.pack(*words))
+        ticket = Ticket(slot, finish, stages, context)
+        self._inflight[slot] = ticket
+        self.head = (slot + 1) % self.entries
+        self.stats.submitted += 1
+        self._route(self.device.write_reg(R.CD_COUNT, 1))
+        return ticket
+
+    def _route(self, stages: list[Stage]) -> None:
+        """Give engine stages to the ticket of their slot (each job starts at eip93.cdr)."""
+        ticket: Ticket | None = None
+        for stage in stages:
+            if stage.tap == "eip93.cdr":
+                ticket = self._inflight.get(stage.meta.get("slot", -1))
+            if ticket is not None:
+                ticket.stages.append(stage)
+
+    def poll(self) -> list[Outcome]:
+        """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
+        by one as mainline does; returns their outcomes (and any collected earlier)."""
+        done, self._done = self._done, []
+        dev, memory = self.device, self.memory
+        for _ in range(dev.read_reg(R.RD_COUNT)):
+            slot = self.tail
+            offset = slot * DESCRIPTOR_SIZE
+            result = memory.read(self.rdr + offset, DESCRIPTOR_SIZE)
+            words = _DESC.unpack(result)
+            if words[0] & 3 != PE_READY or words[7] >> 22 & 3 != PE_READY:
+                self.stats.not_ready += 1  # the driver would spin; the model stops here
+                break
+            ticket = self._inflight.pop(slot, None)
+            memory.write(self.cdr + offset, _ZERO_WORD)
+            memory.write(self.cdr + offset + 28, _ZERO_WORD)
+            self.tail = (slot + 1) % self.entries
+            self.stats.completed += 1
+            self._route(dev.write_reg(R.RD_COUNT, 1))
+            if ticket is None:
+                continue
+            outcome = ticket.outcome = ticket.finish(self, words, ticket)
+            outcome.slot = slot
+            outcome.result = result
+            done.append(outcome)
+        if not dev.read_reg(R.RD_COUNT) and dev.raw_int & R.INT_RDR_THRESH:
+            dev.write_reg(R.INT_CLR, R.INT_RDR_THRESH)  # tasklet end: clear, then unmask
+            dev.write_reg(R.MASK_ENABLE, R.INT_RDR_THRESH)
+        return done
+
+    def complete(self, ticket: Ticket) -> Outcome:
+        """Poll and return ``ticket``'s outcome, or a pending one while the engine holds it."""
+        for outcome in self.poll():
+            if outcome is not ticket.outcome:
+                self._done.append(outcome)
+        if ticket.outcome is not None:
+            return ticket.outcome
+        ticket.stages.append(self.stage(
+            f"slot {ticket.slot} queued: the engine has not finished it",
+            "results are read from the RDR when PE_RD_COUNT counts them (eip93.md 1.5)"))
+        return Outcome(False, stages=ticket.stages, slot=ticket.slot, pending=True,
+                       reason="pending")
+
+    def new_handle(self) -> int:
+        handle = self._next_handle
+        self._next_handle += 1
+        return handle
+
+    # --- offloaded SAs -------------------------------------------------------------
+
+    def state_add(self, **kwargs: Any) -> StateAdd:
+        """``xdo_dev_state_add`` for an ESP SA; see :func:`~esplab.model.engine.xmit.state_add`."""
+        return xmit.state_add(self, **kwargs)
+
+    def lookup(self, spi: int, direction: str | None = None) -> OffloadedSA:
+        """The offloaded SA with this SPI (and direction); NotFound lists the SPIs."""
+        for key in ((spi, direction),) if direction else ((spi, "out"), (spi, "in")):
+            sa = self.sas.get(key)
+            if sa is not None:
+                return sa
+        valid = [f"{s.spi:#x} ({s.direction})" for s in self.sas.values()]
+        raise NotFound(f"no offloaded SA with SPI {spi:#x}"
+                       + (f" ({direction})" if direction else ""), valid=valid)
+
+    def state_delete(self, sa: OffloadedSA) -> list[Stage]:
+        """``xdo_dev_state_delete`` + ``_free``: forget the SA and release its records."""
+        if self.sas.get(sa.key) is not sa:
+            raise NotFound(f"SA {sa.spi:#x} ({sa.direction}) is not offloaded",
+                           valid=[f"{s.spi:#x} ({s.direction})" for s in self.sas.values()])
+        del self.sas[sa.key]
+        self._release(sa)
+        return [self.stage(
+            f"xdo_dev_state_delete({sa.dev}, spi {sa.spi:#x}): SA record at {sa.sa_addr:#010x} "
+            "freed", "the driver stops using the SA and frees its records (airoha-dsa-xfrm.md "
+            "3.3)", "D")]
+
+    def _release(self, sa: OffloadedSA) -> None:
+        self.memory.write(sa.sa_addr, bytes(SA_RECORD_SIZE))
+        self.memory.free(sa.sa_addr)
+        if sa.state_addr:
+            self.memory.write(sa.state_addr, bytes(STATE_RECORD_SIZE))
+            self.memory.free(sa.state_addr)
+
+    def flush(self, why: str) -> tuple[list[OffloadedSA], list[Stage]]:
+        """Drop every offloaded SA (JM: EIP-93 reset or a DMA error flushes the port's SAs,
+        airoha-dsa-xfrm.md 3.10). Returns the flushed SAs and the stage saying so."""
+        flushed = list(self.sas.values())
+        self.sas.clear()
+        for sa in flushed:
+            self._release(sa)
+        self.stats.flushes += 1
+        names = ", ".join(f"{s.spi:#x} ({s.direction})" for s in flushed) or "none"
+        return flushed, [self.stage(
+            f"flush after {why}: {len(flushed)} offloaded SA(s): {names}",
+            "the JM series flushes all SAs of the port on an EIP-93 reset or a DMA error "
+            "(airoha-dsa-xfrm.md 3.10)", "C", flushed=[s.key for s in flushed])]
+
+    def reset(self) -> tuple[list[OffloadedSA], list[Stage]]:
+        """Reset the engine: in-flight work is lost, the rings are set up again and every
+        offloaded SA is flushed. Returns the flushed SAs and the stages."""
+        lost = len(self._inflight)
+        flushed, stages = self.flush("an EIP-93 reset")
+        stages += self.probe()
+        if lost:
+            stages.append(self.stage(f"{lost} descriptor(s) in flight were lost in the reset",
+                                     "a ring reset clears the engine's counts (eip93.md 6.1)"))
+        return flushed, stages
+
+    # --- datapaths (see xmit.py and aead.py) -----------------------------------------
+
+    def crypto_tx(self, sa: OffloadedSA, skb: bytes, **kwargs: Any) -> Outcome:
+        """Crypto offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
+        return xmit.esp_tx(self, sa, skb, "crypto", **kwargs)
+
+    def packet_tx(self, sa: OffloadedSA, skb: bytes, **kwargs: Any) -> Outcome:
+        """Packet offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
+        return xmit.esp_tx(self, sa, skb, "packet", **kwargs)
+
+    def rx(self, skb: bytes, **kwargs: Any) -> Outcome | None:
+        """Crypto or packet offload RX; see :func:`~esplab.model.engine.xmit.esp_rx`."""
+        return xmit.esp_rx(self, skb, **kwargs)
+
+    def aead_setkey(self, **kwargs: Any) -> AeadTfm:
+        """An ``authenc`` transform keyed on the engine; see :func:`~.aead.setkey`."""
+        return aead.setkey(self, **kwargs)
+
+    def aead_encrypt(self, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: bytes) -> Outcome:
+        """``crypto_aead_encrypt``; see :func:`~esplab.model.engine.aead.encrypt`."""
+        return aead.encrypt(self, tfm, assoc, iv, plain)
+
+    def aead_decrypt(self, tfm: AeadTfm, assoc: bytes, iv: bytes, sealed: bytes) -> Outcome:
+        """``crypto_aead_decrypt``; see :func:`~esplab.model.engine.aead.decrypt`."""
+        return aead.decrypt(self, tfm, assoc, iv, sealed)
+
+    def sw_aead_tx(self, tfm: AeadTfm, skb: bytes, **kwargs: Any) -> Outcome:
+        """The ``sw+aead`` datapath's TX; see :func:`~esplab.model.engine.aead.esp_output`."""
+        return aead.esp_output(self, tfm, skb, **kwargs)
+
+    def sw_aead_rx(self, tfm: AeadTfm, skb: bytes, **kwargs: Any) -> Outcome:
+        """The ``sw+aead`` datapath's RX; see :func:`~esplab.model.engine.aead.esp_input`."""
+        return aead.esp_input(self, tfm, skb, **kwargs)

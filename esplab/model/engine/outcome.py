@@ -1,0 +1,149 @@
+"""What the EIP-93 driver hands back: offloaded SAs, outcomes, counters, tickets."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from esplab.model.journey import Stage
+
+if TYPE_CHECKING:
+    from esplab.model.engine.driver import EIP93Driver
+
+__all__ = [
+    "DMA_BUFFER_SIZE",
+    "Direction",
+    "DriverStats",
+    "Finish",
+    "OffloadType",
+    "OffloadedSA",
+    "Outcome",
+    "SAStats",
+    "StateAdd",
+    "Ticket",
+]
+
+#: One DMA buffer per ring slot [M] dma-buffer.
+DMA_BUFFER_SIZE = 16384
+
+Direction = Literal["in", "out"]
+OffloadType = Literal["crypto", "packet"]
+
+
+@dataclass
+class SAStats:
+    """Per-SA counters, as ``xdo_dev_state_update_stats`` would report them."""
+
+    packets: int = 0
+    bytes: int = 0
+    integrity_failed: int = 0
+    replay: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class OffloadedSA:
+    """One xfrm state programmed into the engine (the driver's ``xso.offload_handle``)."""
+
+    handle: int
+    dev: str
+    direction: Direction
+    spi: int
+    mode: str
+    family: int
+    offload: OffloadType
+    enc: str
+    auth: str
+    icv_bits: int
+    sa_addr: int
+    state_addr: int
+    iv_size: int
+    stats: SAStats = field(default_factory=SAStats)
+
+    @property
+    def icv_len(self) -> int:
+        return self.icv_bits // 8
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return self.spi, self.direction
+
+    def describe(self) -> str:
+        return (f"{self.dev} {self.direction} SPI {self.spi:#010x} {self.mode} {self.offload} "
+                f"offload, {self.enc} + {self.auth}/{self.icv_bits}, SA at {self.sa_addr:#010x}")
+
+
+@dataclass
+class StateAdd:
+    """The answer of ``xdo_dev_state_add``: None or an errno name, and why."""
+
+    errno: str | None
+    reason: str
+    sa: OffloadedSA | None = None
+    stages: list[Stage] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.errno is None
+
+
+@dataclass
+class Outcome:
+    """What the driver made of one packet or crypto request.
+
+    ``data``: TX, the ESP packet for the wire; crypto RX, the packet with its ESP
+    header and IV and the trailer removed (``XFRM_ESP_NO_TRAILER``); packet RX, the
+    decapsulated packet; AEAD, the crypto API's output. ``status`` is the
+    ``xo->status`` name on RX; ``errno`` the crypto API error of an AEAD request;
+    ``mib`` the ``/proc/net/xfrm_stat`` counter bumped; ``errors`` the engine's
+    status names; ``flushed`` the SAs a DMA error flushed. ``pending`` means the
+    engine has not finished (it is paused); :meth:`EIP93Driver.poll` collects it later.
+    """
+
+    ok: bool
+    data: bytes = b""
+    stages: list[Stage] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    status: str = ""
+    errno: str | None = None
+    mib: str | None = None
+    reason: str | None = None
+    seq: int | None = None
+    next_header: int | None = None
+    flushed: list[OffloadedSA] = field(default_factory=list)
+    slot: int | None = None
+    pending: bool = False
+    result: bytes = b""
+
+
+@dataclass
+class DriverStats:
+    """Driver-wide counters (``eip93 stats``)."""
+
+    submitted: int = 0
+    completed: int = 0
+    ring_full: int = 0
+    not_ready: int = 0
+    tx_packets: int = 0
+    tx_errors: int = 0
+    rx_packets: int = 0
+    rx_errors: int = 0
+    flushes: int = 0
+    mib: Counter[str] = field(default_factory=Counter)
+
+
+#: Finishes one completed descriptor: (driver, result words, ticket) -> Outcome.
+Finish = Callable[["EIP93Driver", tuple[int, ...], "Ticket"], Outcome]
+
+
+@dataclass
+class Ticket:
+    """One descriptor in flight: its slot, what to do when it completes, its stages."""
+
+    slot: int
+    finish: Finish
+    stages: list[Stage]
+    context: dict[str, Any] = field(default_factory=dict)
+    outcome: Outcome | None = None

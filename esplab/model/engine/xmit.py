@@ -1,0 +1,428 @@
+"""ESP offload on the EIP-93: SA programming, crypto/packet TX and RX.
+
+``state_add`` is the JM series' ``xdo_dev_state_add`` (airoha-dsa-xfrm.md 3.10): it
+refuses with EOPNOTSUPP what the engine or the driver cannot do, and otherwise
+programs the vschagen SA record (eip93.md 4.1) at a DMA address.
+
+TX takes the skb as the kernel hands it to the driver: outer IP header(s), the ESP
+header (SPI and, for crypto offload, the kernel's sequence number), room for the IV,
+and the plaintext payload. The engine writes the ESP packet from the header on
+(eip93.md 4.2, 4.3); the driver fixes the IP length. RX takes the received packet,
+finds the SA by SPI, lets the engine check and decrypt the ESP in place (4.4) and
+maps the status to ``xo->status`` and the XFRM counters (3.8, 3.10).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from esplab.errors import BadArgument, RingFull
+from esplab.layers.sa_record import ESP_AUTH_ALGOS, ESP_CRYPT_ALGOS, SA_RECORD_SIZE, EIP93SARecord
+from esplab.model.engine.algos import hmac_pad_blocks
+from esplab.model.engine.outcome import DMA_BUFFER_SIZE, OffloadedSA, Outcome, StateAdd, Ticket
+from esplab.model.engine.params import status_names
+from esplab.model.engine.regs import OPTION_1
+from esplab.model.esp_ip import inner_set_ce_and_dscp, ipv4_fix
+from esplab.model.journey import Stage
+from esplab.model.xfrm.algos import algorithm
+
+if TYPE_CHECKING:
+    from esplab.model.engine.driver import EIP93Driver
+
+__all__ = [
+    "AUTH_ALGOS",
+    "ENC_ALGOS",
+    "esp_rx",
+    "esp_tx",
+    "fix_outer",
+    "locate_esp",
+    "rx_status",
+    "state_add",
+]
+
+_U32 = 0xFFFFFFFF
+_ESP = 50
+_V6_EXT = frozenset({0, 43, 44, 60})  # hop-by-hop, routing, fragment, destination options
+
+#: Kernel name -> (Scapy name for EIP93SARecord.for_esp, OPTION_1 bit it needs).
+ENC_ALGOS = {
+    "cbc(aes)": ("AES-CBC", 2),
+    "rfc3686(ctr(aes))": ("AES-CTR", 2),
+    "cbc(des3_ede)": ("3DES", 0),
+    "cbc(des)": ("DES", 0),
+    "ecb(cipher_null)": ("NULL", None),
+}
+AUTH_ALGOS = {
+    "hmac(md5)": ("HMAC-MD5-96", 16),
+    "hmac(sha1)": ("HMAC-SHA1-96", 17),
+    "hmac(sha256)": ("SHA2-256-128", 19),
+}
+_AES_KEY_BITS = {24: 14, 32: 15}  # OPTION_1 bits for AES-192/256 (13 is AES-128)
+
+# Engine errors the JM driver reports as a malformed packet [M] rx-status-map.
+_MALFORMED = frozenset({"PAD_ERR", "INVALID_PK_LENGTH", "BLOCK_SIZE_ERR", "SPI", "ZERO_LENGTH"})
+_TX_WHY = ("the engine builds SPI, sequence, IV, padding, trailer and ICV from the payload "
+           "(eip93.md 4.2, 4.3; airoha-dsa-xfrm.md 3.10)")
+_RX_WHY = "the engine checks and decrypts the ESP in place (eip93.md 4.2, 4.4)"
+
+
+# --- skb helpers ---------------------------------------------------------------------
+
+
+def locate_esp(skb: bytes) -> tuple[int, int]:
+    """(offset of the ESP header, offset of the byte that names it) in an IP packet."""
+    if len(skb) >= 20 and skb[0] >> 4 == 4:
+        off = (skb[0] & 0xF) * 4
+        if off >= 20 and skb[9] == _ESP and len(skb) >= off + 8:
+            return off, 9
+    elif len(skb) >= 40 and skb[0] >> 4 == 6:
+        off, nh_off, nh = 40, 6, skb[6]
+        while nh in _V6_EXT and off + 8 <= len(skb):
+            size = 8 if nh == 44 else (skb[off + 1] + 1) * 8
+            nh_off, nh = off, skb[off]
+            off += size
+        if nh == _ESP and len(skb) >= off + 8:
+            return off, nh_off
+    raise BadArgument("not an ESP packet: no IPv4/IPv6 header followed by ESP (protocol 50)",
+                      valid="an IP packet whose (last extension) header names protocol 50")
+
+
+def fix_outer(head: bytes, esp_len: int) -> bytes:
+    """The headers in front of ESP with the length (and IPv4 checksum) for ``esp_len``."""
+    if head[0] >> 4 == 4:
+        return ipv4_fix(head, len(head) + esp_len, head[9])
+    return head[:4] + (len(head) - 40 + esp_len).to_bytes(2, "big") + head[6:]
+
+
+def _decap(head: bytes, nh_off: int, payload: bytes, next_header: int, tunnel: bool) -> bytes:
+    """Packet offload RX: what the hardware hands up (airoha-dsa-xfrm.md 3.2) [M]."""
+    if tunnel:
+        ds = head[1] if head[0] >> 4 == 4 else (int.from_bytes(head[0:2], "big") >> 4) & 0xFF
+        # RFC 6040 decapsulation as the kernel's software path does by default.
+        return inner_set_ce_and_dscp(payload, ds, ecn=True, dscp=False)
+    if head[0] >> 4 == 4:
+        return ipv4_fix(head, len(head) + len(payload), next_header) + payload
+    fixed = bytearray(head)
+    fixed[nh_off] = next_header
+    fixed[4:6] = (len(head) - 40 + len(payload)).to_bytes(2, "big")
+    return bytes(fixed) + payload
+
+
+# --- xdo_dev_state_add ------------------------------------------------------------------
+
+
+def _refuse(drv: EIP93Driver, errno: str, what: str, dev: str, spi: int) -> StateAdd:
+    stage = drv.stage(f"xdo_dev_state_add({dev}, spi {spi:#x}): {errno} ({what})",
+                      "the JM series refuses what the EIP-93 backend cannot offload "
+                      "(airoha-dsa-xfrm.md 3.10)", "C", drop=errno)
+    return StateAdd(errno, what, None, [stage])
+
+
+def state_add(
+    drv: EIP93Driver,
+    *,
+    dev: str = "wan",
+    direction: str,
+    spi: int,
+    mode: str = "transport",
+    enc: str | None = None,
+    enc_key: bytes = b"",
+    auth: str | None = None,
+    auth_key: bytes = b"",
+    auth_trunc_bits: int | None = None,
+    aead: str | None = None,
+    offload: str = "crypto",
+    family: int = 4,
+    encap: bool = False,
+    esn: bool = False,
+    tfcpad: int = 0,
+) -> StateAdd:
+    """Offload one ESP SA given kernel-style parameters (``ip xfrm state add ... offload``).
+
+    Algorithms are kernel names (``cbc(aes)``, ``rfc3686(ctr(aes))``, ``cbc(des3_ede)``,
+    ``cbc(des)``, ``ecb(cipher_null)``; ``hmac(md5|sha1|sha256)``); keys as the kernel
+    holds them (RFC 3686: key + 4-byte nonce); ``auth_trunc_bits`` the ICV truncation
+    (kernel default 96). Refusals come back as ``errno`` "EOPNOTSUPP" (crypto offload
+    then stays in software), "EINVAL" for a key the cipher rejects, "EEXIST" for an
+    SPI and direction already offloaded.
+    """
+    def refuse(errno: str, what: str) -> StateAdd:
+        return _refuse(drv, errno, what, dev, spi)
+
+    if not drv.probed:
+        return refuse("EOPNOTSUPP", "the EIP-93 backend is not present")
+    if offload not in ("crypto", "packet"):
+        return refuse("EOPNOTSUPP", f"offload type {offload!r}; valid: crypto, packet")
+    if direction not in ("in", "out"):
+        return refuse("EOPNOTSUPP", f"direction {direction!r}; valid: in, out")
+    if family not in (4, 6):
+        return refuse("EOPNOTSUPP", f"address family {family}; valid: 4, 6")
+    if mode not in ("transport", "tunnel"):
+        return refuse("EOPNOTSUPP", f"mode {mode}; valid: transport, tunnel")
+    if encap:
+        return refuse("EOPNOTSUPP", "NAT-T (UDP encapsulation) is not offloaded")
+    if tfcpad:
+        return refuse("EOPNOTSUPP", "TFC padding is not offloaded")
+    if aead is not None:
+        return refuse("EOPNOTSUPP", f"AEAD {aead} is not offloaded: the EIP-93 has no GCM")
+    if enc is None or auth is None:
+        return refuse("EOPNOTSUPP", "the SA needs both an encryption and an auth algorithm")
+    if esn:
+        return refuse("EOPNOTSUPP", "ESN is not offloaded: OPTION_0 has no ESN")
+    option1 = drv.device.read_reg(OPTION_1)
+    if enc not in ENC_ALGOS:
+        return refuse("EOPNOTSUPP", f"encryption {enc}; valid: {', '.join(ENC_ALGOS)}")
+    if auth not in AUTH_ALGOS:
+        return refuse("EOPNOTSUPP", f"auth {auth}; valid: {', '.join(AUTH_ALGOS)}")
+    crypt_name, enc_bit = ENC_ALGOS[enc]
+    auth_name, auth_bit = AUTH_ALGOS[auth]
+    aes_bit = _AES_KEY_BITS.get(len(enc_key) - (4 if enc.startswith("rfc3686") else 0))
+    for bit in (enc_bit, auth_bit, aes_bit if enc_bit == 2 else None):
+        if bit is not None and not option1 >> bit & 1:
+            return refuse("EOPNOTSUPP", f"OPTION_1 bit {bit} is clear: this engine lacks it")
+    bits = algorithm(auth).default_icv_bits if auth_trunc_bits is None else auth_trunc_bits
+    digest_bits = 8 * hashlib.new(ESP_AUTH_ALGOS[auth_name].algorithm).digest_size
+    if bits % 32 or not 32 <= bits <= digest_bits:
+        return refuse("EOPNOTSUPP", f"ICV of {bits} bits; the engine counts ICVs in words: "
+                      f"valid: 32, 64, ... {digest_bits}")
+    if (spi, direction) in drv.sas:
+        return refuse("EEXIST", f"SPI {spi:#x} {direction} is offloaded already")
+    try:
+        record = EIP93SARecord.for_esp(
+            direction, spi=spi, crypt_algo=crypt_name, crypt_key=enc_key, auth_algo=auth_name,
+            auth_key=auth_key, icv_size=bits // 8, mode=mode)
+    except ValueError as exc:
+        return refuse("EINVAL", str(exc))
+    memory = drv.memory
+    sa_addr = memory.allocate(SA_RECORD_SIZE, label=f"SA {spi:#x} {direction}", pool="sa",
+                              align=128)
+    raw = bytes(record)
+    alg = ESP_AUTH_ALGOS[auth_name].algorithm
+    drv.device.engine.learn_hmac_blocks(alg, *hmac_pad_blocks(alg, auth_key))
+    memory.write(sa_addr, raw)
+    state_addr = 0
+    if drv.settings.esp_state_record:  # [M] esp-state-record
+        state_addr = memory.allocate(56, label=f"state {spi:#x} {direction}", pool="state")
+    sa = OffloadedSA(
+        handle=drv.new_handle(), dev=dev, direction="in" if direction == "in" else "out",
+        spi=spi, mode=mode, family=family, offload="packet" if offload == "packet" else "crypto",
+        enc=enc, auth=auth, icv_bits=bits, sa_addr=sa_addr, state_addr=state_addr,
+        iv_size=ESP_CRYPT_ALGOS[crypt_name].iv_size,
+    )
+    drv.sas[sa.key] = sa
+    stage = drv.stage(
+        f"xdo_dev_state_add({dev}, spi {spi:#x}): SA record at {sa_addr:#010x}",
+        f"{direction}bound {mode} {offload} offload, {enc} + {auth}/{bits}: sa_cmd0 "
+        f"{record.sa_cmd0:#010x}, sa_cmd1 {record.sa_cmd1:#010x} as the vschagen ESP offload "
+        "programs them (eip93.md 4.1)", "D", data=raw, kind="sa", handle=sa.handle)
+    return StateAdd(None, "offloaded", sa, [stage])
+
+
+# --- TX -------------------------------------------------------------------------------
+
+
+def _drop(drv: EIP93Driver, stages: list[Stage], reason: str, what: str, mib: str | None,
+          **fields: Any) -> Outcome:
+    stages.append(drv.stage(what, fields.pop("why", "the driver drops the packet"),
+                            fields.pop("fidelity", "D"), drop=reason))
+    if mib is not None:
+        drv.stats.mib[mib] += 1
+    return Outcome(False, stages=stages, reason=reason, mib=mib, **fields)
+
+
+def esp_tx(
+    drv: EIP93Driver,
+    sa: OffloadedSA,
+    skb: bytes,
+    offload: str,
+    *,
+    proto: int,
+    esp_offset: int | None = None,
+    iv: bytes | None = None,
+) -> Outcome:
+    """Transmit one packet on an outbound SA: crypto offload (the kernel's sequence
+    number goes on the wire [M] crypto-tx-seq) or packet offload (the engine's own).
+
+    ``skb``: headers, ESP header, IV room and payload (module docstring); ``proto``
+    the next header (``xo->proto``); ``iv`` pins the engine's IV for this packet.
+    """
+    if sa.direction != "out":
+        raise BadArgument(f"SA {sa.spi:#x} is inbound; TX needs an outbound SA")
+    if sa.offload != offload:
+        raise BadArgument(f"SA {sa.spi:#x} is a {sa.offload} offload SA, not {offload}")
+    if iv is not None and len(iv) != sa.iv_size:
+        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for {sa.enc}")
+    off = locate_esp(skb)[0] if esp_offset is None else esp_offset
+    start = off + 8 + sa.iv_size
+    if len(skb) < start:
+        raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
+    length = len(skb) - start
+    stages = [drv.stage(f"{offload} TX SPI {sa.spi:#x}: {length} bytes, next header {proto}",
+                        "the driver maps the skb: src = payload, dst = ESP header "
+                        "(eip93.md 4.2)", "C" if offload == "crypto" else "M")]
+    mib = "XfrmOutStateProtoError" if offload == "crypto" else None
+    if drv.sas.get(sa.key) is not sa:
+        return _drop(drv, stages, "no-state", f"SA {sa.spi:#x} is no longer offloaded", mib)
+    if len(skb) + 256 + 2 + sa.icv_len > DMA_BUFFER_SIZE:
+        return _drop(drv, stages, "EMSGSIZE", f"{len(skb)} bytes do not fit a DMA buffer", mib,
+                     fidelity="M")
+    try:
+        slot = drv.next_slot()
+    except RingFull as exc:
+        drv.stats.tx_errors += 1
+        return _drop(drv, stages, "ring-full", str(exc), mib)
+    buf = drv.buffer(slot)
+    memory = drv.memory
+    memory.write(buf, skb)
+    if offload == "crypto" and drv.settings.crypto_tx_seq == "sync":
+        seq = int.from_bytes(skb[off + 4 : off + 8], "big")
+        memory.write(sa.sa_addr + 0x6C, ((seq - 1) & _U32).to_bytes(4, "little"))
+    if iv is not None:
+        drv.device.engine.prng.pin(iv, buf + start)
+    words = (0x02000011 | (proto & 0xFF) << 8, buf + start, buf + off, sa.sa_addr,
+             sa.state_addr, 0, 0x50000 | sa.handle & 0xFFFF, 0x00400000 | length)
+    ticket = drv.submit(words, _tx_finish, stages, sa=sa, head=skb[:off], at=buf + start,
+                        offload=offload, length=length)
+    return drv.complete(ticket)
+
+
+def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
+    ctx = ticket.context
+    sa: OffloadedSA = ctx["sa"]
+    drv.device.engine.prng.unpin(ctx["at"])
+    status = words[0] >> 16 & 0xFF
+    if status:
+        names = status_names(status)
+        sa.stats.errors.update(names)
+        drv.stats.tx_errors += 1
+        crypto = ctx["offload"] == "crypto"
+        outcome = _drop(drv, ticket.stages, names[-1], f"TX failed: {', '.join(names)}",
+                        "XfrmOutStateProtoError" if crypto else None, errors=names,
+                        why="JM: engine errors on TX count as XfrmOutStateProtoError "
+                        "(airoha-dsa-xfrm.md 3.10)" if crypto else "packet offload: the "
+                        "driver counts the error for update_stats [M] packet-offload")
+        if "BUS" in names:
+            outcome.flushed, more = drv.flush("a DMA error")
+            ticket.stages += more
+        return outcome
+    esp = drv.memory.read(words[2], words[7] & 0xFFFFF)
+    packet = fix_outer(ctx["head"], len(esp)) + esp
+    seq = int.from_bytes(esp[4:8], "big")
+    sa.stats.packets += 1
+    sa.stats.bytes += ctx["length"]
+    drv.stats.tx_packets += 1
+    ticket.stages.append(drv.stage(
+        f"TX done: ESP seq {seq}, {len(esp)} bytes; IP length set to {len(packet)}",
+        "the driver sets the IP length from the result length and resumes xfrm "
+        "(eip93.md 4.3)", "D", data=packet, kind="ip"))
+    return Outcome(True, packet, ticket.stages, seq=seq, status="CRYPTO_SUCCESS")
+
+
+# --- RX -------------------------------------------------------------------------------
+
+
+def rx_status(names: list[str], sa: OffloadedSA) -> tuple[str, str | None]:
+    """(``xo->status`` name, XFRM counter) for engine errors on RX (airoha-dsa-xfrm.md 3.10:
+    bad ICV -> auth failed; malformed -> invalid packet syntax; other -> generic).
+
+    ``xfrm_input`` counts an auth failure (and CRYPTO_INVALID_PROTOCOL) as
+    XfrmInStateProtoError and every other failure as XfrmInBufferError (3.8). Packet
+    offload bypasses ``xfrm_input``: no counter, only the SA's statistics (3.2).
+    """
+    if "AUTH_ERR" in names:
+        status = f"CRYPTO_{'TUNNEL' if sa.mode == 'tunnel' else 'TRANSPORT'}_ESP_AUTH_FAILED"
+        mib = "XfrmInStateProtoError"
+    elif _MALFORMED.intersection(names):
+        status, mib = "CRYPTO_INVALID_PACKET_SYNTAX", "XfrmInBufferError"  # [M] rx-status-map
+    else:
+        status, mib = "CRYPTO_GENERIC_ERROR", "XfrmInBufferError"
+    return status, None if sa.offload == "packet" else mib
+
+
+def esp_rx(
+    drv: EIP93Driver, skb: bytes, *, dev: str = "wan", esp_offset: int | None = None
+) -> Outcome | None:
+    """Receive one packet: None when the driver does not handle it (not ESP, a fragment,
+    no inbound SA offloaded to ``dev`` for its SPI), so software XFRM takes it; else
+    the outcome of decrypting it on the engine (airoha-dsa-xfrm.md 3.2, 3.10)."""
+    if esp_offset is None:
+        try:
+            off, nh_off = locate_esp(skb)
+        except BadArgument:
+            return None
+    else:
+        off, nh_off = esp_offset, 9 if skb[:1] and skb[0] >> 4 == 4 else 6
+    if skb[0] >> 4 == 4 and int.from_bytes(skb[6:8], "big") & 0x3FFF:
+        return None  # JM rejects fragments: software reassembles and decrypts
+    if skb[0] >> 4 == 4:
+        skb = skb[: int.from_bytes(skb[2:4], "big")]  # drop link-layer padding
+    spi = int.from_bytes(skb[off : off + 4], "big")
+    sa = drv.sas.get((spi, "in"))
+    if sa is None or sa.dev != dev:
+        return None
+    esp = skb[off:]
+    stages = [drv.stage(f"{sa.offload} RX SPI {spi:#x}: {len(esp)} bytes of ESP",
+                        "the driver looks up the inbound SA by SPI on this device and maps the "
+                        "ESP in place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)",
+                        "C" if sa.offload == "crypto" else "M")]
+    if len(esp) > DMA_BUFFER_SIZE:
+        drv.stats.rx_errors += 1
+        return _drop(drv, stages, "EMSGSIZE", f"{len(esp)} bytes do not fit a DMA buffer",
+                     rx_status(["PROCESSING"], sa)[1], fidelity="M")
+    try:
+        slot = drv.next_slot()
+    except RingFull as exc:
+        drv.stats.rx_errors += 1
+        return _drop(drv, stages, "ring-full", str(exc), rx_status([], sa)[1])
+    buf = drv.buffer(slot)
+    drv.memory.write(buf, esp)
+    words = (0x02000011, buf, buf, sa.sa_addr, sa.state_addr, 0, 0x60000 | sa.handle & 0xFFFF,
+             0x00400000 | len(esp))
+    ticket = drv.submit(words, _rx_finish, stages, sa=sa, head=skb[:off], nh_off=nh_off)
+    return drv.complete(ticket)
+
+
+def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
+    ctx = ticket.context
+    sa: OffloadedSA = ctx["sa"]
+    status = words[0] >> 16 & 0xFF
+    seq = None
+    if status:
+        names = status_names(status)
+        xo_status, mib = rx_status(names, sa)
+        sa.stats.errors.update(names)
+        sa.stats.integrity_failed += "AUTH_ERR" in names
+        sa.stats.replay += "SEQNUM_ERR" in names
+        drv.stats.rx_errors += 1
+        outcome = _drop(drv, ticket.stages, names[-1], f"RX failed: {', '.join(names)} -> "
+                        f"{xo_status}" + (f", {mib}" if mib else ""), mib, errors=names,
+                        status=xo_status, why="engine status mapped to xo->status "
+                        "(airoha-dsa-xfrm.md 3.8, 3.10) [M] rx-status-map")
+        if "BUS" in names:
+            outcome.flushed, more = drv.flush("a DMA error")
+            ticket.stages += more
+        return outcome
+    out = drv.memory.read(words[2], words[7] & 0xFFFFF)
+    next_header = words[0] >> 8 & 0xFF
+    seq = int.from_bytes(out[4:8], "big")
+    payload = out[8 + sa.iv_size :]
+    sa.stats.packets += 1
+    sa.stats.bytes += len(payload)
+    drv.stats.rx_packets += 1
+    if sa.offload == "crypto":
+        data = ctx["head"] + out
+        what = (f"RX done: seq {seq}, next header {next_header}, {len(payload)} bytes; "
+                "CRYPTO_DONE, CRYPTO_SUCCESS, trailer removed")
+        why = ("crypto offload: the kernel does the replay check, strips header and IV and "
+               "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
+        fidelity = "D"
+    else:
+        data = _decap(ctx["head"], ctx["nh_off"], payload, next_header, sa.mode == "tunnel")
+        what = f"RX done: seq {seq}, next header {next_header}; decapsulated, {len(data)} bytes"
+        why = ("packet offload: the hardware checks replay and decapsulates; the policy check "
+               "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload")
+        fidelity = "M"
+    ticket.stages.append(drv.stage(what, why, fidelity, data=data, kind="ip"))
+    return Outcome(True, data, ticket.stages, status="CRYPTO_SUCCESS", seq=seq,
+                   next_header=next_header)
