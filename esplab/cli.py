@@ -3,7 +3,9 @@
 * ``esplab``: the interactive REPL (when stdin is a terminal);
 * ``esplab -c "CMD; CMD"``: run commands and exit, non-zero if one failed;
 * ``echo CMD | esplab``: commands from a non-terminal stdin, one per line;
-* ``esplab --version``, ``esplab --help``.
+* ``esplab --version``, ``esplab --help``;
+* ``esplab SUBCOMMAND ...``: ``run``/``check`` lab files, ``decode``/``diagnose``
+  captures from a board (each subcommand has its own ``--help``).
 
 Exit codes: 0 success; 1 a command (or lab step) failed; 2 usage errors or a bad file.
 Heavy modules are imported only by the path that needs them, so ``--version``
@@ -26,6 +28,30 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
+# Subcommands live in their own modules, imported only when used:
+# name -> (module, function taking argv and returning the exit code, one-line help).
+SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("esplab.lab.cli", "main_run", "run lab files (exit 1 when a step fails)"),
+    "check": ("esplab.lab.cli", "main_check", "check lab files without running them"),
+    "decode": ("esplab.capfile.cli", "main_decode", "decode ESP in a capture, given the SAs"),
+    "diagnose": ("esplab.capfile.cli", "main_diagnose",
+                 "explain ICV failures in a capture by known driver mistakes"),
+}
+
+
+def _subcommand(name: str, argv: Sequence[str]) -> int:
+    import importlib
+
+    module_name, func_name, _ = SUBCOMMANDS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        print(f"esplab: '{name}' is not available in this build", file=sys.stderr)
+        return EXIT_USAGE
+    result: int = getattr(module, func_name)(list(argv))
+    return result
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="esplab",
@@ -34,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
             "through an emulated Airoha EN7581 with an EIP-93 packet engine, and watch "
             "every stage."
         ),
-        epilog="With no arguments and a terminal, esplab opens its REPL; 'help' lists commands.",
+        epilog="With no arguments and a terminal, esplab opens its REPL; 'help' lists commands. "
+        "Subcommands: "
+        + "; ".join(f"esplab {name} ({text})" for name, (_, _, text) in SUBCOMMANDS.items()),
     )
     parser.add_argument("--version", action="version", version=f"esplab {__version__}")
     parser.add_argument(
@@ -56,9 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in SUBCOMMANDS:
+        return _subcommand(args_list[0], args_list[1:])
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
 

@@ -1,0 +1,1 @@
+"""Real captures: decode and diagnose ESP traffic from a board, given its SAs."""
