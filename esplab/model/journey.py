@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIDELITY",
-    "Fidelity",
     "Captured",
     "Captures",
+    "Fidelity",
     "Journey",
     "JourneyLog",
     "Stage",

@@ -86,7 +86,7 @@ def test_import_garbage_and_truncated(tmp_path: Path) -> None:
         s.execute(f"capture import {bad}")
     cut = tmp_path / "cut.pcap"
     cut.write_bytes(good.read_bytes()[:-20])
-    with pytest.raises(CaptureFileError, match="1 packet.s. were imported"):
+    with pytest.raises(CaptureFileError, match=r"1 packet.s. were imported"):
         s.execute(f"capture import {cut} cut")
     assert s.lab.captures.counts()["cut"] == 1
 
