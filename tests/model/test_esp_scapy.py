@@ -90,10 +90,10 @@ class ScapySA:
         self.sa = sa
 
     def encrypt(self, p: Packet, **kw: Any) -> bytes:
-        return bytes(self.sa.encrypt(p, **kw))  # type: ignore[no-untyped-call]
+        return bytes(self.sa.encrypt(p, **kw))
 
     def decrypt(self, p: Packet) -> bytes:
-        return bytes(self.sa.decrypt(p))  # type: ignore[no-untyped-call]
+        return bytes(self.sa.decrypt(p))
 
 
 def scapy_sa(
@@ -113,7 +113,7 @@ def scapy_sa(
         # The kernel (and esplab) copy an IPv6 inner flow label to an IPv6 outer header.
         src, dst = OUTER[outer]
         th = IP(src=src, dst=dst) if outer == 4 else IPv6(src=src, dst=dst, fl=flow)
-    sa = SecurityAssociation(  # type: ignore[no-untyped-call]
+    sa = SecurityAssociation(
         ESP,
         spi=spi,
         seq_num=seq_num,
