@@ -156,8 +156,9 @@ class EIP93Driver:
         return addr
 
     @property
-    def free_slots(self) -> int:
-        return self.entries - len(self._inflight)
+    def in_flight(self) -> int:
+        """Descriptors submitted whose results the driver has not consumed."""
+        return len(self._inflight)
 
     def next_slot(self) -> int:
         """The slot the next submission takes; RingFull (counted) when none is free."""
@@ -240,6 +241,16 @@ class EIP93Driver:
         return Outcome(False, stages=ticket.stages, slot=ticket.slot, pending=True,
                        reason="pending")
 
+    def pause(self) -> None:
+        """Stop the engine after the current descriptor: submissions queue up in the CDR."""
+        self.device.running = False
+
+    def resume(self) -> list[Outcome]:
+        """Let the engine run again; returns the outcomes it completes."""
+        self.device.running = True
+        self._route(self.device.run())
+        return self.poll()
+
     def new_handle(self) -> int:
         handle = self._next_handle
         self._next_handle += 1
@@ -274,11 +285,12 @@ class EIP93Driver:
             "3.3)", "D")]
 
     def _release(self, sa: OffloadedSA) -> None:
-        self.memory.write(sa.sa_addr, bytes(SA_RECORD_SIZE))
-        self.memory.free(sa.sa_addr)
-        if sa.state_addr:
-            self.memory.write(sa.state_addr, bytes(STATE_RECORD_SIZE))
-            self.memory.free(sa.state_addr)
+        """Zero and free the SA's records (whatever of them is still allocated)."""
+        for addr, size in ((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE)):
+            region = self.memory.region(addr, size) if addr else None
+            if region is not None and region.base == addr:
+                self.memory.write(addr, bytes(size))
+                self.memory.free(addr)
 
     def flush(self, why: str) -> tuple[list[OffloadedSA], list[Stage]]:
         """Drop every offloaded SA (JM: EIP-93 reset or a DMA error flushes the port's SAs,

@@ -142,7 +142,7 @@ class SAParams:
     error: tuple[int, str] | None = None
     alg: str | None = None  # hashstate name, None for hash NULL
     icv_len: int = 0  # digest_length in bytes (0 means 3 words)
-    block: int = 1  # cipher block size (1: NULL, stream)
+    block: int = 1  # cipher block size for lengths and padding (1: NULL and CTR)
     engine: BlockCipher | None = None
     i_state: tuple[int, ...] = ()
     o_state: tuple[int, ...] = ()
@@ -231,7 +231,7 @@ def decode_sa(record: bytes, resume: HashResume) -> SAParams:
     if p.cipher != 15:
         size = {0: 8, 1: 24, 3: p.aes_key_length * 8}[p.cipher]
         p.engine = BlockCipher(p.cipher, p.key[:size])
-        p.block = p.engine.block
+        p.block = 1 if p.cipher_mode == 2 else p.engine.block  # CTR is a stream: no blocks
     if p.hash != 15:
         alg = p.alg = HASH_ALGORITHMS[p.hash]
         p.icv_len = 4 * (p.digest_length or 3)
