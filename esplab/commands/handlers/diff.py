@@ -1,0 +1,295 @@
+"""diff A B [--ignore FIELD,...]: two packets compared field by field and byte by byte.
+
+A and B are captured packets (``wan.wire#3``, or a tap for its last packet),
+names given with ``let``, packet expressions, or hex. When a packet carries ESP
+whose SPI belongs to a state on some node, the comparison goes through the
+encryption: IV, padding, pad length, next header and ICV, then the inner layers
+(:func:`esplab.diff.diff_packets`). ``compare`` builds on :func:`build_diff`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from esplab.commands.parser import Invocation
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import Result, TableResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, EsplabError, NoSuchPacket, PacketExpressionError
+
+if TYPE_CHECKING:
+    from scapy.packet import Packet
+
+    from esplab.diff import EspOpened
+    from esplab.model.esp_sa import EspSA
+
+__all__ = [
+    "COMMANDS",
+    "ByteView",
+    "DiffResult",
+    "Operand",
+    "build_diff",
+    "esp_details",
+    "resolve_operand",
+    "session_sas",
+]
+
+
+@dataclass(frozen=True)
+class ByteView:
+    """Two byte strings side by side, with the ranges where they differ."""
+
+    title: str
+    left: bytes
+    right: bytes
+    ranges: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def changed(self) -> int:
+        return sum(end - start for start, end in self.ranges)
+
+
+@dataclass
+class DiffResult(TableResult):
+    """Rows ``(layer, field, left, right)`` plus byte views (the wire, the plaintext)."""
+
+    views: list[ByteView] = field(default_factory=list)
+    left_label: str = "left"
+    right_label: str = "right"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not self.rows and not any(v.ranges for v in self.views)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One side of a diff: what the user typed, and the packet it names."""
+
+    label: str
+    packet: Packet
+
+
+# --------------------------------------------------------------------------- operands
+
+
+def _from_hex(text: str, like: Packet | None) -> Packet:
+    """Hex dissected as ``like``'s class, else IP/IPv6 by the version nibble, else Ether."""
+    from scapy.layers.inet import IP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+    from scapy.packet import Raw
+
+    from esplab.commands.hexinput import parse_hex
+
+    data = parse_hex(text)
+    if like is not None:
+        cls: Any = like.__class__
+    else:
+        cls = {4: IP, 6: IPv6}.get(data[0] >> 4, Ether)
+    try:
+        packet: Packet = cls(data)
+    except Exception:  # bytes that do not dissect as that class are compared raw
+        packet = Raw(data)
+    return packet
+
+
+_HEX_CHARS = frozenset("0123456789abcdefABCDEFxX: \n\t")
+
+
+def resolve_operand(session: Session, text: str) -> Operand | str:
+    """The packet ``text`` names; hex comes back as is (str) until its class is known.
+
+    Tried in order: a name from ``let``, a capture reference (``TAP#N`` or a tap
+    for its last packet), hex digits, then a packet expression (whose error
+    lists the valid names when nothing matches).
+    """
+    if text in session.named:
+        return Operand(text, session.named[text])
+    if "#" in text or text in session.lab.captures.known:
+        from esplab.commands.handlers.capture import resolve_ref
+
+        return Operand(text, resolve_ref(session, text).packet())
+    if "(" not in text and set(text) <= _HEX_CHARS and any(c.isdigit() for c in text):
+        return text
+    from esplab.commands.packetexpr import build_packet
+
+    if "(" in text or "/" in text:
+        return Operand(text, build_packet(text, session.named))
+    try:
+        return Operand(text, build_packet(text, session.named))
+    except PacketExpressionError:
+        raise NoSuchPacket(
+            f"'{text}' is not a packet",
+            valid=[*session.named, *session.lab.captures.taps()] or
+            "a name from let, TAP#N from capture list, a packet expression, or hex",
+            value=text,
+            hint=None if session.named or session.lab.captures.known else
+            "A and B are TAP#N, names from let, packet expressions or hex",
+        ) from None
+
+
+def _operands(session: Session, left: str, right: str) -> tuple[Operand, Operand]:
+    a = resolve_operand(session, left)
+    b = resolve_operand(session, right)
+    if isinstance(a, str):
+        a = Operand(a, _from_hex(a, b.packet if isinstance(b, Operand) else None))
+    if isinstance(b, str):
+        b = Operand(b, _from_hex(b, a.packet))
+    return a, b
+
+
+# --------------------------------------------------------------------------- ESP
+
+
+def session_sas(session: Session, spis: set[int]) -> dict[int, EspSA]:
+    """A fresh software SA for each SPI that some node has an ESP state for.
+
+    Fresh, so the lab's own SAs (their replay windows and counters) are never
+    touched; a state with the packet's SPI on the first node that has one wins.
+    """
+    from esplab.model.xfrm_runtime import build_esp_sa
+
+    found: dict[int, EspSA] = {}
+    for node in session.lab.nodes.values():
+        for state in node.xfrm.states:
+            if state.proto != 50 or state.spi not in spis or state.spi in found:
+                continue
+            try:
+                found[state.spi] = build_esp_sa(state, f"diff:{state.spi:#x}")
+            except EsplabError:
+                continue  # a state the software core cannot key (compression only)
+    return found
+
+
+def _spi(packet: Packet) -> int | None:
+    from esplab.diff import find_esp
+
+    hit = find_esp(packet)
+    if hit is None or len(hit[1]) < 4:
+        return None
+    return int.from_bytes(hit[1][:4], "big")
+
+
+def _opened(packet: Packet, sas: dict[int, EspSA]) -> EspOpened | None:
+    from esplab.diff import find_esp, open_esp
+
+    hit = find_esp(packet)
+    if hit is None or len(hit[1]) < 4:
+        return None
+    sa = sas.get(int.from_bytes(hit[1][:4], "big"))
+    return None if sa is None else open_esp(sa, hit[1], hit[0])
+
+
+def esp_details(session: Session, packet: Packet) -> dict[str, Any] | None:
+    """What the lab's SAs reveal about ``packet``'s ESP (for ``data["esp"]``), or None.
+
+    The renderer colours IV, padding, pad length, next header and ICV from it.
+    """
+    spi = _spi(packet)
+    if spi is None:
+        return None
+    opened = _opened(packet, session_sas(session, {spi}))
+    return None if opened is None else opened.as_data()
+
+
+# --------------------------------------------------------------------------- diff
+
+
+def build_diff(a: Operand, b: Operand, *, ignore: list[str] | None = None,
+               sas: dict[int, EspSA] | None = None, title: str = "") -> DiffResult:
+    """The diff of two packets as a result: rows, the wire bytes, and the plaintext
+    bytes when both sides carry ESP that ``sas`` opens."""
+    from esplab.diff import IgnoreRules, byte_ranges, diff_packets, field_spans
+
+    rules = IgnoreRules(ignore or [])
+    sas = sas or {}
+    diffs = diff_packets(a.packet, b.packet, ignore=rules, sa=sas)
+    left, right = bytes(a.packet), bytes(b.packet)
+    skip = [(s.start, s.end) for s in field_spans(a.packet) if rules(s.layer, s.field)]
+    views = [ByteView("bytes", left, right, tuple(byte_ranges(left, right, skip=skip)))]
+    notes: list[str] = []
+    oa, ob = _opened(a.packet, sas), _opened(b.packet, sas)
+    if oa is not None and ob is not None:
+        pa = oa.data + oa.padding + bytes((oa.pad_len, oa.next_header))
+        pb = ob.data + ob.padding + bytes((ob.pad_len, ob.next_header))
+        views.append(ByteView(f"decrypted ESP payload (SPI {oa.spi:#x})", pa, pb,
+                              tuple(byte_ranges(pa, pb))))
+        notes.append(f"ESP compared through SPI {oa.spi:#x}"
+                     + (f" and {ob.spi:#x}" if ob.spi != oa.spi else ""))
+    elif oa is not None or ob is not None:
+        notes.append("only one side's ESP could be opened; its ciphertext is compared")
+    rows = [d.row() for d in diffs]
+    changed = sum(v.changed for v in views[:1])
+    summary = ("identical" if not rows and not changed else
+               f"{len(rows)} field(s) differ; {changed} byte(s) in "
+               f"{len(views[0].ranges)} range(s)")
+    return DiffResult(
+        summary=f"{a.label} vs {b.label}: {summary}",
+        title=title or f"diff {a.label} {b.label}",
+        columns=("layer", "field", a.label, b.label),
+        rows=rows,
+        views=views,
+        left_label=a.label,
+        right_label=b.label,
+        notes=notes,
+        data={
+            "identical": not rows and not changed,
+            "fields": [{"layer": d.layer, "field": d.field, "left": r[2], "right": r[3]}
+                       for d, r in zip(diffs, rows, strict=True)],
+            "bytes": [list(r) for r in views[0].ranges],
+            "esp": [o.as_data() if o else None for o in (oa, ob)],
+        },
+    )
+
+
+def _ignore_list(text: str | None) -> list[str]:
+    if text is None:
+        return []
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise BadArgument("--ignore needs field names",
+                          valid="FIELD, LAYER.FIELD or LAYER, comma separated (ttl,IP.chksum)")
+    return items
+
+
+def _diff(session: Session, inv: Invocation) -> Result:
+    ignore = _ignore_list(inv.args.get("ignore"))
+    a, b = _operands(session, inv.args["left"], inv.args["right"])
+    spis = {s for s in (_spi(a.packet), _spi(b.packet)) if s is not None}
+    sas = session_sas(session, spis) if spis else {}
+    return build_diff(a, b, ignore=ignore, sas=sas)
+
+
+def _complete(session: Session, words: list[str]) -> list[str]:
+    positional = [w for w in words if not w.startswith("--")]
+    if words and words[-1] == "--ignore":
+        return ["ttl", "chksum", "id", "IP.chksum", "Ether", "ESPTrailer.icv"]
+    if len(positional) >= 2:
+        return ["--ignore"]
+    refs = [f"{tap}#{len(session.lab.captures.get(tap))}" for tap in session.lab.captures.taps()
+            if session.lab.captures.get(tap)]
+    return [*session.named, *session.lab.captures.taps(), *refs]
+
+
+COMMANDS = (
+    Command(
+        name="diff",
+        summary="compare two packets field by field and byte by byte (through ESP when an "
+        "SA is known)",
+        handler=_diff,
+        params=(
+            Param("left", metavar="A", help="TAP#N, a name from let, a packet expression or hex"),
+            Param("right", metavar="B", help="the packet to compare A with"),
+            Param("ignore", kind="option", metavar="FIELD,...",
+                  help="fields to leave out: FIELD, LAYER.FIELD or LAYER"),
+        ),
+        example="diff wan.wire#1 wan.wire#2 --ignore IP.id,IP.chksum",
+        details="A packet whose ESP SPI belongs to a state on any node is compared "
+        "through the encryption: IV, ESPTrailer padding, pad_len, nh, icv and icv_ok, then "
+        "the inner layers (named 'inner IP', ...). Hex takes the other side's layer class.",
+        complete=_complete,
+    ),
+)
