@@ -1,0 +1,190 @@
+"""set (show or change the session's settings) and save (the session as a lab file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from esplab.commands.parser import Invocation, parse_int
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import MessageResult, Result, TableResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, EsplabError
+
+__all__ = ["COMMANDS", "SETTINGS", "lab_document", "saved_steps"]
+
+# name -> (what it is, the values it takes)
+SETTINGS: dict[str, tuple[str, str]] = {
+    "tracing": ("keep a snapshot of every stage (captures, trace bytes)", "on|off"),
+    "journeys": ("how many journeys the journey ring keeps", "1-1000000"),
+    "captures": ("how many packets each tap's capture ring keeps", "1-1000000"),
+    "policy-priority": ("the XFRM policy priority rule of the node", "rfc|mainline"),
+    "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
+}
+_RING_MAX = 1_000_000
+_RULES = ("rfc", "mainline")
+# Commands that change nothing, or that would rewrite the file when the lab runs.
+_NOT_SAVED = frozenset({"save", "help", "quit"})
+
+
+def _values(session: Session, node: str) -> dict[str, str]:
+    s = session.lab.settings
+    return {
+        "tracing": "on" if s.tracing else "off",
+        "journeys": str(session.lab.journeys.size),
+        "captures": str(session.lab.captures.size),
+        "policy-priority": session.lab.node(node).xfrm.settings.policy_priority_rule,
+        "seed": f"{session.options.seed:#x}",
+    }
+
+
+def _show(session: Session, node: str, only: str | None = None) -> Result:
+    values = _values(session, node)
+    names = [only] if only else list(SETTINGS)
+    rows = [(n, values[n] + (f" ({node})" if n == "policy-priority" else ""),
+             SETTINGS[n][1], SETTINGS[n][0]) for n in names]
+    summary = "; ".join(f"{n} {values[n]}" for n in names)
+    return TableResult(summary=summary, title="settings",
+                       columns=("setting", "value", "takes", "what"), rows=rows,
+                       data={n: values[n] for n in names} | {"node": node})
+
+
+def _ring(name: str, text: str) -> int:
+    size = parse_int(text, f"{name} ring size")
+    if not 1 <= size <= _RING_MAX:
+        raise BadArgument(f"{name} ring size {size}", valid=f"1 to {_RING_MAX}")
+    return size
+
+
+def _on_off(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("on", "yes", "1", "true"):
+        return True
+    if lowered in ("off", "no", "0", "false"):
+        return False
+    raise BadArgument(f"tracing '{text}'", valid=["on", "off"], value=text)
+
+
+def _set(session: Session, inv: Invocation) -> Result:
+    name, value = inv.args.get("name"), inv.args.get("value")
+    node = inv.node or session.lab.current
+    if name is None:
+        return _show(session, node)
+    if value is None:
+        return _show(session, node, name)
+    lab = session.lab
+    if name == "tracing":
+        lab.settings.tracing = _on_off(value)
+    elif name == "journeys":
+        lab.settings.journey_ring = _ring("journey", value)
+        lab.journeys.resize(lab.settings.journey_ring)
+    elif name == "captures":
+        lab.settings.capture_ring = _ring("capture", value)
+        lab.captures.resize(lab.settings.capture_ring)
+    elif name == "policy-priority":
+        rule = value.lower()
+        if rule not in _RULES:
+            raise BadArgument(f"policy priority rule '{value}'", valid=list(_RULES), value=value)
+        lab.node(node).xfrm.settings.policy_priority_rule = rule
+    else:  # seed: the parser admits only known names
+        raise BadArgument(f"seed is read-only (it is {session.options.seed:#x})",
+                          hint="start esplab with --seed N, or give seed: in a lab file")
+    shown = _values(session, node)[name]
+    where = f" on {node}" if name == "policy-priority" else ""
+    return MessageResult(summary=f"{name} {shown}{where}",
+                         data={"setting": name, "value": shown, "node": node})
+
+
+def saved_steps(session: Session) -> list[dict[str, str]]:
+    """``{name, run}`` for each command line of the history worth replaying."""
+    steps: list[dict[str, str]] = []
+    for line in session.history:
+        try:
+            command = session.parse(line).command.name
+        except EsplabError:
+            command = ""  # parsed when it ran; keep it whatever the registry says now
+        if command in _NOT_SAVED:
+            continue
+        short = " ".join(line.split()[:4])
+        short = short if len(short) <= 48 else short[:45] + "..."
+        steps.append({"name": f"{len(steps) + 1}: {short}", "run": line})
+    return steps
+
+
+def lab_document(session: Session, name: str, description: str | None = None
+                 ) -> dict[str, Any]:
+    """The session as a lab file: name, description, seed, and its steps."""
+    steps = saved_steps(session)
+    return {
+        "name": name,
+        "description": description or f"{len(steps)} command(s) saved from an esplab session",
+        "seed": session.options.seed,
+        "steps": steps,
+    }
+
+
+def _save(session: Session, inv: Invocation) -> Result:
+    import yaml
+
+    path = Path(inv.args["file"])
+    name = inv.args.get("name") or path.stem
+    doc = lab_document(session, name, inv.args.get("description"))
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=4096)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise BadArgument(
+            f"cannot write lab file {path}: {exc.strerror or exc}",
+            hint="give a path in a directory that exists and that you may write to",
+        ) from exc
+    count = len(doc["steps"])
+    return MessageResult(summary=f"{count} step(s) saved to {path} (run it with: esplab run "
+                         f"{path})", data={"file": str(path), "steps": count, "name": name})
+
+
+def _set_complete(session: Session, words: list[str]) -> list[str]:
+    if not words:
+        return list(SETTINGS)
+    if len(words) == 1:
+        return {"tracing": ["on", "off"], "policy-priority": list(_RULES),
+                "journeys": ["256"], "captures": ["1024"]}.get(words[0], [])
+    return []
+
+
+def _check_name(session: Session) -> list[str]:
+    return list(SETTINGS)
+
+
+COMMANDS = (
+    Command(
+        name="set",
+        summary="show the settings, or change one: tracing, journeys, captures, "
+        "policy-priority (seed is shown only)",
+        handler=_set,
+        params=(
+            Param("name", optional=True, choices=_check_name, metavar="SETTING"),
+            Param("value", optional=True, metavar="VALUE"),
+        ),
+        usage_text="[NODE] set [tracing on|off | journeys N | captures N | "
+        "policy-priority rfc|mainline | seed]",
+        example="set captures 4096",
+        details="journeys and captures resize the rings (the newest entries stay); "
+        "policy-priority applies to the current node, or to NODE when the line starts with "
+        "one (host set policy-priority mainline).",
+        complete=_set_complete,
+    ),
+    Command(
+        name="save",
+        summary="save the commands typed so far, with the seed, as a lab file (YAML)",
+        handler=_save,
+        params=(
+            Param("file", metavar="FILE", help="the lab file to write"),
+            Param("name", kind="option", metavar="NAME", help="the lab's name"),
+            Param("description", kind="option", metavar="TEXT", help="what the lab shows"),
+        ),
+        example="save my-offload.yaml",
+        details="Every successful command line becomes a step {name, run}; help, quit and "
+        "save are left out. The file runs with esplab run FILE.",
+    ),
+)
+
