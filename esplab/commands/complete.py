@@ -1,19 +1,48 @@
 """Completion candidates from the registry and the session's live state (pure).
 
 The REPL's completer wraps these in prompt-toolkit Completions; nothing here
-depends on a terminal.
+depends on a terminal. Besides what each command declares, values follow the
+keyword before them wherever they appear (``dev`` a device of the addressed
+node, ``spi`` and ``reqid`` its SAs, ``enc``/``auth``/``aead``/``comp`` the
+algorithms), and packet expressions complete inside: layer names at the start
+and after ``/``, ``field=`` inside a layer's brackets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from esplab.commands.registry import Param
 from esplab.commands.session import Session
 from esplab.commands.tokens import tokenize
 from esplab.errors import EsplabError
 
-__all__ = ["candidates", "split_for_completion"]
+__all__ = [
+    "Completions",
+    "candidates",
+    "complete",
+    "expression_completions",
+    "split_for_completion",
+]
+
+_IDENT_END = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_ALGO_KINDS = {"enc": "enc", "auth": "auth", "auth-trunc": "auth", "aead": "aead",
+               "comp": "comp"}
+_SEND_OPTIONS = ("count", "seq", "iv")
+
+
+@dataclass(frozen=True)
+class Completions:
+    """Words that may replace the last ``replace`` characters before the cursor.
+
+    ``meta`` gives a short description for some words (a field's type).
+    """
+
+    words: list[str] = field(default_factory=list)
+    replace: int = 0
+    meta: dict[str, str] = field(default_factory=dict)
 
 
 def split_for_completion(text: str) -> tuple[list[str], str] | None:
@@ -28,6 +57,30 @@ def split_for_completion(text: str) -> tuple[list[str], str] | None:
     return [t.value for t in tokens[:-1]], tokens[-1].raw
 
 
+def _lenient_split(text: str) -> tuple[list[str], str] | None:
+    """Like split_for_completion, but the word being typed may leave brackets or a
+    quote open (``IP(dst="192.0.2.2", tt``)."""
+    depth = 0
+    quote: str | None = None
+    start = 0
+    for i, ch in enumerate(text):
+        if quote is not None:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif ch.isspace() and depth == 0:
+            start = i + 1
+    try:
+        done = tokenize(text[:start])
+    except EsplabError:
+        return None
+    return [t.value for t in done], text[start:]
+
+
 def _filter(options: Iterable[str], prefix: str) -> list[str]:
     low = prefix.lower()
     seen: dict[str, None] = {}
@@ -37,30 +90,137 @@ def _filter(options: Iterable[str], prefix: str) -> list[str]:
     return list(seen)
 
 
-def candidates(session: Session, text: str) -> list[str]:
-    """Words that may complete ``text`` at its end."""
-    split = split_for_completion(text)
-    if split is None:
-        return []
-    words, current = split
-    nodes = session.node_names()
-    if words and words[0] in nodes and words[0] not in session.registry:
-        words = words[1:]
-    if not words:
-        first = session.registry.names(aliases=True) + nodes
-        return _filter(first, current)
-    command = session.registry.get(words[0])
-    if command is None:
-        return []
-    if command.complete is not None:
-        return _filter(command.complete(session, words[1:]), current)
-    named = [p for p in command.params if p.kind in ("flag", "option")]
-    if current.startswith("-"):
-        return _filter((f"--{p.name}" for p in named), current)
-    positional: list[Param] = [p for p in command.params if p.kind in ("word", "int", "rest")]
+# --------------------------------------------------------------------------- expressions
+
+
+def _open_call(fragment: str) -> tuple[str | None, int, bool]:
+    """(layer whose brackets the end of ``fragment`` is in, where its arguments start,
+    whether the end is inside a string)."""
+    stack: list[tuple[str | None, int]] = []
+    quote: str | None = None
+    for i, ch in enumerate(fragment):
+        if quote is not None:
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            caller = _IDENT_END.search(fragment[:i]) if ch == "(" else None
+            stack.append((caller.group(0) if caller else None, i + 1))
+        elif ch in ")]}" and stack:
+            stack.pop()
+    if not stack:
+        return None, 0, quote is not None
+    layer, start = stack[-1]
+    return layer, start, quote is not None
+
+
+def expression_completions(fragment: str, named: Iterable[str] = ()) -> Completions:
+    """Completions at the end of a packet expression being typed.
+
+    At the start and after ``/``: layer names and packet names from ``let``.
+    Right after ``(`` or ``,`` inside a layer's brackets: its fields as ``name=``
+    (those not given yet), with the field's type as ``meta``. Nothing inside
+    strings or after ``=``.
+    """
+    from esplab.commands.packetexpr import layer_whitelist
+
+    layer, args_start, in_string = _open_call(fragment)
+    if in_string:
+        return Completions()
+    match = _IDENT_END.search(fragment)
+    partial = match.group(0) if match else ""
+    before = fragment[: len(fragment) - len(partial)].rstrip()
+    prev = before[-1:] if before else ""
+    layers = layer_whitelist()
+    if layer is None:
+        if prev in ("", "/"):
+            words = _filter([*named, *layers], partial)
+            return Completions(words, len(partial))
+        return Completions()
+    cls = layers.get(layer)
+    if cls is None or prev not in ("(", ","):
+        return Completions()
+    given = set(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*=", fragment[args_start:]))
+    fields = [f for f in cls.fields_desc if f.name not in given]
+    words = _filter([f"{f.name}=" for f in fields], partial)
+    meta = {f"{f.name}=": type(f).__name__ for f in fields}
+    return Completions(words, len(partial), {w: meta[w] for w in words})
+
+
+def _expression_position(session: Session, command: str, args: list[str]) -> bool:
+    """Is the word after ``args`` a packet expression (or a packet's name)?"""
+    if command == "send":
+        skip = 2 if args and args[0] in session.lab.nodes else 1
+        return len(args) == skip
+    if command == "let":
+        return len(args) == 2 and args[1] == "="
+    return command in ("diff", "compare") and len(args) < 2
+
+
+# --------------------------------------------------------------------------- live values
+
+
+def _node_of(session: Session, first: str | None) -> str:
+    return first if first is not None else session.lab.current
+
+
+def _keyword_values(session: Session, node: str, keyword: str) -> list[str] | None:
+    """Values that follow ``keyword`` on any command line, or None if it takes none."""
+    the_node = session.lab.nodes.get(node)
+    if the_node is None:
+        return None
+    if keyword == "dev":
+        return list(the_node.devs)
+    if keyword == "spi":
+        return sorted({f"{x.spi:#x}" for x in the_node.xfrm.states})
+    if keyword == "reqid":
+        reqids = {x.reqid for x in the_node.xfrm.states}
+        reqids |= {t.reqid for p in the_node.xfrm.policies for t in p.templates}
+        return [str(r) for r in sorted(reqids)]
+    if keyword in _ALGO_KINDS:
+        from esplab.model.xfrm.algos import ALGORITHMS
+
+        kind = _ALGO_KINDS[keyword]
+        return [a.name for a in ALGORITHMS if a.kind == kind]
+    return None
+
+
+def _send_words(session: Session, node: str, args: list[str]) -> list[str]:
+    if not args:
+        return [*session.node_names(), *session.lab.nodes[node].devs]
+    if len(args) == 1 and args[0] in session.lab.nodes:
+        return list(session.lab.nodes[args[0]].devs)
+    return [] if args[-1] in _SEND_OPTIONS else list(_SEND_OPTIONS)
+
+
+def _explain_words(session: Session, node: str, args: list[str]) -> list[str]:
+    journey = session.lab.journeys.get()
+    ids = [str(i) for i in session.lab.journeys.ids()[-20:]]
+    if not args:
+        return [*ids, *(journey.taps() if journey else [])]
+    if len(args) == 1 and args[0].isdigit():
+        chosen = session.lab.journeys.get(int(args[0]))
+        return chosen.taps() if chosen else []
+    return []
+
+
+_EXTRA: dict[str, Callable[[Session, str, list[str]], list[str]]] = {
+    "send": _send_words,
+    "explain": _explain_words,
+}
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def _positional_param(command_params: tuple[Param, ...], words: list[str]) -> Param | None:
+    named = [p for p in command_params if p.kind in ("flag", "option")]
+    positional = [p for p in command_params if p.kind in ("word", "int", "rest")]
     count = 0
     skip = False
-    for word in words[1:]:
+    for word in words:
         if skip:
             skip = False
             continue
@@ -69,11 +229,55 @@ def candidates(session: Session, text: str) -> list[str]:
             skip = option.kind == "option"
             continue
         count += 1
-    if count >= len(positional):
-        if positional and positional[-1].kind == "rest":
-            param = positional[-1]
-        else:
-            return []
+    if count < len(positional):
+        return positional[count]
+    if positional and positional[-1].kind == "rest":
+        return positional[-1]
+    return None
+
+
+def complete(session: Session, text: str) -> Completions:
+    """Completions for the end of ``text`` (one command line, cursor at its end)."""
+    split = split_for_completion(text)
+    if split is None:
+        split = _lenient_split(text)
+        if split is None:
+            return Completions()
+    words, current = split
+    nodes = session.node_names()
+    node: str | None = None
+    if words and words[0] in nodes and words[0] not in session.registry:
+        node, words = words[0], words[1:]
+    if not words:
+        first = session.registry.names(aliases=True) + ([] if node else nodes)
+        return Completions(_filter(first, current), len(current))
+    command = session.registry.get(words[0])
+    if command is None:
+        return Completions()
+    args = words[1:]
+    where = _node_of(session, node)
+    if _expression_position(session, command.name, args) and (
+        command.name in ("send", "let") or current[:1].isupper()
+        or any(c in current for c in "(/")
+    ):
+        return expression_completions(current, session.named)
+    if args:
+        values = _keyword_values(session, where, args[-1])
+        if values is not None:
+            return Completions(_filter(values, current), len(current))
+    options: list[str]
+    if command.complete is not None:
+        options = list(command.complete(session, args))
+    elif command.name in _EXTRA:
+        options = _EXTRA[command.name](session, where, args)
+    elif current.startswith("-"):
+        options = [f"--{p.name}" for p in command.params if p.kind in ("flag", "option")]
     else:
-        param = positional[count]
-    return _filter(param.choice_list(session), current)
+        param = _positional_param(command.params, args)
+        options = param.choice_list(session) if param is not None else []
+    return Completions(_filter(options, current), len(current))
+
+
+def candidates(session: Session, text: str) -> list[str]:
+    """Words that may complete ``text`` at its end."""
+    return complete(session, text).words

@@ -7,14 +7,31 @@ from collections.abc import Iterable
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from esplab.commands.complete import candidates, split_for_completion
+from esplab.commands.complete import complete
 from esplab.commands.session import Session
+from esplab.commands.tokens import split_commands
+from esplab.errors import EsplabError
 
-__all__ = ["EsplabCompleter"]
+__all__ = ["EsplabCompleter", "last_command"]
+
+
+def last_command(text: str) -> str:
+    """The command being typed: the text after the last ``;`` outside quotes and brackets."""
+    if ";" not in text:
+        return text
+    try:
+        parts = split_commands(text + "\x00")
+    except EsplabError:
+        return text.rsplit(";", 1)[-1]
+    if not parts:
+        return ""
+    tail = parts[-1]
+    return tail[:-1] if tail.endswith("\x00") else ""
 
 
 class EsplabCompleter(Completer):
-    """Completes command names, sub-words, options and parameter values."""
+    """Completes command names, sub-words, options, parameter values, live names
+    (nodes, devices, taps, SPIs, reqids, algorithms) and packet expressions."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -22,12 +39,8 @@ class EsplabCompleter(Completer):
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
     ) -> Iterable[Completion]:
-        text = document.text_before_cursor
-        # Only the command after the last top-level ';' is being typed.
-        segment = text.rsplit(";", 1)[-1] if ";" in text else text
-        split = split_for_completion(segment)
-        if split is None:
-            return
-        current = split[1]
-        for word in candidates(self.session, segment):
-            yield Completion(word, start_position=-len(current))
+        segment = last_command(document.text_before_cursor)
+        found = complete(self.session, segment)
+        for word in found.words:
+            yield Completion(word, start_position=-found.replace,
+                             display_meta=found.meta.get(word, ""))
