@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-from prompt_toolkit.formatted_text import HTML
+from prompt_toolkit.formatted_text import HTML, FormattedText
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
@@ -30,7 +30,16 @@ STYLE = Style.from_dict(
         "number": "ansimagenta",
         "string": "ansigreen",
         "expression": "ansiblue",
+        "layer": "ansiblue bold",
+        "field": "ansicyan",
+        "operator": "ansiyellow",
+        "name": "",
+        "comment": "ansibrightblack italic",
         "bottom-toolbar": "noreverse bg:#222222 #aaaaaa",
+        "bottom-toolbar.key": "bold #ffffff",
+        "bottom-toolbar.good": "ansigreen",
+        "bottom-toolbar.bad": "ansired bold",
+        "bottom-toolbar.step": "ansiyellow bold",
         "prompt": "ansigreen bold",
     }
 )
@@ -46,19 +55,47 @@ def _history() -> History:
         return InMemoryHistory()
 
 
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 class _Toolbar:
-    """The bottom toolbar: seed and the verdict of the last command."""
+    """The bottom toolbar: the current node, step mode, the last journey's verdict,
+    and whether the last command worked."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self.last_ok: bool | None = None
 
-    def __call__(self) -> HTML:
-        verdict = {None: "-", True: "ok", False: "<ansired>failed</ansired>"}[self.last_ok]
-        return HTML(
-            f" esplab {__version__}  seed 0x{self.session.options.seed:x}"
-            f"  last: {verdict}  <b>help</b> lists commands, Ctrl-D quits"
-        )
+    def parts(self) -> list[tuple[str, str]]:
+        """(style class, text) pieces; plain data, so it is easy to test."""
+        session = self.session
+        out: list[tuple[str, str]] = [
+            ("", " node "), ("class:bottom-toolbar.key", session.lab.current),
+        ]
+        if session.stepping is not None:
+            jid, index = session.stepping
+            journey = session.lab.journeys.get(jid)
+            total = len(journey.stages) if journey is not None else 0
+            out += [("", "  "),
+                    ("class:bottom-toolbar.step", f"stepping {jid} {index + 1}/{total}"),
+                    ("", " (next, continue)")]
+        journey = session.lab.journeys.get()
+        if journey is not None:
+            style = "good" if journey.delivered else "bad"
+            out += [("", f"  journey {journey.id}: "),
+                    (f"class:bottom-toolbar.{style}", _short(journey.verdict, 48))]
+        if self.last_ok is False:
+            out += [("", "  last: "), ("class:bottom-toolbar.bad", "failed")]
+        out += [("", f"  seed {session.options.seed:#x}  "),
+                ("class:bottom-toolbar.key", "help"), ("", " lists commands, Ctrl-D quits")]
+        return out
+
+    def __call__(self) -> FormattedText:
+        try:
+            return FormattedText(self.parts())
+        except Exception:  # the toolbar must never break the prompt
+            return FormattedText([("", f" esplab {__version__}")])
 
 
 def build_prompt_session(
