@@ -139,9 +139,9 @@ def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: byte
         raise BadArgument(f"assoclen {len(assoc)}", valid="a multiple of 4 up to 1020 bytes")
     if len(iv) != tfm.iv_size:
         raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{tfm.iv_size} bytes for {tfm.name}")
-    verb = "encrypt" if encrypt_ else "decrypt"
-    stages = [drv.stage(f"{tfm.name} {verb}: assoclen {len(assoc)}, {length - len(assoc)} bytes",
-                        _WHY, "D")]
+    stages = [drv.stage("{} {}: assoclen {}, {} bytes", _WHY, "D",
+                        args=(tfm.name, "encrypt" if encrypt_ else "decrypt", len(assoc),
+                              length - len(assoc)))]
     if len(data) > DMA_BUFFER_SIZE:
         stages.append(drv.stage(f"{len(data)} bytes do not fit a DMA buffer", _WHY, "M",
                                 drop="EMSGSIZE"))
@@ -157,11 +157,11 @@ def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: byte
     memory.write(sa + 4, cmd1.to_bytes(4, "little"))
     counter = tfm.nonce + iv + b"\x00\x00\x00\x01" if tfm.ctr else iv
     memory.write(tfm.state, counter.ljust(16, b"\x00") + bytes(40))
-    buf = drv.buffer(slot)
-    memory.write(buf, data)
+    buf, mem = drv.buffer(slot)
+    mem[: len(data)] = data
     words = (0x00000001, buf, buf, sa, tfm.state, 0, 0x80000 | tfm.handle & 0xFFFF,
              0x00400000 | length)
-    ticket = drv.submit(words, _finish, stages, tfm=tfm, encrypt=encrypt_)
+    ticket = drv.submit(words, _finish, stages, tfm=tfm, encrypt=encrypt_, mem=mem)
     return drv.complete(ticket)
 
 
@@ -175,12 +175,12 @@ def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome
                                        "mainline maps the engine status to an errno "
                                        "(eip93.md 2.2)", "C", drop=errno))
         return Outcome(False, stages=ticket.stages, errors=names, errno=errno, reason=errno)
-    out = drv.memory.read(words[2], words[7] & 0xFFFFF)
+    out = bytes(ticket.context["mem"][: words[7] & 0xFFFFF])  # in place in the driver's buffer
     if ticket.context["encrypt"]:
         # The tag arrives as hash-state words: swap each SHA word back (eip93.md 5.3) [U].
         cut = len(out) - tfm.authsize
         out = out[:cut] + tag_words(tfm.alg, out[cut:])
-    ticket.stages.append(drv.stage(f"{tfm.name} done: {len(out)} bytes", _WHY, "D",
+    ticket.stages.append(drv.stage("{} done: {} bytes", _WHY, "D", args=(tfm.name, len(out)),
                                    data=out))
     return Outcome(True, out, ticket.stages)
 

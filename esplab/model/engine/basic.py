@@ -112,7 +112,8 @@ def basic(
                            detail=f"tag mismatch: got {tag_in.hex()}, computed {expected.hex()}")
         out, chain = _crypt(p, iv, body, encrypt=False)
         return Job(out=(header if p.copy_header else b"") + out, state=_with_iv(state, p, chain),
-                   detail=f"{p.label}: {len(header)} header + {len(body)} bytes", choices=choices)
+                   detail="{}: {} header + {} bytes", args=(p.label, len(header), len(body)),
+                   choices=choices)
     out, chain = _crypt(p, iv, body, encrypt=True)
     tag = b""
     if hashing and p.copy_digest:
@@ -120,8 +121,8 @@ def basic(
         tag = tag_words(p.alg, p.mac(resume, header + out, state))[: p.icv_len]
     return Job(out=(header if p.copy_header else b"") + out + tag,
                state=_with_iv(state, p, chain), choices=choices,
-               detail=f"{p.label}: {len(header)} header + {len(body)} bytes" +
-               (f" + {len(tag)}-byte tag" if tag else ""))
+               detail="{}: {} header + {} bytes + {}-byte tag",
+               args=(p.label, len(header), len(body), len(tag)))
 
 
 def _hash(p: SAParams, ctrl: int, data: bytes, state: bytes | None, resume: HashResume) -> Job:
@@ -151,5 +152,6 @@ def _hash(p: SAParams, ctrl: int, data: bytes, state: bytes | None, resume: Hash
     out = tag_words(alg, state_digest(alg, new))[: p.icv_len] if final and p.copy_digest else b""
     return Job(out=out, state=saved,
                choices=("basic-tag-format",) + (() if final else ("hash-partial-blocks",)),
-               detail=f"{p.label}: {len(data)} bytes from count {count}"
-               + (", final" if final else ""), meta={"count": count + len(data)})
+               detail="{}: {} bytes from count {}{}",
+               args=(p.label, len(data), count, ", final" if final else ""),
+               meta={"count": count + len(data)})

@@ -31,6 +31,7 @@ from esplab.model.engine.params import (
     fail,
     status_names,
 )
+from esplab.model.engine.stages import LazyStage
 from esplab.model.journey import Stage
 
 __all__ = ["Engine", "EngineStats"]
@@ -83,20 +84,20 @@ class Engine:
             p = self._records[key] = decode_sa(record, self.resume)
         return p
 
-    def _stage(self, tap: str, decision: str, why: str, fidelity: Any, data: bytes | None,
-               kind: str, **meta: Any) -> Stage:
-        return Stage(tap, self.node, decision, why, fidelity, {},
-                     data if self.snapshots else None, kind, None, meta)
+    def _stage(self, tap: str, template: str, args: tuple[Any, ...], why: str, fidelity: Any,
+               data: bytes | None, kind: str, meta: dict[str, Any]) -> Stage:
+        return LazyStage(tap, self.node, template, why, fidelity, None,
+                         data if self.snapshots else None, kind, None, meta, args)
 
     def process(self, cmd: bytes, slot: int) -> tuple[bytes, list[Stage]]:
         """Run the command ``cmd`` (32 bytes from CDR slot ``slot``); return the result
         descriptor's 32 bytes and the stages, in order."""
         w0, src, dst, sa_addr, state_addr, arc4, user, w7 = _DESC.unpack(cmd)
         length, bypass = w7 & 0xFFFFF, (w7 >> 24) * 4
-        stages = [self._stage(
-            "eip93.cdr", f"CDR[{slot}]: {length} bytes {src:#010x} -> {dst:#010x}, "
-            f"SA {sa_addr:#010x}", "commands are fetched in ring order (eip93.md 1.5 step 3)",
-            "C", cmd, "cdr", slot=slot)]
+        snap = self.snapshots
+        stages: list[Stage] = [LazyStage("eip93.cdr", self.node, _CDR_TEXT, _CDR_WHY, "C", None,
+                                         cmd if snap else None, "cdr", None, {"slot": slot},
+                                         (slot, length, src, dst, sa_addr))]
         job, p = self._run(w0, src, dst, sa_addr, state_addr, length, bypass, w7, stages)
         status = job.status
         out_len = bypass + len(job.out) if job.out or not status else 0
@@ -107,14 +108,17 @@ class Engine:
             (w7 & 0xFF000000) | PE_READY << 22 | (out_len & 0xFFFFF),
         )
         self._count(job, p, length)
-        names = status_names(status)
-        verdict = ", ".join(names) if names else "OK"
-        stages.append(self._stage(
-            "eip93.rdr", f"RDR[{slot}]: {verdict}, length {out_len}"
-            + (f": {job.detail}" if status else ""),
-            "the result goes to the RDR slot of the command's index, words 1-6 echoed "
-            "(eip93.md 1.5 step 3, 2.2)", "D", result, "rdr", slot=slot, errors=names,
-            choices=list(job.choices)))
+        if status:
+            names = status_names(status)
+            stages.append(self._stage(
+                "eip93.rdr", "RDR[{}]: {}, length {}: {}",
+                (slot, ", ".join(names), out_len, job.text), _RDR_WHY, "D", result, "rdr",
+                {"slot": slot, "errors": names, "choices": list(job.choices)}))
+        else:
+            stages.append(LazyStage("eip93.rdr", self.node, "RDR[{}]: OK, length {}", _RDR_WHY,
+                                    "D", None, result if snap else None, "rdr", None,
+                                    {"slot": slot, "errors": [], "choices": job.choices},
+                                    (slot, out_len)))
         return result, stages
 
     def _run(self, w0: int, src: int, dst: int, sa_addr: int, state_addr: int, length: int,
@@ -122,20 +126,21 @@ class Engine:
         if w0 & 3 != HOST_READY or w7 >> 22 & 3 != HOST_READY:
             return fail(DESC_OWNER, f"ownership bits {w0 & 3}/{w7 >> 22 & 3}, expected "
                         f"HOST_READY (1) in word 0 and word 7", "desc-owner"), None
+        memory = self.memory
         try:
-            record = self.memory.read(sa_addr, SA_RECORD_SIZE)
+            record = memory.read(sa_addr, SA_RECORD_SIZE)
         except BusFault:
             return fail(BUS, f"sa_addr {sa_addr:#010x} is outside DMA memory"), None
-        p = self.params(record)
+        p = self._records.get(record[:0x6C] + record[0x7C:]) or self.params(record)
         if p.error is not None:
-            stages.append(self._stage("eip93.sa", f"SA {sa_addr:#010x}: {p.error[1]}",
+            stages.append(self._stage("eip93.sa", "SA {:#010x}: {}", (sa_addr, p.error[1]),
                                       "sa_cmd0/sa_cmd1 decoded (eip93.md 3.2, 3.3)", "U", record,
-                                      "sa", choices=["reserved-codes", "not-modelled"]))
+                                      "sa", {"choices": ["reserved-codes", "not-modelled"]}))
             return fail(*p.error), p
         state: bytes | None = None
         if state_addr:
             try:
-                state = self.memory.read(state_addr, STATE_RECORD_SIZE)
+                state = memory.read(state_addr, STATE_RECORD_SIZE)
             except BusFault:
                 return fail(BUS, f"state_addr {state_addr:#010x} is outside DMA memory"), p
         if bypass > length:
@@ -143,58 +148,62 @@ class Engine:
                         "bypass"), p
         tag_len = p.icv_len if p.opgroup == 0 and p.opcode == 1 and p.direction else 0
         try:
-            data = self.memory.read(src, length + tag_len)
+            data = memory.read(src, length + tag_len)
         except BusFault:
             return fail(BUS, f"src_addr {src:#010x} + {length + tag_len} bytes is outside DMA "
                         "memory"), p
-        body = data[bypass:length]
+        body = data[bypass:length] if bypass or tag_len else data
         window = record[0x6C:0x7C]
+        at = src + bypass
         if p.opgroup == 1:
             if p.direction:
                 job = esp_inbound(p, body, window, state, self.resume)
             else:
                 seq = int.from_bytes(window[0:4], "little")
-                job = esp_outbound(p, w0, body, seq, state, self.prng, self.resume, src + bypass)
+                job = esp_outbound(p, w0, body, seq, state, self.prng, self.resume, at)
         else:
-            job = basic(p, w0, body, data[length:], state, self.prng, self.resume,
-                        src + bypass)
+            job = basic(p, w0, body, data[length:], state, self.prng, self.resume, at)
         self._snap_inputs(stages, p, sa_addr, record, state_addr, state, src, body, job)
         if job.status and not job.out:
             return job, p
         try:
-            self.memory.write(dst, data[:bypass] + job.out)  # [U] bypass
+            memory.write(dst, data[:bypass] + job.out if bypass else job.out)  # [U] bypass
             if job.sa_write is not None:
-                self.memory.write(sa_addr + job.sa_write[0], job.sa_write[1])
+                memory.write(sa_addr + job.sa_write[0], job.sa_write[1])
             if job.state is not None and state_addr:
-                self.memory.write(state_addr, job.state)
+                memory.write(state_addr, job.state)
         except BusFault as exc:
             return fail(BUS, f"write of {exc.size} bytes at {exc.addr:#010x} is outside DMA "
                         "memory"), p
-        stages.append(self._stage(
-            "eip93.out", f"{len(job.out)} bytes to {dst:#010x}: {job.detail}",
-            _OUT_WHY.get((p.opgroup, p.direction), _OUT_WHY[(0, 0)]), job.fidelity,
-            job.out, "raw", choices=list(job.choices), **job.meta))
+        job.meta["choices"] = job.choices
+        stages.append(LazyStage(
+            "eip93.out", self.node, "{} bytes to {:#010x}: {}", _OUT_WHY[(p.opgroup, p.direction)],
+            job.fidelity, None, job.out if self.snapshots else None, "raw", None, job.meta,
+            (len(job.out), dst, job)))
         return job, p
 
     def _snap_inputs(self, stages: list[Stage], p: SAParams, sa_addr: int, record: bytes,
                      state_addr: int, state: bytes | None, src: int, body: bytes,
                      job: Job) -> None:
-        wrote = ""
-        if job.sa_write is not None:
-            wrote = f"; writes {job.sa_write[1][:4][::-1].hex()} back at +{job.sa_write[0]:#x}"
-        stages.append(self._stage(
-            "eip93.sa", f"SA {sa_addr:#010x}: {p.label}, SPI {p.spi:#010x}{wrote}",
-            "the SA record is read at sa_addr for every descriptor (eip93.md 1.3, 3.1, 4.6)",
-            "C" if p.opgroup == 0 else "D", record, "sa"))
+        node, snap = self.node, self.snapshots
+        if job.sa_write is None:
+            stages.append(LazyStage("eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}", _SA_WHY,
+                                    p.fidelity, None, record if snap else None, "sa", None, None,
+                                    (sa_addr, p, p.spi)))
+        else:
+            offset, value = job.sa_write
+            stages.append(LazyStage(
+                "eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}; writes {} back at +{:#x}",
+                _SA_WHY, p.fidelity, None, record if snap else None, "sa", None, None,
+                (sa_addr, p, p.spi, _Word(value), offset)))
         if state is not None:
             stages.append(self._stage(
-                "eip93.state", f"state {state_addr:#010x}"
-                + (": IV/digest written back" if job.state is not None else ""),
+                "eip93.state", "state {:#010x}{}",
+                (state_addr, ": IV/digest written back" if job.state is not None else ""),
                 "the state record is read at state_addr, which 0 skips (eip93.md 3.4, 8.5)",
-                "D", state, "state"))
-        stages.append(self._stage(
-            "eip93.in", f"{len(body)} bytes from {src:#010x}",
-            "input read at src_addr, length from word 7 (eip93.md 2.3)", "C", body, "raw"))
+                "D", state, "state", {}))
+        stages.append(LazyStage("eip93.in", node, "{} bytes from {:#010x}", _IN_WHY, "C", None,
+                                body if snap else None, "raw", None, None, (len(body), src)))
 
     def _count(self, job: Job, p: SAParams | None, length: int) -> None:
         st = self.stats
@@ -217,6 +226,24 @@ class Engine:
             st.bytes_out += len(job.out)
 
 
+class _Word:
+    """The first little-endian word of some bytes, shown in hex when a stage is read."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+    def __format__(self, spec: str) -> str:
+        return f"{int.from_bytes(self.raw[:4], 'little'):08x}"
+
+
+_CDR_TEXT = "CDR[{}]: {} bytes {:#010x} -> {:#010x}, SA {:#010x}"
+_CDR_WHY = "commands are fetched in ring order (eip93.md 1.5 step 3)"
+_RDR_WHY = ("the result goes to the RDR slot of the command's index, words 1-6 echoed "
+            "(eip93.md 1.5 step 3, 2.2)")
+_SA_WHY = "the SA record is read at sa_addr for every descriptor (eip93.md 1.3, 3.1, 4.6)"
+_IN_WHY = "input read at src_addr, length from word 7 (eip93.md 2.3)"
 _OUT_WHY = {
     (1, 0): "ESP built by the engine: SPI, seq, IV, pad, trailer, ICV (eip93.md 4.3)",
     (1, 1): "ESP checked and opened by the engine: window, ICV, pad (eip93.md 4.4, 4.6)",

@@ -23,7 +23,7 @@ from esplab.layers.crypto_desc import DESCRIPTOR_SIZE, PE_READY
 from esplab.model.engine import regs as R
 from esplab.model.engine.algos import Prng
 from esplab.model.engine.core import Engine
-from esplab.model.engine.memory import BusFault, DmaMemory
+from esplab.model.engine.memory import DmaMemory, Region
 from esplab.model.journey import Stage
 
 __all__ = ["MAX_RING_ENTRIES", "EIP93Device"]
@@ -57,6 +57,7 @@ class EIP93Device:
     _regs: dict[int, int] = field(default_factory=dict, repr=False)
     _programmed: set[int] = field(default_factory=set, repr=False)
     _checked: int = field(default=0, repr=False)  # ring size once _geometry passed
+    _rings: tuple[Region, int, Region, int, int] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.engine = Engine(self.memory, Prng(self.seed), node=self.node,
@@ -119,6 +120,12 @@ class EIP93Device:
                     f"({entries * DESCRIPTOR_SIZE} bytes) there is outside DMA memory",
                     valid="a ring allocated in DMA memory",
                 )
+        cdr = self.memory.region(self.cdr_base, entries * DESCRIPTOR_SIZE)
+        rdr = self.memory.region(self.rdr_base, entries * DESCRIPTOR_SIZE)
+        assert cdr is not None and rdr is not None
+        # The rings' regions, so the fetch loop needs no address lookups.
+        self._rings = (cdr, self.cdr_base - cdr.base, rdr, self.rdr_base - rdr.base,
+                       self.memory.frees)
         self._checked = entries
         return entries
 
@@ -153,6 +160,18 @@ class EIP93Device:
 
     def write_reg(self, offset: int, value: int) -> list[Stage]:
         """Write a register; returns the stages of any processing the write started."""
+        if 0 <= value <= _U32:  # the per-packet registers first
+            if offset == R.CD_COUNT:
+                return self._add_commands(value & 0xFF)  # write 7:0 (eip93.md 7.13)
+            if offset == R.RD_COUNT:
+                return self._consume(value & 0xFF)
+            if offset == R.INT_CLR:
+                self.raw_int &= ~value
+                self._update_irq()
+                return []
+            if offset == R.MASK_ENABLE:
+                self.int_mask |= value
+                return []
         name = R.reg_name(offset, write=True)
         if offset not in R.REGISTERS:
             raise EngineError(f"no EIP-93 register at {offset:#05x}",
@@ -161,10 +180,6 @@ class EIP93Device:
             raise EngineError(f"{name} value {value:#x}", valid="a 32-bit word")
         if offset in R.READ_ONLY:
             raise EngineError(f"{name} ({offset:#05x}) is read-only")
-        if offset == R.CD_COUNT:
-            return self._add_commands(value & 0xFF)  # write 7:0 (eip93.md 7.13)
-        if offset == R.RD_COUNT:
-            return self._consume(value & 0xFF)
         if offset == R.INT_CLR:
             self.raw_int &= ~value
             self._update_irq()
@@ -177,6 +192,7 @@ class EIP93Device:
         else:
             self._regs[offset] = value
             self._checked = 0
+            self._rings = None
             if offset in _RING_REGS:
                 self._programmed.add(offset)
             elif offset == R.PE_CONFIG:
@@ -237,28 +253,30 @@ class EIP93Device:
         if config & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
             return stages  # held in reset
         entries = self._geometry()
-        cdr, rdr = self.cdr_base, self.rdr_base
+        assert self._rings is not None
+        cdr_region, cdr_off, rdr_region, rdr_off, frees = self._rings
+        if frees != self.memory.frees:  # memory was freed since: check the rings again
+            self._checked, self._rings = 0, None
+            return self.run(limit)
+        cdr, rdr = cdr_region.data, rdr_region.data
+        update = config & R.CONFIG_EN_CDR_UPDATE
+        process = self.engine.process
         done = 0
         while self.pending and (limit is None or done < limit):
             if self.ready >= entries:
                 self.stalls += 1  # [U] rdr-full-stall
                 break
             slot = self.index
-            offset = slot * DESCRIPTOR_SIZE
-            try:
-                cmd = self.memory.read(cdr + offset, DESCRIPTOR_SIZE)
-            except BusFault as exc:  # checked by _geometry; memory freed under the ring
-                self._checked = 0
-                raise EngineError(f"PE_CDR_BASE (0x080): slot {slot} unreadable: {exc}") from exc
-            result, job_stages = self.engine.process(cmd, slot)
+            at = slot * DESCRIPTOR_SIZE
+            cmd = bytes(cdr[cdr_off + at : cdr_off + at + DESCRIPTOR_SIZE])
+            result, job_stages = process(cmd, slot)
             stages += job_stages
-            self.memory.write(rdr + offset, result)
-            if config & R.CONFIG_EN_CDR_UPDATE:
-                # EN_CDR_UPDATE: the CDR entry's ownership bits become PE_READY too (1.5) [D].
-                w0 = int.from_bytes(cmd[0:4], "little") & ~3 | PE_READY
-                w7 = int.from_bytes(cmd[28:32], "little") & ~(3 << 22) | PE_READY << 22
-                self.memory.write(cdr + offset, w0.to_bytes(4, "little"))
-                self.memory.write(cdr + offset + 28, w7.to_bytes(4, "little"))
+            rdr[rdr_off + at : rdr_off + at + DESCRIPTOR_SIZE] = result
+            if update:
+                # EN_CDR_UPDATE: the CDR entry's ownership bits become PE_READY too (1.5) [D]:
+                # word 0 bits 1:0 are byte 0, word 7 bits 23:22 the top of byte 30 (LE words).
+                cdr[cdr_off + at] = cmd[0] & 0xFC | PE_READY
+                cdr[cdr_off + at + 30] = cmd[30] & 0x3F | PE_READY << 6
             self.pending -= 1
             self.ready += 1
             self.index = (slot + 1) % entries

@@ -36,6 +36,7 @@ from esplab.model.engine.outcome import (
     StateAdd,
     Ticket,
 )
+from esplab.model.engine.stages import LazyStage
 from esplab.model.journey import Stage
 
 __all__ = ["EIP93Driver"]
@@ -67,18 +68,21 @@ class EIP93Driver:
         self.sas: dict[tuple[int, str], OffloadedSA] = {}
         self.tfms: dict[int, AeadTfm] = {}  # sw+aead transforms by handle
         self._inflight: dict[int, Ticket] = {}
-        self._buffers: dict[int, int] = {}
+        self._buffers: dict[int, tuple[int, bytearray]] = {}
+        self._cdr_mem = self._rdr_mem = bytearray()  # the rings' bytes (the driver owns them)
         self._done: list[Outcome] = []
         self._next_handle = 1
 
     # --- stages ------------------------------------------------------------------
 
-    def stage(self, decision: str, why: str, fidelity: Any = "D", *, drop: str | None = None,
-              data: bytes | None = None, kind: str = "raw", **meta: Any) -> Stage:
-        """A stage on the driver's tap ``eip93.driver``."""
+    def stage(self, decision: str, why: str, fidelity: Any = "D", *, args: tuple[Any, ...] = (),
+              drop: str | None = None, data: bytes | None = None, kind: str = "raw",
+              **meta: Any) -> Stage:
+        """A stage on the driver's tap ``eip93.driver``; ``decision`` is a ``str.format``
+        template when ``args`` are given (formatted when read)."""
         keep = data if self.device.snapshots else None
-        return Stage("eip93.driver", self.node, decision, why, fidelity, {}, keep, kind, drop,
-                     meta)
+        return LazyStage("eip93.driver", self.node, decision, why, fidelity, None, keep, kind,
+                         drop, meta, args)
 
     @property
     def snapshots(self) -> bool:
@@ -129,6 +133,8 @@ class EIP93Driver:
         else:
             self.memory.write(self.cdr, bytes(size))
             self.memory.write(self.rdr, bytes(size))
+        self._cdr_mem = self._owned(self.cdr)
+        self._rdr_mem = self._owned(self.rdr)
         dev.write_reg(R.CDR_BASE, self.cdr)
         dev.write_reg(R.RDR_BASE, self.rdr)
         dev.write_reg(R.RING_CONFIG, entries - 1)  # mainline writes no spacing
@@ -147,13 +153,20 @@ class EIP93Driver:
 
     # --- the ring protocol (eip93.md 1.5) -------------------------------------------
 
-    def buffer(self, slot: int) -> int:
-        """The DMA buffer of ring slot ``slot`` [M] dma-buffer."""
-        addr = self._buffers.get(slot)
-        if addr is None:
-            addr = self._buffers[slot] = self.memory.allocate(
-                DMA_BUFFER_SIZE, label=f"buffer {slot}", pool="buf", align=64)
-        return addr
+    def _owned(self, addr: int) -> bytearray:
+        """The bytes of a region the driver allocated: it writes its own DMA memory."""
+        region = self.memory.region(addr)
+        assert region is not None and region.base == addr
+        return region.data
+
+    def buffer(self, slot: int) -> tuple[int, bytearray]:
+        """The DMA buffer of ring slot ``slot``: bus address and bytes [M] dma-buffer."""
+        buf = self._buffers.get(slot)
+        if buf is None:
+            addr = self.memory.allocate(DMA_BUFFER_SIZE, label=f"buffer {slot}", pool="buf",
+                                        align=64)
+            buf = self._buffers[slot] = (addr, self._owned(addr))
+        return buf
 
     @property
     def in_flight(self) -> int:
@@ -175,13 +188,13 @@ class EIP93Driver:
     def submit(self, words: tuple[int, ...], finish: Finish, stages: list[Stage],
                **context: Any) -> Ticket:
         """Write one command into the next CDR slot and kick the engine (1.5 step 2)."""
-        slot = self.next_slot()
+        slot = self.head if len(self._inflight) < self.entries else self.next_slot()
         offset = slot * DESCRIPTOR_SIZE
-        memory = self.memory
+        rdr = self._rdr_mem
         # Zero words 0 and 7 of the RDR slot first: no stale ready bits.
-        memory.write(self.rdr + offset, _ZERO_WORD)
-        memory.write(self.rdr + offset + 28, _ZERO_WORD)
-        memory.write(self.cdr + offset, _DESC.pack(*words))
+        rdr[offset : offset + 4] = _ZERO_WORD
+        rdr[offset + 28 : offset + 32] = _ZERO_WORD
+        self._cdr_mem[offset : offset + DESCRIPTOR_SIZE] = _DESC.pack(*words)
         ticket = Ticket(slot, finish, stages, context)
         self._inflight[slot] = ticket
         self.head = (slot + 1) % self.entries
@@ -202,18 +215,18 @@ class EIP93Driver:
         """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
         by one as mainline does; returns their outcomes (and any collected earlier)."""
         done, self._done = self._done, []
-        dev, memory = self.device, self.memory
+        dev, cdr, rdr = self.device, self._cdr_mem, self._rdr_mem
         for _ in range(dev.read_reg(R.RD_COUNT)):
             slot = self.tail
             offset = slot * DESCRIPTOR_SIZE
-            result = memory.read(self.rdr + offset, DESCRIPTOR_SIZE)
+            result = bytes(rdr[offset : offset + DESCRIPTOR_SIZE])
             words = _DESC.unpack(result)
             if words[0] & 3 != PE_READY or words[7] >> 22 & 3 != PE_READY:
                 self.stats.not_ready += 1  # the driver would spin; the model stops here
                 break
             ticket = self._inflight.pop(slot, None)
-            memory.write(self.cdr + offset, _ZERO_WORD)
-            memory.write(self.cdr + offset + 28, _ZERO_WORD)
+            cdr[offset : offset + 4] = _ZERO_WORD
+            cdr[offset + 28 : offset + 32] = _ZERO_WORD
             self.tail = (slot + 1) % self.entries
             self.stats.completed += 1
             self._route(dev.write_reg(R.RD_COUNT, 1))

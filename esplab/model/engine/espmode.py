@@ -10,6 +10,7 @@ trailer, and reports the next header and pad count in the result.
 from __future__ import annotations
 
 import hmac
+from typing import Any
 
 from esplab.model.engine.algos import HashResume, Prng
 from esplab.model.engine.params import (
@@ -29,6 +30,8 @@ __all__ = ["esp_inbound", "esp_iv_size", "esp_outbound", "pad_boundary", "pad_by
 _U32 = 0xFFFFFFFF
 _MONOTONIC = bytes(range(1, 256))
 _CTR_ONE = b"\x00\x00\x00\x01"
+_OUT_CHOICES = ("esp-seq-pre-increment", "pad-boundary", "result-pad-count")
+_OUT_PRNG = (*_OUT_CHOICES, "iv-prng")
 
 
 def esp_iv_size(p: SAParams) -> int:
@@ -102,15 +105,14 @@ def esp_outbound(
     esp = p.spi.to_bytes(4, "big") + seq.to_bytes(4, "big") + iv + cipher_text
     if p.alg is not None and p.copy_digest:
         esp += p.mac(resume, esp, state)[: p.icv_len]  # wire order (5.3)
+    prng_iv = p.iv_source == 3 and iv_size
     return Job(
         out=esp, pad_value=next_header, pad_count=pad,
         sa_write=(0x6C, seq.to_bytes(4, "little")), state=_save_iv(p, state, chain),
-        detail=(f"ESP out SPI {p.spi:#010x} seq {seq}: {length} bytes + {pad} pad + 2 "
-                f"(next header {next_header}), ICV {p.icv_len if p.copy_digest else 0}"),
-        choices=("esp-seq-pre-increment", "pad-boundary", "result-pad-count")
-        + (("iv-prng",) if p.iv_source == 3 and iv_size else ()),
-        fidelity="U" if p.iv_source == 3 and iv_size else "D",
-        meta={"seq": seq, "iv": iv.hex(), "pad": pad, "next_header": next_header},
+        detail="ESP out SPI {:#010x} seq {}: {} bytes + {} pad + 2 (next header {}), ICV {}",
+        args=(p.spi, seq, length, pad, next_header, p.icv_len if p.copy_digest else 0),
+        choices=_OUT_PRNG if prng_iv else _OUT_CHOICES, fidelity="U" if prng_iv else "D",
+        meta={"seq": seq, "pad": pad, "next_header": next_header},
     )
 
 
@@ -185,17 +187,18 @@ def esp_inbound(
         chain = cipher_text[-p.block :]
     pad, next_header = plain[-2], plain[-1]
     status = 0
-    detail = f"ESP in SPI {spi:#010x} seq {seq}: next header {next_header}, {pad} pad"
+    detail = "ESP in SPI {:#010x} seq {}: next header {}, {} pad"
+    args: tuple[Any, ...] = (spi, seq, next_header, pad)
     choices: tuple[str, ...] = ("replay-window", "result-pad-count")
     if pad + 2 > len(plain):
         status, payload = PAD_ERR, b""
-        detail = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes"
+        detail, args = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes", ()
     else:
         payload = plain[: len(plain) - 2 - pad]
         if plain[len(payload) : -2] != pad_bytes(p.pad_type, pad):
             status = PAD_ERR
             found = plain[len(payload) : -2].hex()
-            detail = f"padding {found} is not what pad_type {p.pad_type} makes"
+            detail, args = f"padding {found} is not what pad_type {p.pad_type} makes", ()
     if status:
         choices += ("pad-error-output", "pad-types")
     if not p.copy_header:
@@ -204,7 +207,7 @@ def esp_inbound(
     sa_write = (0x6C, _advance(seq, window)) if p.en_seqnum_chk and not status else None
     return Job(
         status=status, out=out, pad_value=next_header, pad_count=pad, sa_write=sa_write,
-        state=_save_iv(p, state, chain), detail=detail, choices=choices,
+        state=_save_iv(p, state, chain), detail=detail, args=args, choices=choices,
         fidelity="U" if status else "D",
         meta={"seq": seq, "next_header": next_header, "pad": pad},
     )

@@ -18,8 +18,6 @@ from esplab.errors import EngineError
 
 __all__ = ["POOLS", "BusFault", "DmaMemory", "Region"]
 
-_U32 = 1 << 32
-
 #: Pool name -> (base, size). Rings, SA records, state records, packet buffers.
 POOLS: dict[str, tuple[int, int]] = {
     "ring": (0x04000000, 0x04000000),
@@ -43,12 +41,20 @@ class BusFault(EngineError):
 
 @dataclass(eq=False)
 class Region:
-    """One allocation: ``size`` bytes at bus address ``base``."""
+    """One allocation: ``len(data)`` bytes at bus address ``base``.
+
+    The owner of a region (the driver, for its rings and buffers) may use ``data``
+    directly; that is the host writing its own DMA memory.
+    """
 
     base: int
     data: bytearray
     label: str
     pool: str
+    view: memoryview = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.view = memoryview(self.data)
 
     @property
     def end(self) -> int:
@@ -68,7 +74,7 @@ class DmaMemory:
     _regions: list[Region] = field(default_factory=list)
     _next: dict[str, int] = field(default_factory=lambda: {p: b for p, (b, _) in POOLS.items()})
     _free: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    _last: Region | None = field(default=None, repr=False)
+    frees: int = 0  # how many regions were ever freed: cached views compare it
 
     def allocate(self, size: int, *, label: str, pool: str = "buf", align: int = 32) -> int:
         """Allocate ``size`` zeroed bytes; returns the bus address."""
@@ -107,40 +113,41 @@ class DmaMemory:
                               hint="free the address allocate returned")
         region = self._regions.pop(i)
         del self._bases[i]
-        if self._last is region:
-            self._last = None
+        region.view.release()
+        self.frees += 1
         self._free.setdefault(region.pool, []).append((region.base, len(region.data)))
 
     def region(self, addr: int, size: int = 1) -> Region | None:
         """The region holding ``[addr, addr + size)``, or None."""
-        last = self._last
-        if last is not None and last.base <= addr and addr + size <= last.base + len(last.data):
-            return last
-        i = bisect.bisect(self._bases, addr) - 1
-        if i < 0:
+        i = bisect.bisect_right(self._bases, addr) - 1
+        if i < 0 or size < 0:
             return None
         region = self._regions[i]
-        if addr + size > region.base + len(region.data) or size < 0:
+        if addr + size > region.base + len(region.data):
             return None
-        self._last = region
         return region
 
     def read(self, addr: int, size: int) -> bytes:
         """``size`` bytes at ``addr`` (a bus read)."""
-        region = self.region(addr, size)
-        if region is None or addr < 0 or addr + size > _U32:
-            raise BusFault(addr, size, "read")
-        off = addr - region.base
-        return bytes(region.data[off : off + size])
+        i = bisect.bisect_right(self._bases, addr) - 1
+        if i >= 0 and size >= 0:
+            region = self._regions[i]
+            off = addr - region.base
+            if off + size <= len(region.data):
+                return bytes(region.view[off : off + size])
+        raise BusFault(addr, size, "read")
 
     def write(self, addr: int, data: bytes) -> None:
         """Store ``data`` at ``addr`` (a bus write)."""
-        size = len(data)
-        region = self.region(addr, size)
-        if region is None or addr < 0 or addr + size > _U32:
-            raise BusFault(addr, size, "write")
-        off = addr - region.base
-        region.data[off : off + size] = data
+        i = bisect.bisect_right(self._bases, addr) - 1
+        if i >= 0:
+            region = self._regions[i]
+            off = addr - region.base
+            end = off + len(data)
+            if end <= len(region.data):
+                region.data[off:end] = data
+                return
+        raise BusFault(addr, len(data), "write")
 
     def regions(self) -> list[Region]:
         """Every allocated region, by address."""

@@ -69,6 +69,8 @@ def ext_status(code: int) -> int:
 
 def status_names(status: int) -> list[str]:
     """Names of a status byte's errors, as ``EIP93ResultDescriptor.errors()`` gives them."""
+    if not status:
+        return []
     names = [name for bit, name in _FLAG_NAMES if status & bit]
     if status & EXT_ERR:
         names += ["EXT_ERR", EXT_ERR_NAMES.get(status >> 4, f"EXT_CODE_{status >> 4}")]
@@ -83,7 +85,8 @@ class Job:
     length is the result length); ``pad_value``/``pad_count`` are result bits 15:8
     and 31:24. ``sa_write`` is (offset in the SA record, bytes) to store back,
     ``state`` the new 56-byte state record. ``detail`` says what happened in words,
-    naming the field at fault on an error; ``choices`` are the [U]/[M] keys followed.
+    naming the field at fault on an error (a ``str.format`` template when ``args`` is
+    set, formatted only if someone reads it); ``choices`` are the [U]/[M] keys followed.
     """
 
     status: int = 0
@@ -96,6 +99,15 @@ class Job:
     choices: tuple[str, ...] = ()
     fidelity: str = "D"
     meta: dict[str, Any] = field(default_factory=dict)
+    args: tuple[Any, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """``detail`` with its arguments filled in."""
+        return self.detail.format(*self.args) if self.args else self.detail
+
+    def __format__(self, spec: str) -> str:
+        return self.text
 
 
 def fail(code: int, detail: str, *choices: str) -> Job:
@@ -148,10 +160,24 @@ class SAParams:
     o_state: tuple[int, ...] = ()
     inner: Any = None  # hashlib object in i_state after 64 bytes, if known
     outer: Any = None
+    name: str = ""
 
     @property
     def label(self) -> str:
-        """e.g. ``ESP out AES-128-CBC HMAC-SHA1 ICV 12``."""
+        """e.g. ``ESP out AES-128-CBC HMAC-SHA1 ICV 12`` (decoded once per record)."""
+        if not self.name:
+            self.name = self._label()
+        return self.name
+
+    def __format__(self, spec: str) -> str:
+        return self.label
+
+    @property
+    def fidelity(self) -> str:
+        """Basic mode is confirmed by mainline; ESP mode is derived (eip93.md 3.5, 4)."""
+        return "C" if self.opgroup == 0 else "D"
+
+    def _label(self) -> str:
         group = {0: "basic", 1: "protocol", 2: "extended"}.get(self.opgroup, "reserved")
         op = OPCODE_NAMES.get((self.opgroup, self.direction), {}).get(self.opcode)
         text = f"{op or f'{group} opcode {self.opcode}'} {'in' if self.direction else 'out'}"

@@ -64,7 +64,11 @@ _AES_KEY_BITS = {24: 14, 32: 15}  # OPTION_1 bits for AES-192/256 (13 is AES-128
 _MALFORMED = frozenset({"PAD_ERR", "INVALID_PK_LENGTH", "BLOCK_SIZE_ERR", "SPI", "ZERO_LENGTH"})
 _TX_WHY = ("the engine builds SPI, sequence, IV, padding, trailer and ICV from the payload "
            "(eip93.md 4.2, 4.3; airoha-dsa-xfrm.md 3.10)")
-_RX_WHY = "the engine checks and decrypts the ESP in place (eip93.md 4.2, 4.4)"
+_TX_MAP_WHY = "the driver maps the skb: src = payload, dst = ESP header (eip93.md 4.2)"
+_TX_DONE_WHY = ("the driver sets the IP length from the result length and resumes xfrm "
+                "(eip93.md 4.3)")
+_RX_MAP_WHY = ("the driver looks up the inbound SA by SPI on this device and maps the ESP in "
+               "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)")
 
 
 # --- skb helpers ---------------------------------------------------------------------
@@ -258,9 +262,9 @@ def esp_tx(
     if len(skb) < start:
         raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
     length = len(skb) - start
-    stages = [drv.stage(f"{offload} TX SPI {sa.spi:#x}: {length} bytes, next header {proto}",
-                        "the driver maps the skb: src = payload, dst = ESP header "
-                        "(eip93.md 4.2)", "C" if offload == "crypto" else "M")]
+    stages = [drv.stage("{} TX SPI {:#x}: {} bytes, next header {}", _TX_MAP_WHY,
+                        "C" if offload == "crypto" else "M",
+                        args=(offload, sa.spi, length, proto))]
     mib = "XfrmOutStateProtoError" if offload == "crypto" else None
     if drv.sas.get(sa.key) is not sa:
         return _drop(drv, stages, "no-state", f"SA {sa.spi:#x} is no longer offloaded", mib)
@@ -272,25 +276,27 @@ def esp_tx(
     except RingFull as exc:
         drv.stats.tx_errors += 1
         return _drop(drv, stages, "ring-full", str(exc), mib)
-    buf = drv.buffer(slot)
-    memory = drv.memory
-    memory.write(buf, skb)
+    buf, mem = drv.buffer(slot)
+    mem[: len(skb)] = skb
     if offload == "crypto" and drv.settings.crypto_tx_seq == "sync":
         seq = int.from_bytes(skb[off + 4 : off + 8], "big")
-        memory.write(sa.sa_addr + 0x6C, ((seq - 1) & _U32).to_bytes(4, "little"))
+        drv.memory.write(sa.sa_addr + 0x6C, ((seq - 1) & _U32).to_bytes(4, "little"))
+    pinned = None
     if iv is not None:
-        drv.device.engine.prng.pin(iv, buf + start)
+        pinned = buf + start
+        drv.device.engine.prng.pin(iv, pinned)
     words = (0x02000011 | (proto & 0xFF) << 8, buf + start, buf + off, sa.sa_addr,
              sa.state_addr, 0, 0x50000 | sa.handle & 0xFFFF, 0x00400000 | length)
-    ticket = drv.submit(words, _tx_finish, stages, sa=sa, head=skb[:off], at=buf + start,
-                        offload=offload, length=length)
+    ticket = drv.submit(words, _tx_finish, stages, sa=sa, head=skb[:off], pinned=pinned,
+                        offload=offload, length=length, mem=mem, off=off)
     return drv.complete(ticket)
 
 
 def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
     ctx = ticket.context
     sa: OffloadedSA = ctx["sa"]
-    drv.device.engine.prng.unpin(ctx["at"])
+    if ctx["pinned"] is not None:
+        drv.device.engine.prng.unpin(ctx["pinned"])
     status = words[0] >> 16 & 0xFF
     if status:
         names = status_names(status)
@@ -306,20 +312,26 @@ def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
             outcome.flushed, more = drv.flush("a DMA error")
             ticket.stages += more
         return outcome
-    esp = drv.memory.read(words[2], words[7] & 0xFFFFF)
+    off = ctx["off"]  # the driver's own buffer: dst = ESP header (eip93.md 4.2)
+    esp = bytes(ctx["mem"][off : off + (words[7] & 0xFFFFF)])
     packet = fix_outer(ctx["head"], len(esp)) + esp
     seq = int.from_bytes(esp[4:8], "big")
-    sa.stats.packets += 1
-    sa.stats.bytes += ctx["length"]
+    stats = sa.stats
+    stats.packets += 1
+    stats.bytes += ctx["length"]
     drv.stats.tx_packets += 1
-    ticket.stages.append(drv.stage(
-        f"TX done: ESP seq {seq}, {len(esp)} bytes; IP length set to {len(packet)}",
-        "the driver sets the IP length from the result length and resumes xfrm "
-        "(eip93.md 4.3)", "D", data=packet, kind="ip"))
+    ticket.stages.append(drv.stage("TX done: ESP seq {}, {} bytes; IP length set to {}",
+                                   _TX_DONE_WHY, "D", args=(seq, len(esp), len(packet)),
+                                   data=packet, kind="ip"))
     return Outcome(True, packet, ticket.stages, seq=seq, status="CRYPTO_SUCCESS")
 
 
 # --- RX -------------------------------------------------------------------------------
+
+_RX_CRYPTO_WHY = ("crypto offload: the kernel does the replay check, strips header and IV and "
+                  "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
+_RX_PACKET_WHY = ("packet offload: the hardware checks replay and decapsulates; the policy check "
+                  "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload")
 
 
 def rx_status(names: list[str], sa: OffloadedSA) -> tuple[str, str | None]:
@@ -362,10 +374,9 @@ def esp_rx(
     if sa is None or sa.dev != dev:
         return None
     esp = skb[off:]
-    stages = [drv.stage(f"{sa.offload} RX SPI {spi:#x}: {len(esp)} bytes of ESP",
-                        "the driver looks up the inbound SA by SPI on this device and maps the "
-                        "ESP in place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)",
-                        "C" if sa.offload == "crypto" else "M")]
+    stages = [drv.stage("{} RX SPI {:#x}: {} bytes of ESP", _RX_MAP_WHY,
+                        "C" if sa.offload == "crypto" else "M",
+                        args=(sa.offload, spi, len(esp)))]
     if len(esp) > DMA_BUFFER_SIZE:
         drv.stats.rx_errors += 1
         return _drop(drv, stages, "EMSGSIZE", f"{len(esp)} bytes do not fit a DMA buffer",
@@ -375,11 +386,12 @@ def esp_rx(
     except RingFull as exc:
         drv.stats.rx_errors += 1
         return _drop(drv, stages, "ring-full", str(exc), rx_status([], sa)[1])
-    buf = drv.buffer(slot)
-    drv.memory.write(buf, esp)
+    buf, mem = drv.buffer(slot)
+    mem[: len(esp)] = esp
     words = (0x02000011, buf, buf, sa.sa_addr, sa.state_addr, 0, 0x60000 | sa.handle & 0xFFFF,
              0x00400000 | len(esp))
-    ticket = drv.submit(words, _rx_finish, stages, sa=sa, head=skb[:off], nh_off=nh_off)
+    ticket = drv.submit(words, _rx_finish, stages, sa=sa, head=skb[:off], nh_off=nh_off,
+                        mem=mem)
     return drv.complete(ticket)
 
 
@@ -403,7 +415,7 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
             outcome.flushed, more = drv.flush("a DMA error")
             ticket.stages += more
         return outcome
-    out = drv.memory.read(words[2], words[7] & 0xFFFFF)
+    out = bytes(ctx["mem"][: words[7] & 0xFFFFF])  # in place, in the driver's buffer
     next_header = words[0] >> 8 & 0xFF
     seq = int.from_bytes(out[4:8], "big")
     payload = out[8 + sa.iv_size :]
@@ -412,17 +424,14 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     drv.stats.rx_packets += 1
     if sa.offload == "crypto":
         data = ctx["head"] + out
-        what = (f"RX done: seq {seq}, next header {next_header}, {len(payload)} bytes; "
-                "CRYPTO_DONE, CRYPTO_SUCCESS, trailer removed")
-        why = ("crypto offload: the kernel does the replay check, strips header and IV and "
-               "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
-        fidelity = "D"
+        ticket.stages.append(drv.stage(
+            "RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, trailer "
+            "removed", _RX_CRYPTO_WHY, "D", args=(seq, next_header, len(payload)), data=data,
+            kind="ip"))
     else:
         data = _decap(ctx["head"], ctx["nh_off"], payload, next_header, sa.mode == "tunnel")
-        what = f"RX done: seq {seq}, next header {next_header}; decapsulated, {len(data)} bytes"
-        why = ("packet offload: the hardware checks replay and decapsulates; the policy check "
-               "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload")
-        fidelity = "M"
-    ticket.stages.append(drv.stage(what, why, fidelity, data=data, kind="ip"))
+        ticket.stages.append(drv.stage(
+            "RX done: seq {}, next header {}; decapsulated, {} bytes", _RX_PACKET_WHY, "M",
+            args=(seq, next_header, len(data)), data=data, kind="ip"))
     return Outcome(True, data, ticket.stages, status="CRYPTO_SUCCESS", seq=seq,
                    next_header=next_header)
