@@ -89,7 +89,7 @@ class StateAdd:
         return self.errno is None
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """What the driver made of one packet or crypto request.
 
@@ -138,7 +138,7 @@ class DriverStats:
 Finish = Callable[["EIP93Driver", tuple[int, ...], "Ticket"], Outcome]
 
 
-@dataclass
+@dataclass(slots=True)
 class Ticket:
     """One descriptor in flight: its slot, what to do when it completes, its stages."""
 
