@@ -86,6 +86,7 @@ class Engine:
 
     def _stage(self, tap: str, template: str, args: tuple[Any, ...], why: str, fidelity: Any,
                data: bytes | None, kind: str, meta: dict[str, Any]) -> Stage:
+        """A stage of this engine (the per-packet ones are built inline, for speed)."""
         return LazyStage(tap, self.node, template, why, fidelity, None,
                          data if self.snapshots else None, kind, None, meta, args)
 
@@ -220,7 +221,7 @@ class Engine:
         if job.status:
             names = status_names(job.status)
             st.errors.update(n for n in names if n != "EXT_ERR")
-            self.last_error = f"{', '.join(names)}: {job.detail}"
+            self.last_error = f"{', '.join(names)}: {job.text}"
         else:
             st.succeeded += 1
             st.bytes_out += len(job.out)

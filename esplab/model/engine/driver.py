@@ -198,8 +198,16 @@ class EIP93Driver:
         ticket = Ticket(slot, finish, stages, context)
         self._inflight[slot] = ticket
         self.head = (slot + 1) % self.entries
+        try:
+            kicked = self.device.write_reg(R.CD_COUNT, 1)
+        except EngineError:
+            # The engine refused the kick (its rings are misprogrammed): take it back.
+            del self._inflight[slot]
+            self.head = slot
+            self._cdr_mem[offset : offset + DESCRIPTOR_SIZE] = bytes(DESCRIPTOR_SIZE)
+            raise
         self.stats.submitted += 1
-        self._route(self.device.write_reg(R.CD_COUNT, 1))
+        self._route(kicked)
         return ticket
 
     def _route(self, stages: list[Stage]) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from esplab.errors import BadArgument, RingFull
+from esplab.errors import BadArgument, EngineError, RingFull
 from esplab.layers.sa_record import ESP_AUTH_ALGOS, ESP_CRYPT_ALGOS, SA_RECORD_SIZE, EIP93SARecord
 from esplab.model.engine.algos import hmac_pad_blocks
 from esplab.model.engine.outcome import DMA_BUFFER_SIZE, OffloadedSA, Outcome, StateAdd, Ticket
@@ -287,8 +287,13 @@ def esp_tx(
         drv.device.engine.prng.pin(iv, pinned)
     words = (0x02000011 | (proto & 0xFF) << 8, buf + start, buf + off, sa.sa_addr,
              sa.state_addr, 0, 0x50000 | sa.handle & 0xFFFF, 0x00400000 | length)
-    ticket = drv.submit(words, _tx_finish, stages, sa=sa, head=skb[:off], pinned=pinned,
-                        offload=offload, length=length, mem=mem, off=off)
+    try:
+        ticket = drv.submit(words, _tx_finish, stages, sa=sa, head=skb[:off], pinned=pinned,
+                            offload=offload, length=length, mem=mem, off=off)
+    except EngineError:
+        if pinned is not None:
+            drv.device.engine.prng.unpin(pinned)
+        raise
     return drv.complete(ticket)
 
 

@@ -160,3 +160,17 @@ def test_unset_or_unmapped_ring_base_is_a_model_error_naming_the_register() -> N
     with pytest.raises(EngineError, match=r"PE_RDR_BASE \(0x084\) = 0x7f000000"):
         dev.write_reg(R.CD_COUNT, 1)
     assert dev.read_reg(R.CD_COUNT) == 0  # refused: nothing half-done
+
+
+def test_a_refused_kick_leaves_the_driver_as_it_was() -> None:
+    pair = _small_pair(4)
+    drv = pair.driver
+    drv.device.write_reg(R.PE_CONFIG, 0x100)  # someone switched the engine out of ring mode
+    skb, proto, _ = _skb(pair, 1)
+    with pytest.raises(EngineError, match="PE_CONFIG"):
+        drv.packet_tx(pair.out, skb, proto=proto, iv=key(16, 7))
+    assert drv.in_flight == 0 and drv.head == 0 and drv.stats.submitted == 0
+    drv.device.write_reg(R.PE_CONFIG, 0x700)
+    out = drv.packet_tx(pair.out, skb, proto=proto)
+    assert out.ok and out.slot == 0
+    assert out.data[28:44] != key(16, 7)  # the refused packet's IV pin went with it
