@@ -236,7 +236,8 @@ def decode_sa(record: bytes, resume: HashResume) -> SAParams:
     """Decode and check one 128-byte SA record; key its cipher and hash unit.
 
     A record the engine cannot run comes back with ``error`` = (ext code, what is
-    wrong, naming the field) [U] reserved-codes, not-modelled, digest-length.
+    wrong, naming the field) [U] reserved-codes, not-modelled, digest-length. Reserved
+    bits are not decoded at all [U] reserved-bits.
     """
     c0, c1 = _word(record, 0), _word(record, 4)
     p = SAParams(

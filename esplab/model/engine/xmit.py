@@ -118,8 +118,9 @@ def _decap(head: bytes, nh_off: int, payload: bytes, next_header: int, tunnel: b
 
 def _refuse(drv: EIP93Driver, errno: str, what: str, dev: str, spi: int) -> StateAdd:
     stage = drv.stage(f"xdo_dev_state_add({dev}, spi {spi:#x}): {errno} ({what})",
-                      "the JM series refuses what the EIP-93 backend cannot offload "
-                      "(airoha-dsa-xfrm.md 3.10)", "C", drop=errno)
+                      "the JM series refuses what the EIP-93 backend cannot offload; crypto "
+                      "offload then stays in software (airoha-dsa-xfrm.md 3.3, 3.10)", "C",
+                      errno=errno)
     return StateAdd(errno, what, None, [stage])
 
 
