@@ -1,0 +1,273 @@
+"""Reading a lab file into plain values, keeping where each value came from.
+
+A lab file is UTF-8 YAML read with PyYAML's safe constructors only: no tags that
+build Python objects, so a lab file can never run code. On top of the safe
+loader this module refuses what YAML would accept silently but a lab author
+never means: duplicate keys (PyYAML keeps the last one), tab characters, merge
+keys, keys that are not text, more than one document, an empty file, a top level
+that is not a mapping, and files over :data:`MAX_BYTES`. Alias expansion is
+bounded by :data:`MAX_NODES`, so a small file cannot expand into a huge one.
+
+Every problem is a :class:`~esplab.errors.LabFileError` at ``file:line:col``
+(both 1-based). A successful load gives a :class:`Document`: the plain values
+(dict, list, str, int, float, bool, None, and whatever else the YAML core schema
+builds, such as dates) plus the position of every value and every key, looked up
+by path (``("steps", 2, "run")``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from esplab.errors import LabFileError
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_NODES",
+    "Document",
+    "LabLoader",
+    "Mark",
+    "PathKey",
+    "describe_value",
+    "load_document",
+    "load_text",
+]
+
+#: Largest lab file read (1 MiB): a lab is a page or two of YAML.
+MAX_BYTES = 1 << 20
+#: Most values a file may expand to (aliases included).
+MAX_NODES = 100_000
+
+PathKey = tuple[str | int, ...]
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a value starts: 1-based line and column; ``text`` and ``style`` of a scalar."""
+
+    line: int
+    col: int
+    text: str | None = None
+    style: str | None = None
+
+
+@dataclass
+class Document:
+    """A loaded lab file: its values and where each one is."""
+
+    file: str
+    path: Path
+    data: Any
+    marks: dict[PathKey, Mark] = field(default_factory=dict)
+    key_marks: dict[PathKey, Mark] = field(default_factory=dict)
+
+    def mark(self, path: PathKey) -> Mark:
+        """Position of the value at ``path`` (or of its nearest known ancestor)."""
+        for end in range(len(path), -1, -1):
+            found = self.marks.get(path[:end])
+            if found is not None:
+                return found
+        return Mark(1, 1)
+
+    def key_mark(self, path: PathKey) -> Mark:
+        """Position of the key naming ``path`` (falls back to the value's)."""
+        return self.key_marks.get(path) or self.mark(path)
+
+    def error(self, mark: Mark, what: str, **kw: Any) -> LabFileError:
+        return LabFileError(self.file, mark.line, mark.col, what, **kw)
+
+
+def describe_value(value: Any) -> str:
+    """A value as the user wrote it, for messages: ``text 'abc'``, ``the number 3``."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"text {shown!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    kind = type(value).__name__
+    if kind in ("date", "datetime"):
+        return f"a date ({value}); quote it to make it text"
+    if kind == "bytes":
+        return "binary data (!!binary)"
+    return f"a {kind}"
+
+
+class LabLoader(yaml.SafeLoader):
+    """A SafeLoader that records the position of every value and key.
+
+    Mappings are built here rather than by ``construct_mapping``, so duplicate keys
+    and merge keys can be refused with their position; scalars still go through
+    the safe constructors, so ``0x5eed`` is a number and ``true`` a boolean.
+    """
+
+    def __init__(self, text: str, file: str) -> None:
+        super().__init__(text)
+        self.file = file
+        self.value_marks: dict[PathKey, Mark] = {}
+        self.key_marks: dict[PathKey, Mark] = {}
+        self.count = 0
+
+    def _fail(self, node: Node, what: str, **kw: Any) -> LabFileError:
+        mark = node.start_mark
+        return LabFileError(self.file, mark.line + 1, mark.column + 1, what, **kw)
+
+    @staticmethod
+    def _mark(node: Node) -> Mark:
+        if isinstance(node, ScalarNode):
+            return Mark(node.start_mark.line + 1, node.start_mark.column + 1, node.value,
+                        node.style)
+        return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
+
+    def load_marked(self) -> Any:
+        """The single document's value; None for a file without content."""
+        try:
+            node = self.get_single_node()
+            return None if node is None else self._value(node, ())
+        finally:
+            self.dispose()
+
+    def _value(self, node: Node, path: PathKey) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise self._fail(node, f"the file expands to more than {MAX_NODES} values",
+                             hint="aliases (*name) repeat what they point to; "
+                             "write the steps out instead")
+        self.value_marks[path] = self._mark(node)
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, SequenceNode):
+            return [self._value(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self.construct_object(node, deep=True)
+
+    def _mapping(self, node: MappingNode, path: PathKey) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        first: dict[str, Mark] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                raise self._fail(key_node, "merge keys (<<) are not supported in lab files",
+                                 hint="write the keys out")
+            if not isinstance(key_node, ScalarNode):
+                raise self._fail(key_node, "a key must be text, not a list or a mapping")
+            key = str(key_node.value)
+            mark = self._mark(key_node)
+            if key in first:
+                raise self._fail(key_node, f"duplicate key '{key}' (first at line "
+                                 f"{first[key].line})",
+                                 hint="YAML would keep only the last one; remove or rename one")
+            first[key] = mark
+            here = (*path, key)
+            self.key_marks[here] = mark
+            result[key] = self._value(value_node, here)
+        return result
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+def _tabs(text: str, file: str) -> None:
+    first = text.find("\t")
+    if first < 0:
+        return
+    lines = sorted({text.count("\n", 0, i) + 1 for i, ch in enumerate(text) if ch == "\t"})
+    line, col = _position(text, first)
+    more = ""
+    if len(lines) > 1:
+        shown = ", ".join(str(n) for n in lines[:10]) + (", ..." if len(lines) > 10 else "")
+        more = f" (tabs on lines {shown})"
+    raise LabFileError(file, line, col, f"tab character{more}",
+                       hint="indent with spaces; inside text write \\t in a double-quoted string")
+
+
+def _decode(data: bytes, file: str) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = data[: exc.start].decode("utf-8")
+        line, col = _position(good, len(good))
+        raise LabFileError(file, line, col,
+                           f"byte 0x{data[exc.start]:02x} is not UTF-8 text",
+                           hint="save the file as UTF-8") from None
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> LabFileError:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        problem = exc.problem or exc.context or "cannot be read"
+        context = f" ({exc.context})" if exc.context and exc.problem else ""
+        return LabFileError(file, line, col, f"invalid YAML: {problem}{context}")
+    if isinstance(exc, yaml.reader.ReaderError):
+        line, col = _position(text, exc.position)
+        return LabFileError(file, line, col,
+                            f"invalid YAML: character {exc.character!r} is not allowed",
+                            hint="remove control characters")
+    return LabFileError(file, 1, 1, f"invalid YAML: {exc}")
+
+
+def load_text(text: str, file: str, path: Path | None = None) -> Document:
+    """Load lab YAML from ``text``; ``file`` is the name used in messages."""
+    _tabs(text, file)
+    if not text.strip():
+        raise LabFileError(file, 1, 1, "the file is empty",
+                           valid="a mapping with name, description and steps")
+    loader = LabLoader(text, file)
+    try:
+        data = loader.load_marked()
+    except LabFileError:
+        raise
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, text, file) from exc
+    if data is None:
+        raise LabFileError(file, 1, 1, "the file has only comments",
+                           valid="a mapping with name, description and steps")
+    if not isinstance(data, dict):
+        mark = loader.value_marks.get((), Mark(1, 1))
+        raise LabFileError(file, mark.line, mark.col,
+                           f"the top level must be a mapping, got {describe_value(data)}",
+                           valid="a mapping with name, description and steps")
+    return Document(file, path or Path(file), data, loader.value_marks, loader.key_marks)
+
+
+def load_document(path: str | Path, file: str | None = None) -> Document:
+    """Read and load the lab file at ``path``; ``file`` (default: ``path``) names it."""
+    target = Path(path)
+    name = str(path) if file is None else file
+    try:
+        with target.open("rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except IsADirectoryError:
+        raise LabFileError(name, 1, 1, "is a directory, not a lab file") from None
+    except OSError as exc:
+        raise LabFileError(name, 1, 1, f"cannot read the file: {exc.strerror or exc}") from exc
+    if len(data) > MAX_BYTES:
+        size = _size(target, len(data))
+        raise LabFileError(name, 1, 1, f"the file is too big ({size})",
+                           valid=f"at most {MAX_BYTES} bytes (1 MiB)")
+    return load_text(_decode(data, name), name, target)
+
+
+def _size(target: Path, read: int) -> str:
+    try:
+        return f"{target.stat().st_size} bytes"
+    except OSError:
+        return f"more than {read - 1} bytes"
