@@ -1,0 +1,383 @@
+"""Checking a lab file: structure against the schema, then meaning; the typed lab.
+
+:func:`check_file` loads a file, validates its structure (:mod:`esplab.lab.schema`)
+and then what the schema cannot know:
+
+* every ``run:`` line tokenizes and parses with the session's parser (a line
+  with references is parsed with each reference standing in as ``0``; if it
+  then fails on an argument, that part is left to run time), and is not a
+  ``lab`` or ``quit`` command;
+* every ``${NAME...}`` names ``lab`` or the ``save:`` of an earlier step, and
+  its path parses; ``save:`` does not take the reserved name ``lab``;
+* every ``expect:`` path parses and every ``matches:`` compiles; numbers given
+  as text to ``gt``/``ge``/``lt``/``le`` are numbers or references;
+* step names are unique; ``wait:`` comes with ``expect:`` or ``error:``; ``error:``
+  comes without ``expect:`` and ``save:``;
+* an ``ip xfrm state add`` does not add an SA (node, dst, proto, SPI) that an
+  earlier step added and did not delete, unless the step expects the error;
+* no plain scalar is one YAML 1.1 reads as an octal or base-60 number by
+  surprise (``00001000`` is 512; quote it).
+
+All errors are collected, sorted by position and returned as LabFileErrors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
+from esplab.commands.tokens import tokenize
+from esplab.errors import EsplabError, LabFileError, UnknownCommand, UsageError, did_you_mean
+from esplab.lab.expect import Check, PathError, PathPart, parse_path, references
+from esplab.lab.loader import Document, PathKey, describe_value, load_document
+from esplab.lab.schema import Issue, json_type, validate
+
+__all__ = [
+    "BUILTINS",
+    "Expectation",
+    "Lab",
+    "Step",
+    "check_document",
+    "check_file",
+    "session_for",
+]
+
+#: The values ``${lab.KEY}`` gives.
+BUILTINS = ("dir", "file", "name", "seed")
+
+_REFUSED = {"lab": "a lab cannot run labs", "quit": "a lab ends after its last step"}
+_OCTAL = re.compile(r"[-+]?0[0-9_]+")
+_BASE60 = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """``PATH: CHECK`` in a step's ``expect:``."""
+
+    path: str
+    parts: tuple[PathPart, ...]
+    check: Check
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """One checked step."""
+
+    index: int
+    name: str
+    run: str
+    line: int
+    explain: str = ""
+    expect: tuple[Expectation, ...] = ()
+    error: Check | None = None
+    save: str | None = None
+    attempts: int = 1
+    interval: float = 0.0
+    level: str = "error"
+
+    @property
+    def warning(self) -> bool:
+        return self.level == "warning"
+
+
+@dataclass(frozen=True)
+class Lab:
+    """A checked lab file, ready to run."""
+
+    file: str
+    path: Path
+    name: str
+    description: str
+    steps: tuple[Step, ...]
+    seed: int = DEFAULT_SEED
+    device: str = "en7581"
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    def builtins(self) -> dict[str, Any]:
+        """What ``${lab.KEY}`` refers to."""
+        return {"dir": str(self.path.resolve().parent), "file": self.file, "name": self.name,
+                "seed": self.seed}
+
+
+def _issue_error(doc: Document, issue: Issue) -> LabFileError:
+    mark = doc.key_mark(issue.path) if issue.at_key else doc.mark(issue.path)
+    hint = issue.hint
+    if issue.value is not None and isinstance(issue.valid, list):
+        guess = did_you_mean(issue.value, issue.valid)
+        if guess is not None and guess != issue.value:
+            hint = f"did you mean {guess}?"
+    return LabFileError(doc.file, mark.line, mark.col, issue.what, valid=issue.valid, hint=hint)
+
+
+class _Meaning:
+    """The second phase, over data whose structure may be partly wrong."""
+
+    def __init__(self, doc: Document, structure: list[Issue]) -> None:
+        self.doc = doc
+        self.errors: list[LabFileError] = []
+        self.bad = {issue.path for issue in structure}
+        self.session = Session()
+        self.saved: set[str] = set()
+        self.names: dict[str, int] = {}
+        self.current = "ap"
+        self.sas: dict[tuple[str, str, str, int], int] = {}
+
+    def fail(self, path: PathKey, what: str, *, key: bool = False, **kw: Any) -> None:
+        mark = self.doc.key_mark(path) if key else self.doc.mark(path)
+        self.errors.append(self.doc.error(mark, what, **kw))
+
+    def ok(self, path: PathKey, kind: type) -> bool:
+        """Whether ``path`` exists, has the right type and no structure error."""
+        value = self.value(path)
+        return value is not None and isinstance(value, kind) and not any(
+            bad[: len(path)] == path for bad in self.bad)
+
+    def value(self, path: PathKey) -> Any:
+        node: Any = self.doc.data
+        for part in path:
+            if isinstance(part, int):
+                if not isinstance(node, list) or part >= len(node):
+                    return None
+            elif not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def run(self) -> list[LabFileError]:
+        self.surprising_numbers()
+        steps = self.doc.data.get("steps")
+        if isinstance(steps, list):
+            for index, step in enumerate(steps):
+                if isinstance(step, dict):
+                    self.step(index, step)
+        return self.errors
+
+    def surprising_numbers(self) -> None:
+        for path, mark in self.doc.marks.items():
+            if mark.style is not None or mark.text is None:
+                continue
+            value = self.value(path)
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            if _OCTAL.fullmatch(mark.text) and mark.text.strip("+-") != "0":
+                self.fail(path, f"YAML reads {mark.text} as the octal number {value}",
+                          hint=f"write '{mark.text}' in quotes for text, or {value} for "
+                          "the number")
+            elif _BASE60.fullmatch(mark.text):
+                self.fail(path, f"YAML reads {mark.text} as the base-60 number {value}",
+                          hint=f"write '{mark.text}' in quotes for text")
+
+    def step(self, index: int, step: dict[str, Any]) -> None:
+        base: PathKey = ("steps", index)
+        if self.ok((*base, "name"), str):
+            name = step["name"]
+            if name in self.names:
+                self.fail((*base, "name"), f"duplicate step name '{name}' (first at line "
+                          f"{self.names[name]})", hint="give each step its own name")
+            else:
+                self.names[name] = self.doc.mark((*base, "name")).line
+        if "error" in step and "expect" in step:
+            self.fail((*base, "error"), "a step cannot have both 'error' and 'expect'",
+                      key=True, hint="a step either fails with an error or gives a result")
+        if "error" in step and "save" in step:
+            self.fail((*base, "save"), "a step with 'error' has no result to save", key=True)
+        if "wait" in step and "expect" not in step and "error" not in step:
+            self.fail((*base, "wait"), "'wait' needs 'expect' or 'error' to know when to "
+                      "stop", key=True)
+        if self.ok((*base, "run"), str):
+            self.command((*base, "run"), step["run"], expects_error="error" in step)
+        if isinstance(step.get("expect"), dict):
+            self.expectations((*base, "expect"), step["expect"])
+        if "error" in step and not any(b[:3] == (*base, "error") for b in self.bad):
+            self.operands((*base, "error"), step["error"])
+        if self.ok((*base, "save"), str):
+            if step["save"] == "lab":
+                self.fail((*base, "save"), "'lab' is reserved for ${lab.dir} and friends",
+                          hint="choose another name")
+            else:
+                self.saved.add(step["save"])
+
+    def refs(self, path: PathKey, text: str) -> bool:
+        """Check the references in ``text``; False if one is unusable."""
+        try:
+            found = references(text)
+        except PathError as exc:
+            self.fail(path, f"bad reference: {exc}")
+            return False
+        good = True
+        for name, parts in found:
+            if name == "lab":
+                key = parts[1] if len(parts) > 1 else None
+                if key is None or getattr(key, "key", None) not in BUILTINS:
+                    self.fail(path, "'${lab...}' needs one of " + ", ".join(
+                        f"lab.{b}" for b in BUILTINS))
+                    good = False
+            elif name not in self.saved:
+                self.fail(path, f"'{name}' is not saved by an earlier step",
+                          valid=sorted(self.saved) or "no step before this one saves a value",
+                          value=name)
+                good = False
+        return good
+
+    def command(self, path: PathKey, line: str, *, expects_error: bool) -> None:
+        if not self.refs(path, line):
+            return
+        has_refs = "${" in line
+        text = re.sub(r"\$\{[^{}]*\}", "0", line)
+        try:
+            tokenize(text)
+            invocation = self.session.parse(text)
+        except UnknownCommand as exc:
+            self.fail(path, f"'run': {exc.what}", valid=exc.valid, hint=exc.hint)
+            return
+        except UsageError as exc:
+            if not has_refs or not _tokenizes(text):
+                self.fail(path, f"'run' does not parse: {exc.what}", valid=exc.valid,
+                          hint=exc.hint)
+            return
+        except EsplabError:
+            return
+        name = invocation.command.name
+        if name in _REFUSED:
+            self.fail(path, f"'{name}' cannot be a step: {_REFUSED[name]}")
+            return
+        if name == "node" and invocation.args.get("name"):
+            self.current = str(invocation.args["name"])
+        if name == "ip" and not has_refs and not expects_error:
+            self.xfrm(path, invocation.node or self.current, list(invocation.args["args"]))
+
+    def xfrm(self, path: PathKey, node: str, words: list[str]) -> None:
+        words = [w for w in words if not w.startswith("-")]
+        if len(words) < 3 or not "xfrm".startswith(words[0]) or not "state".startswith(
+                words[1]) or not words[1]:
+            return
+        verb = words[2]
+        if verb in ("flush", "deleteall"):
+            self.sas = {k: v for k, v in self.sas.items() if k[0] != node}
+            return
+        args: dict[str, str] = {}
+        for word in ("dst", "proto", "spi"):
+            if word in words[3:-1]:
+                args[word] = words[words.index(word, 3) + 1]
+        try:
+            key = (node, args.get("dst", ""), args.get("proto", "esp"), int(args["spi"], 0))
+        except (KeyError, ValueError):
+            return
+        if verb in ("delete", "del"):
+            self.sas.pop(key, None)
+        elif verb == "add":
+            if key in self.sas:
+                self.fail(path, f"{node} already has the SA dst {key[1]} proto {key[2]} spi "
+                          f"{key[3]:#x} (added at line {self.sas[key]})",
+                          hint="the kernel refuses it with EEXIST: delete it first, use "
+                          "'ip xfrm state update', or expect the failure with error:")
+            else:
+                self.sas[key] = self.doc.mark(path).line
+
+    def expectations(self, path: PathKey, expect: dict[str, Any]) -> None:
+        for key, spec in expect.items():
+            try:
+                parse_path(key)
+            except PathError as exc:
+                self.fail((*path, key), str(exc), key=True)
+            if not any(b[: len(path) + 1] == (*path, key) for b in self.bad):
+                self.operands((*path, key), spec)
+
+    def operands(self, path: PathKey, spec: Any) -> None:
+        ops = spec.items() if isinstance(spec, dict) else [("eq", spec)]
+        for op, arg in ops:
+            where = (*path, op) if isinstance(spec, dict) else path
+            self.json_only(where, arg)
+            if isinstance(arg, str):
+                self.refs(where, arg)
+            if op == "matches" and isinstance(arg, str) and "${" not in arg:
+                try:
+                    re.compile(arg)
+                except re.error as exc:
+                    self.fail(where, f"'matches' is not a regular expression: {exc}")
+            if op in ("gt", "ge", "lt", "le") and isinstance(arg, str) and "${" not in arg:
+                try:
+                    float(int(arg, 0))
+                except ValueError:
+                    self.fail(where, f"'{op}' needs a number, got text '{arg}'")
+
+    def json_only(self, path: PathKey, value: Any) -> None:
+        if json_type(value) is None:
+            self.fail(path, f"{describe_value(value)} cannot be compared")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                self.json_only((*path, i), item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self.json_only((*path, key), item)
+
+
+def _tokenizes(text: str) -> bool:
+    try:
+        tokenize(text)
+    except UsageError:
+        return False
+    return True
+
+
+def _build(doc: Document) -> Lab:
+    data = doc.data
+    steps = []
+    for index, raw in enumerate(data["steps"]):
+        base: PathKey = ("steps", index)
+        expect = tuple(
+            Expectation(key, tuple(parse_path(key)), Check.of(spec),
+                        doc.key_mark((*base, "expect", key)).line,
+                        doc.key_mark((*base, "expect", key)).col)
+            for key, spec in raw.get("expect", {}).items())
+        error = raw.get("error")
+        wait = raw.get("wait", 1)
+        attempts, interval = (wait, 0.0) if not isinstance(wait, dict) else (
+            int(wait["attempts"]), float(wait.get("interval", 0)))
+        steps.append(Step(
+            index=index, name=raw["name"], run=raw["run"], line=doc.mark(base).line,
+            explain=raw.get("explain", ""), expect=expect,
+            error=None if error is None else Check.of(
+                error if isinstance(error, dict) else {"contains": error}),
+            save=raw.get("save"), attempts=int(attempts), interval=interval,
+            level=raw.get("level", "error")))
+    return Lab(doc.file, doc.path, data["name"], data["description"], tuple(steps),
+               seed=int(data.get("seed", DEFAULT_SEED)), device=data.get("device", "en7581"))
+
+
+def _position(error: LabFileError) -> tuple[int, int]:
+    return error.line, error.col
+
+
+def check_document(doc: Document) -> tuple[Lab | None, list[LabFileError]]:
+    """Both phases over a loaded document: the lab when it is valid, and every error."""
+    issues = validate(doc.data)
+    errors = [_issue_error(doc, issue) for issue in issues]
+    errors.extend(_Meaning(doc, issues).run())
+    errors.sort(key=_position)
+    if errors:
+        return None, errors
+    return _build(doc), []
+
+
+def check_file(path: str | Path, file: str | None = None) -> tuple[Lab | None, list[LabFileError]]:
+    """Load and check one lab file; ``file`` is the name used in messages."""
+    try:
+        doc = load_document(path, file)
+    except LabFileError as exc:
+        return None, [exc]
+    return check_document(doc)
+
+
+def session_for(lab: Lab) -> Session:
+    """A fresh session with the lab's seed."""
+    return Session(options=SessionOptions(seed=lab.seed))
+
