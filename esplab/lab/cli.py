@@ -1,0 +1,280 @@
+"""``esplab run`` and ``esplab check``.
+
+``esplab check LAB...`` checks lab files (a directory stands for its ``*.yaml``)
+and prints every error as ``file:line:col: message``, one per line, on stdout;
+a one-line summary goes to stderr. Exit 0 when all are valid, 2 otherwise.
+
+``esplab run LAB... [--step] [--pcap DIR] [--junit FILE] [--json] [-v]`` checks
+every file first (any error: the errors on stderr, exit 2, nothing runs), then
+runs each lab in a fresh session seeded with the lab's ``seed``. Exit 0 when
+every step passed (failed warning steps allowed), 1 when one failed, 2 for a
+bad file, bad usage, or an output that cannot be written.
+
+* ``--step`` shows each step's explanation and command, then waits: Enter runs
+  the step; any other line is a command run in the lab's session first (to look
+  around); ``quit`` stops the lab. When stdin is not a terminal, commands are
+  read from it up to an empty line before each step; at its end the remaining
+  steps run without pausing.
+* ``--pcap DIR`` exports every tap of each lab to ``DIR/<lab file stem>.pcapng``.
+* ``--junit FILE`` writes JUnit XML; ``--json`` prints the results as JSON (and
+  nothing else) on stdout; ``-v`` prints each step's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from esplab.lab.check import Lab, check_file
+from esplab.lab.report import failure_text, junit_xml, report_json, report_text, step_line
+from esplab.lab.runner import LabReport, LabRun, StepOutcome
+
+__all__ = ["expand", "main_check", "main_run", "quote", "run_lab"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+Reader = Callable[[str], "str | None"]
+
+
+def expand(names: Sequence[str]) -> list[Path]:
+    """Lab files named on the command line; a directory gives its ``*.yaml`` files."""
+    files: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            files.extend(sorted([*path.glob("*.yaml"), *path.glob("*.yml")]))
+        else:
+            files.append(path)
+    return files
+
+
+def quote(text: str) -> str:
+    """``text`` as one word of a command line."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
+    try:
+        return parser.parse_args(list(argv))
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+
+
+def _consoles(no_color: bool) -> tuple[Console, Console]:
+    plain = no_color or bool(os.environ.get("NO_COLOR"))
+    return (Console(no_color=plain, highlight=False, soft_wrap=True),
+            Console(stderr=True, no_color=plain, highlight=False, soft_wrap=True))
+
+
+def _check_all(files: Sequence[Path]) -> tuple[list[Lab], list[str], int]:
+    labs: list[Lab] = []
+    errors: list[str] = []
+    bad = 0
+    for path in files:
+        lab, found = check_file(path)
+        if lab is not None:
+            labs.append(lab)
+        else:
+            bad += 1
+        errors.extend(str(e) for e in found)
+    return labs, errors, bad
+
+
+def main_check(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="esplab check",
+        description="Check lab files without running them: every error is printed as "
+        "file:line:col: message. Exit 0 when all are valid, 2 otherwise.")
+    parser.add_argument("labs", nargs="+", metavar="LAB", help="lab files or directories")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no summary line")
+    args = _parse(parser, argv)
+    if isinstance(args, int):
+        return args
+    files = expand(args.labs)
+    if not files:
+        print(f"esplab check: no lab files in {', '.join(args.labs)}", file=sys.stderr)
+        return EXIT_USAGE
+    _, errors, bad = _check_all(files)
+    for line in errors:
+        print(line)
+    if not args.quiet:
+        if bad:
+            print(f"{bad} of {len(files)} lab file(s) invalid ({len(errors)} error(s))",
+                  file=sys.stderr)
+        else:
+            print(f"{len(files)} lab file(s) valid", file=sys.stderr)
+    return EXIT_USAGE if bad else EXIT_OK
+
+
+def _terminal_reader(stdin: TextIO) -> Reader:
+    def read(prompt: str) -> str | None:
+        while True:
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+            except KeyboardInterrupt:  # drops the line, as in the REPL
+                print()
+
+    return read
+
+
+def _piped_reader(stdin: TextIO, out: Console) -> Reader:
+    def read(prompt: str) -> str | None:
+        line = stdin.readline()
+        if not line:
+            return None
+        line = line.rstrip("\r\n")
+        out.print(Text(prompt + line, style="dim"))
+        return line
+
+    return read
+
+
+def _pause(run: LabRun, out: Console, err: Console, read: Reader) -> bool:
+    """Show the pending step and take commands until an empty line; False to stop."""
+    from esplab.commands.result import QuitResult
+    from esplab.commands.runner import run_text
+
+    step = run.pending
+    assert step is not None
+    out.print()
+    out.print(Text(f"step {step.index + 1}/{len(run.lab.steps)}: {step.name}", style="bold"))
+    if step.explain.strip():
+        out.print(Text(step.explain.strip()))
+    out.print(Text(f"  run: {step.run}", style="cyan"))
+    out.print(Text("Enter runs it; other commands run first; quit stops the lab.", style="dim"))
+    while True:
+        line = read("lab> ")
+        if line is None or not line.strip():
+            return True
+        outcomes = run_text(run.session, line, out, err)
+        if any(isinstance(o.result, QuitResult) for o in outcomes):
+            return False
+
+
+def _show_outcome(outcome: StepOutcome, run: LabRun, out: Console, verbose: bool) -> None:
+    from esplab.commands.runner import emit
+
+    if verbose:
+        if outcome.result is not None:
+            emit(out, outcome.result)
+        elif outcome.error:
+            out.print(Text(outcome.error, style="red"))
+    out.print(step_line(outcome.report, len(run.lab.steps)))
+    if outcome.report.status == "failed":
+        style = "yellow" if outcome.report.warned else "red"
+        for line in failure_text(run.lab.file, outcome.report):
+            out.print(Text("        " + line, style=style))
+
+
+def run_lab(lab: Lab, out: Console, err: Console, *, step_mode: bool = False,
+            verbose: bool = False, read: Reader | None = None) -> LabRun:
+    """Run one lab, printing as it goes when stepping or verbose; ``report()`` tells how."""
+    run = LabRun(lab)
+    if step_mode:
+        out.print(Text(f"lab: {lab.name} ({lab.file})", style="bold"))
+        out.print(Text(lab.description.strip()))
+    while run.pending is not None:
+        if step_mode and read is not None and not _pause(run, out, err, read):
+            run.stop("stopped by the user")
+            break
+        outcome = run.run_next()
+        if step_mode or verbose:
+            _show_outcome(outcome, run, out, verbose=True)
+    return run
+
+
+def _export(run: LabRun, directory: Path, used: set[str]) -> str:
+    """Export every tap of the lab's session to ``directory``; the file written."""
+    from esplab.errors import EsplabError
+
+    name = run.lab.stem or "lab"
+    candidate, n = name, 1
+    while candidate in used:
+        n += 1
+        candidate = f"{name}-{n}"
+    used.add(candidate)
+    target = directory / f"{candidate}.pcapng"
+    try:
+        run.session.execute(f"capture export {quote(str(target))}")
+    except EsplabError as exc:
+        raise OSError(str(exc)) from exc
+    return str(target)
+
+
+def main_run(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="esplab run",
+        description="Run lab files, each in a fresh session seeded with its seed. Exit 0 "
+        "when every step passed, 1 when a step failed, 2 for a bad file or usage.")
+    parser.add_argument("labs", nargs="+", metavar="LAB", help="lab files or directories")
+    parser.add_argument("--step", action="store_true",
+                        help="pause before each step: show its explanation, take commands")
+    parser.add_argument("--pcap", metavar="DIR", help="export every tap to DIR/LAB.pcapng")
+    parser.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each step's output")
+    parser.add_argument("--no-color", action="store_true", help="plain output")
+    args = _parse(parser, argv)
+    if isinstance(args, int):
+        return args
+    out, err = _consoles(args.no_color)
+    if args.json and args.step:
+        err.print("esplab run: --json and --step exclude each other", markup=False)
+        return EXIT_USAGE
+    files = expand(args.labs)
+    if not files:
+        err.print(f"esplab run: no lab files in {', '.join(args.labs)}", markup=False)
+        return EXIT_USAGE
+    labs, errors, _ = _check_all(files)
+    if errors:
+        for line in errors:
+            err.print(line, markup=False)
+        if args.json:
+            print(report_json([], errors))
+        return EXIT_USAGE
+    read: Reader | None = None
+    if args.step:
+        read = (_terminal_reader(sys.stdin) if sys.stdin.isatty()
+                else _piped_reader(sys.stdin, out))
+    reports: list[LabReport] = []
+    status = EXIT_OK
+    used: set[str] = set()
+    for lab in labs:
+        run = run_lab(lab, out, err, step_mode=args.step, verbose=args.verbose and
+                      not args.json, read=read)
+        report = run.report()
+        if args.pcap:
+            try:
+                directory = Path(args.pcap)
+                directory.mkdir(parents=True, exist_ok=True)
+                report.pcap = _export(run, directory, used)
+            except OSError as exc:
+                err.print(f"esplab run: cannot write captures to {args.pcap}: "
+                          f"{exc.strerror or exc}", markup=False)
+                status = EXIT_USAGE
+        reports.append(report)
+        if not args.json:
+            out.print(report_text(report, steps=not args.step))
+    if args.junit:
+        try:
+            Path(args.junit).write_bytes(junit_xml(reports))
+        except OSError as exc:
+            err.print(f"esplab run: cannot write {args.junit}: {exc.strerror or exc}",
+                      markup=False)
+            status = EXIT_USAGE
+    if args.json:
+        print(report_json(reports))
+    if status == EXIT_OK and not all(r.passed for r in reports):
+        status = EXIT_FAILED
+    return status

@@ -1,0 +1,159 @@
+"""Lab reports for people (rich text), for programs (JSON) and for CI (JUnit XML).
+
+JSON (``esplab run --json``)::
+
+    {"passed": true, "errors": [],
+     "labs": [{"file": ..., "name": ..., "seed": 24301, "passed": true, "pcap": null,
+               "counts": {"passed": 9, "failed": 0, "warnings": 0, "skipped": 0},
+               "steps": [{"number": 1, "name": ..., "line": 12, "level": "error",
+                          "status": "passed", "command": ..., "summary": ...,
+                          "attempts": 1, "note": "",
+                          "failures": [{"what": ..., "expected": ..., "actual": ...}]}]}]}
+
+JUnit: one ``testsuite`` per lab, one ``testcase`` per step (``classname`` is the
+lab file's stem, ``file`` and ``line`` locate the step); a failed step has a
+``failure``, a skipped one ``skipped``, a failed warning step passes with the
+failure in ``system-out``. No times are written, so reports are reproducible.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+
+from esplab.lab.runner import LabReport, StepReport
+
+__all__ = [
+    "failure_text",
+    "junit_xml",
+    "report_dict",
+    "report_json",
+    "report_text",
+    "step_line",
+]
+
+_STATUS = {"passed": ("ok  ", "green"), "failed": ("FAIL", "bold red"),
+           "skipped": ("skip", "dim"), "warning": ("warn", "yellow")}
+
+
+def _status(step: StepReport) -> str:
+    return "warning" if step.warned else step.status
+
+
+def failure_text(file: str, step: StepReport) -> list[str]:
+    """The lines that explain a failed step: where it is, then expected against actual."""
+    head = f"{file}:{step.line}: step {step.index + 1} '{step.name}' failed"
+    if step.level == "warning":
+        head += " (a warning: the lab goes on)"
+    lines = [head, f"  ran: {step.command}"]
+    lines += ["  " + failure.line() for failure in step.failures]
+    if step.attempts > 1:
+        lines.append(f"  (still failing after {step.attempts} attempts)")
+    return lines
+
+
+def step_line(step: StepReport, total: int) -> Text:
+    """``ok    3/9  name``, coloured by status."""
+    label, style = _STATUS[_status(step)]
+    width = len(str(total))
+    line = Text("  ")
+    line.append(label, style=style)
+    line.append(f"  {step.index + 1:>{width}}/{total}  {step.name}")
+    return line
+
+
+def report_text(report: LabReport, *, steps: bool = True) -> Group:
+    """A lab report for the terminal."""
+    parts: list[Text] = [Text(f"lab: {report.name} ({report.file}, seed {report.seed:#x})",
+                              style="bold")]
+    for step in report.steps if steps else ():
+        parts.append(step_line(step, len(report.steps)))
+        if step.status == "failed":
+            parts.extend(Text("        " + line, style="red" if not step.warned else "yellow")
+                         for line in failure_text(report.file, step))
+    skipped = next((s for s in report.steps if s.status == "skipped" and s.note), None)
+    counts = report.counts()
+    tail = (f"  {len(report.steps)} steps: {counts['passed']} passed, {counts['failed']} "
+            f"failed, {counts['warnings']} warnings, {counts['skipped']} skipped")
+    if skipped is not None and counts["skipped"]:
+        tail += f" ({skipped.note})"
+    if report.pcap:
+        tail += f"; captures in {report.pcap}"
+    parts.append(Text(tail, style="green" if report.passed else "red"))
+    return Group(*parts)
+
+
+def _step_dict(step: StepReport) -> dict[str, Any]:
+    return {
+        "number": step.index + 1,
+        "name": step.name,
+        "line": step.line,
+        "level": step.level,
+        "status": step.status,
+        "command": step.command,
+        "summary": step.summary,
+        "attempts": step.attempts,
+        "note": step.note,
+        "failures": [{"what": f.what, "expected": f.expected, "actual": f.actual}
+                     for f in step.failures],
+    }
+
+
+def report_dict(report: LabReport) -> dict[str, Any]:
+    return {
+        "file": report.file,
+        "name": report.name,
+        "seed": report.seed,
+        "passed": report.passed,
+        "pcap": report.pcap,
+        "counts": report.counts(),
+        "steps": [_step_dict(step) for step in report.steps],
+    }
+
+
+def report_json(reports: Sequence[LabReport], errors: Iterable[str] = ()) -> str:
+    """The whole run as JSON (see the module docstring)."""
+    problems = list(errors)
+    document = {
+        "passed": not problems and all(r.passed for r in reports),
+        "errors": problems,
+        "labs": [report_dict(r) for r in reports],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def junit_xml(reports: Sequence[LabReport]) -> bytes:
+    """JUnit XML: one testsuite per lab, one testcase per step."""
+    root = ET.Element("testsuites", name="esplab")
+    total = {"tests": 0, "failures": 0, "skipped": 0}
+    for report in reports:
+        counts = report.counts()
+        suite = ET.SubElement(root, "testsuite", name=report.name,
+                              tests=str(len(report.steps)), failures=str(counts["failed"]),
+                              errors="0", skipped=str(counts["skipped"]), file=report.file)
+        total["tests"] += len(report.steps)
+        total["failures"] += counts["failed"]
+        total["skipped"] += counts["skipped"]
+        for step in report.steps:
+            case = ET.SubElement(suite, "testcase", name=step.name, classname=report.stem,
+                                 file=report.file, line=str(step.line))
+            if step.failed:
+                details = failure_text(report.file, step)
+                message = step.failures[0].line() if step.failures else details[0]
+                failure = ET.SubElement(case, "failure", message=message, type="expectation")
+                failure.text = "\n".join(details)
+            elif step.warned:
+                out = ET.SubElement(case, "system-out")
+                out.text = "\n".join(failure_text(report.file, step))
+            elif step.status == "skipped":
+                ET.SubElement(case, "skipped", message=step.note or "not run")
+    for key, value in total.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return body + b"\n"
