@@ -1,0 +1,240 @@
+"""lab run|step|next|stop|check: lab files inside the REPL.
+
+* ``lab check FILE`` lists every error of a lab file (``file:line:col: message``).
+* ``lab run FILE`` runs the lab in a fresh session of its own (the REPL's session
+  is not touched) and shows one line per step.
+* ``lab step FILE`` follows the lab in this session, so everything typed between
+  steps acts on the lab's machines: the session is first reset to a fresh one
+  with the lab's seed (what was set up before is discarded), then the first
+  step's explanation and command are shown. ``lab next`` runs that step, shows
+  its output and verdict and the next step; ``lab`` says where you are; ``lab
+  stop`` leaves the lab.
+
+The ``esplab.lab`` package is imported only when a lab command runs.
+"""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import TYPE_CHECKING, Any
+
+from esplab.commands.parser import Invocation
+from esplab.commands.registry import Command, Param
+from esplab.commands.result import MessageResult, Result, TableResult, TextResult
+from esplab.commands.session import Session, SessionOptions
+from esplab.errors import BadArgument, LabFileError
+
+if TYPE_CHECKING:
+    from esplab.lab.check import Lab, Step
+    from esplab.lab.runner import LabRun, StepOutcome
+
+__all__ = ["COMMANDS"]
+
+_VERBS = ("run", "step", "next", "stop", "check")
+# The session attribute holding the lab being stepped through (a LabRun).
+_WALK = "lab_walk"
+
+
+def _walk(session: Session) -> LabRun | None:
+    from esplab.lab.runner import LabRun
+
+    value = getattr(session, _WALK, None)
+    return value if isinstance(value, LabRun) else None
+
+
+def _set_walk(session: Session, run: LabRun | None) -> None:
+    setattr(session, _WALK, run)
+
+
+def _load(words: list[str], verb: str) -> Lab:
+    """The checked lab named by ``words``; the first error (with a count) if invalid."""
+    from esplab.lab.check import check_file
+
+    if len(words) != 1:
+        raise BadArgument(f"lab {verb} needs one lab file",
+                          hint=f"lab {verb} labs/01-esp-basics.yaml")
+    lab, errors = check_file(words[0])
+    if lab is not None:
+        return lab
+    first = errors[0]
+    more = f"{len(errors) - 1} more error(s); 'lab check {words[0]}' lists them all"
+    raise LabFileError(first.file, first.line, first.col, first.what, valid=first.valid,
+                       hint=f"{first.hint}; {more}" if first.hint and len(errors) > 1 else
+                       more if len(errors) > 1 else first.hint)
+
+
+def _check(words: list[str]) -> Result:
+    from esplab.lab.check import check_file
+
+    if len(words) != 1:
+        raise BadArgument("lab check needs one lab file", hint="lab check labs/01-esp-basics.yaml")
+    lab, errors = check_file(words[0])
+    lines = [str(e) for e in errors]
+    if lab is not None:
+        text = f"{words[0]}: valid, {len(lab.steps)} step(s)"
+        return TextResult(summary=text, text=text,
+                          data={"file": words[0], "valid": True, "errors": []})
+    return TextResult(summary=f"{words[0]}: {len(lines)} error(s)", text="\n".join(lines),
+                      data={"file": words[0], "valid": False, "errors": lines})
+
+
+def _run(words: list[str]) -> Result:
+    from esplab.lab.report import report_dict
+    from esplab.lab.runner import LabRun
+
+    lab = _load(words, "run")
+    report = LabRun(lab).run_all()
+    rows = []
+    for step in report.steps:
+        status = "warning" if step.warned else step.status
+        detail = step.failures[0].line() if step.failures else step.note or step.summary
+        rows.append((str(step.index + 1), step.name, status, detail))
+    counts = report.counts()
+    summary = (f"lab '{lab.name}': {counts['passed']} passed, {counts['failed']} failed, "
+               f"{counts['warnings']} warnings, {counts['skipped']} skipped")
+    return TableResult(summary=summary, title=f"{lab.name} ({lab.file}) - "
+                       + ("passed" if report.passed else "FAILED"),
+                       columns=("#", "step", "status", "details"), rows=rows,
+                       data=report_dict(report))
+
+
+def _announce(run: LabRun, step: Step | None) -> list[str]:
+    if step is None:
+        report = run.report()
+        counts = report.counts()
+        return [f"lab '{run.lab.name}' is over: {counts['passed']} passed, "
+                f"{counts['failed']} failed, {counts['warnings']} warnings, "
+                f"{counts['skipped']} skipped" + (f" ({run.stopped})" if run.stopped else "")]
+    lines = [f"step {step.index + 1}/{len(run.lab.steps)}: {step.name}"]
+    if step.explain.strip():
+        lines.append(step.explain.strip())
+    lines.append(f"  run: {step.run}")
+    lines.append("'lab next' runs it; other commands act on the lab first; 'lab stop' ends it.")
+    return lines
+
+
+def _step(session: Session, words: list[str]) -> Result:
+    from esplab.lab.runner import LabRun
+
+    lab = _load(words, "step")
+    session.options = SessionOptions(seed=lab.seed)
+    session.__post_init__()  # a fresh model and random source from the lab's seed
+    session.named.clear()
+    session.stepping = None
+    session.last = None
+    run = LabRun(lab, session)
+    _set_walk(session, run)
+    lines = [f"lab '{lab.name}' ({lab.file}): {len(lab.steps)} step(s); the session was "
+             f"reset to seed {lab.seed:#x}", "", lab.description.strip(), ""]
+    lines += _announce(run, run.pending)
+    return TextResult(summary=f"stepping through lab '{lab.name}'", text="\n".join(lines),
+                      data={"lab": lab.name, "file": lab.file, "steps": len(lab.steps)})
+
+
+def _rendered(outcome: StepOutcome) -> str:
+    from rich.console import Console
+
+    from esplab.render import render
+
+    if outcome.result is None:
+        return outcome.error or ""
+    buffer = StringIO()
+    console = Console(file=buffer, width=100, color_system=None, highlight=False)
+    console.print(render(outcome.result))
+    return buffer.getvalue().rstrip("\n")
+
+
+def _next(session: Session) -> Result:
+    from esplab.lab.report import failure_text
+    from esplab.lab.runner import result_view
+
+    run = _walk(session)
+    if run is None or run.pending is None:
+        _set_walk(session, None)
+        raise BadArgument("not stepping through a lab", hint="start with: lab step FILE")
+    outcome = run.run_next()
+    report = outcome.report
+    status = "warning" if report.warned else report.status
+    lines = [_rendered(outcome), "",
+             f"{'ok' if status == 'passed' else status.upper()}: step {report.index + 1} "
+             f"'{report.name}'"]
+    if report.status == "failed":
+        lines += failure_text(run.lab.file, report)
+    lines.append("")
+    lines += _announce(run, run.pending)
+    if run.pending is None:
+        _set_walk(session, None)
+    data: dict[str, Any] = {
+        "step": report.index + 1, "name": report.name, "status": status,
+        "failures": [f.line() for f in report.failures],
+        "result": result_view(outcome.result) if outcome.result is not None else None,
+        "next": run.pending.name if run.pending is not None else None,
+    }
+    return TextResult(summary=f"step {report.index + 1} '{report.name}': {status}",
+                      text="\n".join(lines), data=data)
+
+
+def _status(session: Session) -> Result:
+    run = _walk(session)
+    if run is None:
+        return MessageResult(summary="not stepping through a lab; lab step FILE starts one",
+                             data={"lab": None})
+    step = run.pending
+    text = "\n".join(_announce(run, step))
+    return TextResult(summary=f"lab '{run.lab.name}'", text=text,
+                      data={"lab": run.lab.name, "next": step.name if step else None})
+
+
+def _stop(session: Session) -> Result:
+    run = _walk(session)
+    if run is None:
+        raise BadArgument("not stepping through a lab", hint="start with: lab step FILE")
+    run.stop("stopped by the user")
+    _set_walk(session, None)
+    return MessageResult(summary=_announce(run, None)[0], data={"lab": run.lab.name})
+
+
+def _lab(session: Session, inv: Invocation) -> Result:
+    words = list(inv.args["args"])
+    if not words:
+        return _status(session)
+    verb = words.pop(0)
+    if verb == "run":
+        return _run(words)
+    if verb == "check":
+        return _check(words)
+    if verb == "step":
+        return _step(session, words)
+    if words:
+        raise BadArgument(f"lab {verb} takes no argument, got '{words[0]}'")
+    if verb == "next":
+        return _next(session)
+    if verb == "stop":
+        return _stop(session)
+    raise BadArgument(f"unknown lab command '{verb}'", valid=list(_VERBS), value=verb)
+
+
+def _complete(session: Session, words: list[str]) -> list[str]:
+    from pathlib import Path
+
+    if not words:
+        return list(_VERBS)
+    if words[0] in ("run", "step", "check") and len(words) == 1:
+        return sorted(str(p) for p in (*Path().glob("*.yaml"), *Path("labs").glob("*.yaml")))
+    return []
+
+
+COMMANDS = (
+    Command(
+        name="lab",
+        summary="run, step through or check a lab file",
+        handler=_lab,
+        params=(Param("args", kind="rest", optional=True, metavar="ARGS"),),
+        usage_text="lab run FILE | step FILE | next | stop | check FILE",
+        example="lab step labs/01-esp-basics.yaml",
+        details="lab step resets the session to the lab's seed and follows the lab here: "
+        "'lab next' runs one step; any other command acts on the lab's machines in between. "
+        "lab run uses a session of its own.",
+        complete=_complete,
+    ),
+)
