@@ -171,9 +171,6 @@ class HashResume:
         self._known.setdefault((alg, state, hashstate.BLOCK_SIZE), hashlib.new(alg, block))
         return state
 
-    def forget(self) -> None:
-        self._known.clear()
-
     def resume(self, alg: str, state: tuple[int, ...], count: int) -> Any | None:
         """A hashlib object in this state (a fresh copy is the caller's), or None."""
         known = self._known.get((alg, state, count))
@@ -235,8 +232,3 @@ class Prng:
         if iv is not None:
             return iv[:size].ljust(size, b"\x00")
         return self._rng.randbytes(size)
-
-    def reseed(self, seed: int) -> None:
-        self.seed = seed
-        self._rng.seed(seed)
-        self._pinned.clear()

@@ -160,7 +160,7 @@ class EIP93Device:
 
     def write_reg(self, offset: int, value: int) -> list[Stage]:
         """Write a register; returns the stages of any processing the write started."""
-        if 0 <= value <= _U32:  # the per-packet registers first
+        if 0 <= value <= _U32:  # the registers a driver writes per packet, first
             if offset == R.CD_COUNT:
                 return self._add_commands(value & 0xFF)  # write 7:0 (eip93.md 7.13)
             if offset == R.RD_COUNT:
@@ -180,13 +180,8 @@ class EIP93Device:
             raise EngineError(f"{name} value {value:#x}", valid="a 32-bit word")
         if offset in R.READ_ONLY:
             raise EngineError(f"{name} ({offset:#05x}) is read-only")
-        if offset == R.INT_CLR:
-            self.raw_int &= ~value
-            self._update_irq()
-        elif offset == R.INT_MASK:
+        if offset == R.INT_MASK:
             self.int_mask = value
-        elif offset == R.MASK_ENABLE:
-            self.int_mask |= value
         elif offset == R.MASK_DISABLE:
             self.int_mask &= ~value
         else:

@@ -56,10 +56,6 @@ class Region:
     def __post_init__(self) -> None:
         self.view = memoryview(self.data)
 
-    @property
-    def end(self) -> int:
-        return self.base + len(self.data)
-
 
 @dataclass
 class DmaMemory:
