@@ -311,9 +311,8 @@ class Datapath:
             walk.drop(f"{node.name}.xfrm", node.name, "ESP header truncated", "XfrmInHdrError",
                       "no room for SPI and sequence number (xfrm_parse_spi)")
             return None
-        spi, seq = struct.unpack("!II", packet[off : off + 8])
+        spi = int.from_bytes(packet[off : off + 4], "big")
         state = node.xfrm.lookup_state_input(dst, spi, IPPROTO_ESP)
-        meta = {"spi": f"{spi:#010x}", "seq": seq}
         if state is None:
             node.xfrm.mib.bump("XfrmInNoStates")
             walk.drop(f"{node.name}.xfrm", node.name, f"no SA for spi {spi:#010x} dst {dst}",
@@ -321,6 +320,10 @@ class Datapath:
             return None
         if state.offload is not None and state.offload.dev == dev_name:
             return self._offload_input(walk, node, state, packet, dev_name)
+        return self._sw_input(walk, node, state, packet)
+
+    def _sw_input(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes
+                  ) -> bytes | None:
         runtime = self.lab.sa_runtime(node.name)
         sa = runtime.get(state)
         res = esp_core.decrypt(sa, packet)
@@ -332,10 +335,11 @@ class Datapath:
                       "software ESP input (esp_input / xfrm_input)", data=packet)
             return None
         walk.add(Stage(f"{node.name}.xfrm", node.name,
-                       f"software ESP: spi {spi:#010x} seq {res.seq} ICV good, next header "
-                       f"{res.next_header}, pad {res.pad_len}",
+                       f"software ESP: spi {state.spi:#010x} seq {res.seq} ICV good, next "
+                       f"header {res.next_header}, pad {res.pad_len}",
                        why="xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)",
-                       data=res.packet, kind="ip", meta={**meta, "datapath": "sw"}))
+                       data=res.packet, kind="ip",
+                       meta={"spi": f"{state.spi:#010x}", "seq": res.seq, "datapath": "sw"}))
         return res.packet
 
     def _offload_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
@@ -346,9 +350,12 @@ class Datapath:
 
     def _offload_input(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
                        dev_name: str) -> bytes | None:
-        from esplab.model.engine_path import engine_input
+        from esplab.model.engine_path import SW_INPUT, engine_input
 
-        return engine_input(self.lab, walk, node, state, packet, dev_name)
+        inner = engine_input(self.lab, walk, node, state, packet, dev_name)
+        if inner is SW_INPUT:
+            return self._sw_input(walk, node, state, packet)
+        return inner if isinstance(inner, bytes) else None
 
 
 def _tapname(node: Node, dev: str) -> str:

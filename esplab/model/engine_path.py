@@ -1,34 +1,209 @@
-"""The offload datapaths through the EIP-93 engine (crypto, packet, sw+aead).
+"""The offload datapaths through the EIP-93 (crypto, packet, sw+aead), joined to the walk.
 
-Filled in by the driver model: ``attach_engine`` gives an ap port its
-``xdo_dev_state_add``; ``engine_output``/``engine_input`` run one packet through
-the rings.
+* ``attach_engine`` gives an ap port its ``xdo_dev_state_add``/``delete``: the
+  driver programs an SA record in the engine's memory; the driver's stages are
+  kept as a journey of their own ("ip xfrm state add ... offload").
+* ``engine_output`` hands the driver the skb the kernel would (headers, ESP header
+  with SPI and, for crypto offload, the kernel's sequence number, IV room, the
+  plaintext payload; airoha-dsa-xfrm.md 3.2) and returns the ESP packet.
+* ``engine_input`` lets the driver decrypt an ESP packet received on the port that
+  holds its inbound SA; crypto offload then finishes in software (replay check,
+  trailer strip, decapsulation: 3.2 RX crypto) while packet offload hands up the
+  plain packet (3.2 RX packet).
+* ``build_skb`` is shared with ``compare``, which runs one packet through every path.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from esplab.model import esp as esp_core
+from esplab.model.journey import Captured, Stage
+
 if TYPE_CHECKING:
+    from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
+    from esplab.model.netdev import NetDev
     from esplab.model.node import Node
     from esplab.model.offload_port import PortOffload
     from esplab.model.xfrm.objects import XfrmState
 
-__all__ = ["attach_engine", "engine_input", "engine_output"]
+__all__ = [
+    "SW_INPUT",
+    "attach_engine",
+    "build_skb",
+    "engine_input",
+    "engine_output",
+    "record_stages",
+]
+
+SW_INPUT = object()  # engine_input's answer when the driver does not take the packet
+
+
+def record_stages(lab: Lab, origin: str, stages: list[Stage]) -> None:
+    """Keep configuration-time driver stages as a journey of their own, with captures."""
+    journey = lab.journeys.new(origin)
+    for stage in stages:
+        journey.stages.append(stage)
+        if stage.data is not None and lab.settings.tracing:
+            lab.captures.add(Captured(journey.id, len(journey.stages) - 1, stage.tap,
+                                      stage.kind, stage.data, {"decision": stage.decision}))
+    journey.verdict = stages[-1].decision if stages else origin
 
 
 def attach_engine(lab: Lab, port: PortOffload) -> None:
-    return None
+    """Give one ap port the EIP-93-backed ``xfrmdev_ops`` (user ports borrow the conduit's
+    engine: there is one engine per SoC, airoha-dsa-xfrm.md 3.10)."""
+
+    def program(state: XfrmState, dev: NetDev) -> str | None:
+        assert state.offload is not None
+        drv = lab.eip93
+        kw: dict[str, Any] = {}
+        if state.enc is not None:
+            kw.update(enc=state.enc.name, enc_key=state.enc.key)
+        if state.auth is not None:
+            kw.update(auth=state.auth.name, auth_key=state.auth.key,
+                      auth_trunc_bits=state.auth.icv_bits)
+        if state.aead is not None:
+            kw.update(aead=state.aead.name)
+        res = drv.state_add(dev=dev.name, direction=state.offload.dir, spi=state.spi,
+                            mode=state.mode, offload=state.offload.type, family=state.family,
+                            encap=state.encap is not None, esn="esn" in state.flags,
+                            tfcpad=state.tfcpad, **kw)
+        record_stages(lab, f"xdo_dev_state_add {dev.name} spi {state.spi:#x}", res.stages)
+        port.refused = "" if res.ok else res.reason
+        if res.ok:
+            lab.offloaded[id(state)] = (state, res.sa)
+        return res.errno
+
+    def unprogram(state: XfrmState, dev: NetDev) -> None:
+        entry = lab.offloaded.pop(id(state), None)
+        if entry is not None:
+            stages = lab.eip93.state_delete(entry[1])
+            record_stages(lab, f"xdo_dev_state_delete {dev.name} spi {state.spi:#x}", stages)
+
+    port.program = program
+    port.unprogram = unprogram
+
+
+def build_skb(sa: EspSA, packet: bytes, seq: int | None) -> tuple[bytes, int, int]:
+    """The skb the kernel hands the driver: (skb, ESP offset, next header).
+
+    The headers come from the software ESP output mode (the kernel's xfrm mode
+    output + esp header build); the IV room is zeros and the payload stays plain.
+    """
+    from esplab.model.engine.xmit import locate_esp
+
+    esp = esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
+    off = locate_esp(esp)[0]
+    if sa.mode == "tunnel":
+        payload, proto = packet, 4 if packet[0] >> 4 == 4 else 41
+    else:
+        info = esp_core.parse_ip(packet)
+        payload, proto = packet[info.hlen :], info.proto
+    return esp[: off + 8] + bytes(sa.iv_size) + payload, off, proto
+
+
+def _hw(lab: Lab, state: XfrmState) -> Any:
+    entry = lab.offloaded.get(id(state))
+    return entry[1] if entry is not None and entry[0] is state else None
 
 
 def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes,
                   dev_name: str, datapath: str) -> bytes | None:
-    walk.drop(f"{dev_name}.xfrmdev", dev_name, "engine not attached", None, "")
-    return None
+    """Crypto or packet offload TX through the driver and the engine."""
+    hw = _hw(lab, state)
+    drv = lab.eip93
+    if hw is None:
+        walk.drop(f"{dev_name}.xfrmdev", dev_name, "SA not programmed in the engine", None,
+                  "the state has an offload binding but no engine SA record", "M")
+        return None
+    runtime = lab.sa_runtime(node.name)
+    if datapath == "crypto":
+        # Crypto offload: the kernel assigns the sequence number (3.9) [C].
+        sa = runtime.get(state)
+        skb, off, proto = build_skb(sa, packet, walk.opts.seq)
+        runtime.sync(state, sa)
+    else:
+        # Packet offload: the engine counts; a pinned seq is written into the SA record
+        # first (sa_seqnum holds the last number used, eip93.md 4.6) [M].
+        scratch = runtime.scratch(state)
+        skb, off, proto = build_skb(scratch, packet, 1)
+        if walk.opts.seq is not None:
+            drv.memory.write(hw.sa_addr + 0x6C, ((walk.opts.seq - 1) & 0xFFFFFFFF)
+                             .to_bytes(4, "little"))
+    tx = drv.crypto_tx if datapath == "crypto" else drv.packet_tx
+    outcome = tx(hw, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
+    walk.extend(outcome.stages)
+    if not outcome.ok:
+        if outcome.mib:
+            node.xfrm.mib.bump(outcome.mib)
+        walk.drop("eip93.driver", "eip93", f"engine TX failed: {outcome.reason}", outcome.mib,
+                  "; ".join(outcome.errors) or "the driver refused the packet")
+        return None
+    if datapath == "packet":
+        state.curlft.packets += 1
+        state.curlft.bytes += len(packet)
+        state.replay.oseq = outcome.seq or state.replay.oseq
+    return bytes(outcome.data)
 
 
 def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes,
-                 dev_name: str) -> bytes | None:
-    walk.drop(f"{dev_name}.xfrmdev", dev_name, "engine not attached", None, "")
-    return None
+                 dev_name: str) -> bytes | None | object:
+    """RX through the engine; ``SW_INPUT`` when the driver leaves the packet to software."""
+    from esplab.model.engine.xmit import _decap as decapsulate
+    from esplab.model.engine.xmit import locate_esp
+
+    drv = lab.eip93
+    outcome = drv.rx(packet, dev=dev_name)
+    if outcome is None:
+        return SW_INPUT
+    walk.extend(outcome.stages)
+    if not outcome.ok:
+        if outcome.mib:
+            node.xfrm.mib.bump(outcome.mib)
+        if outcome.status.endswith("AUTH_FAILED"):
+            state.stats.integrity_failed += 1
+        walk.drop(f"{node.name}.xfrm", node.name, f"engine RX failed: {outcome.status}",
+                  outcome.mib, "; ".join(outcome.errors))
+        return None
+    if state.offload is not None and state.offload.type == "packet":
+        state.curlft.packets += 1
+        state.curlft.bytes += len(outcome.data)
+        return bytes(outcome.data)
+    # Crypto offload: xfrm_input finishes in software with CRYPTO_DONE (3.2) [C].
+    runtime = lab.sa_runtime(node.name)
+    sa = runtime.get(state)
+    off, nh_off = locate_esp(packet)
+    seq = sa.replay.infer(outcome.seq or 0)
+    verdict = sa.replay.check(seq)
+    if verdict.name != "OK":
+        counter = "XfrmInStateSeqError"
+        node.xfrm.mib.bump(counter)
+        if verdict.name == "DUPLICATE":
+            state.stats.replay += 1
+        elif verdict.name == "TOO_OLD":
+            state.stats.replay_window += 1
+        walk.drop(f"{node.name}.xfrm", node.name, f"replay check: {verdict.name.lower()}",
+                  counter, "crypto offload: the replay window is checked in software after "
+                  "the hardware decrypted (airoha-dsa-xfrm.md 3.9, 6.20)")
+        return None
+    sa.replay.advance(seq)
+    runtime.sync(state, sa)
+    state.curlft.packets += 1
+    payload = outcome.data[off + 8 + hw_iv(lab, state) :]
+    inner = decapsulate(packet[:off], nh_off, payload, outcome.next_header or 0,
+                        state.mode == "tunnel")
+    walk.add(Stage(f"{node.name}.xfrm", node.name,
+                   f"crypto offload RX done: seq {seq} replay ok, trailer stripped, "
+                   f"{len(inner)} bytes", why="xfrm_input with CRYPTO_DONE: replay check, "
+                   "input_tail and decapsulation in software (airoha-dsa-xfrm.md 3.2)",
+                   data=inner, kind="ip", meta={"spi": f"{state.spi:#010x}", "seq": seq,
+                                                "datapath": "crypto"}))
+    return inner
+
+
+def hw_iv(lab: Lab, state: XfrmState) -> int:
+    hw = _hw(lab, state)
+    return int(hw.iv_size) if hw is not None else 0
+

@@ -55,6 +55,8 @@ class Lab:
         self._ports: dict[tuple[str, str], PortOffload] = {}
         self._runtimes: dict[str, Any] = {}
         self._datapath: Any = None
+        # id(XfrmState) -> (state, the engine's OffloadedSA): xso.offload_handle.
+        self.offloaded: dict[int, tuple[Any, Any]] = {}
         for node in self.nodes.values():
             node.xfrm = XfrmNode(name=node.name, resolve_dev=self._resolver(node.name))
 

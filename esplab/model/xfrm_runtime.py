@@ -57,6 +57,7 @@ class SaRuntime:
     node: str
     seed: int
     _cache: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
+    _scratch: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
 
     def get(self, state: XfrmState) -> EspSA:
         hit = self._cache.get(id(state))
@@ -66,8 +67,19 @@ class SaRuntime:
         self._cache[id(state)] = (state, sa)
         return sa
 
+    def scratch(self, state: XfrmState) -> EspSA:
+        """A second SA for the same state, to build headers without moving the real
+        one's counters (packet offload: the engine owns the sequence numbers)."""
+        hit = self._scratch.get(id(state))
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        sa = build_esp_sa(state, f"scratch:{self.seed}:{self.node}:{state.spi:#x}")
+        self._scratch[id(state)] = (state, sa)
+        return sa
+
     def forget(self, state: XfrmState) -> None:
         self._cache.pop(id(state), None)
+        self._scratch.pop(id(state), None)
 
     def sync(self, state: XfrmState, sa: EspSA) -> None:
         """Copy what the data path changed back into the state (ip -s xfrm state)."""
