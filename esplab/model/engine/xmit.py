@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTH_ALGOS",
     "ENC_ALGOS",
+    "decapsulate",
     "esp_rx",
     "esp_tx",
     "fix_outer",
@@ -99,8 +100,12 @@ def fix_outer(head: bytes, esp_len: int) -> bytes:
     return head[:4] + (len(head) - 40 + esp_len).to_bytes(2, "big") + head[6:]
 
 
-def _decap(head: bytes, nh_off: int, payload: bytes, next_header: int, tunnel: bool) -> bytes:
-    """Packet offload RX: what the hardware hands up (airoha-dsa-xfrm.md 3.2) [M]."""
+def decapsulate(head: bytes, nh_off: int, payload: bytes, next_header: int,
+                tunnel: bool) -> bytes:
+    """The plain packet from the headers in front of ESP and the decrypted payload: the
+    inner packet in tunnel mode (RFC 6040 ECN as the kernel's default), the rebuilt IP
+    packet in transport mode (``nh_off``: the byte that named ESP). Packet offload RX
+    hands this up (airoha-dsa-xfrm.md 3.2) [M] packet-offload."""
     if tunnel:
         ds = head[1] if head[0] >> 4 == 4 else (int.from_bytes(head[0:2], "big") >> 4) & 0xFF
         # RFC 6040 decapsulation as the kernel's software path does by default.
@@ -111,6 +116,9 @@ def _decap(head: bytes, nh_off: int, payload: bytes, next_header: int, tunnel: b
     fixed[nh_off] = next_header
     fixed[4:6] = (len(head) - 40 + len(payload)).to_bytes(2, "big")
     return bytes(fixed) + payload
+
+
+_decap = decapsulate  # the name engine_path.py imports
 
 
 # --- xdo_dev_state_add ------------------------------------------------------------------
@@ -435,7 +443,8 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
             "removed", _RX_CRYPTO_WHY, "D", args=(seq, next_header, len(payload)), data=data,
             kind="ip"))
     else:
-        data = _decap(ctx["head"], ctx["nh_off"], payload, next_header, sa.mode == "tunnel")
+        data = decapsulate(ctx["head"], ctx["nh_off"], payload, next_header,
+                           sa.mode == "tunnel")
         ticket.stages.append(drv.stage(
             "RX done: seq {}, next header {}; decapsulated, {} bytes", _RX_PACKET_WHY, "M",
             args=(seq, next_header, len(data)), data=data, kind="ip"))
