@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ipaddress import ip_address
 from typing import TYPE_CHECKING
 
-from esplab.errors import KernelError
+from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Captured, Fidelity, Journey, Stage
@@ -188,6 +188,11 @@ class Datapath:
             return self._offload_output(walk, node, state, packet, dev_name, datapath)
         try:
             out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
+        except (BadArgument, DecodeError) as exc:
+            node.xfrm.mib.bump("XfrmOutStateProtoError")
+            walk.drop(tap, node.name, str(exc), "XfrmOutStateProtoError",
+                      "the ESP output refused this packet")
+            return None
         except KernelError as exc:
             counter = "XfrmOutStateSeqError" if exc.errno_name == "EOVERFLOW" else (
                 "XfrmOutStateExpired" if exc.errno_name == "EINVAL" else "XfrmOutStateProtoError")
@@ -346,7 +351,13 @@ class Datapath:
                         dev_name: str, datapath: str) -> bytes | None:
         from esplab.model.engine_path import engine_output
 
-        return engine_output(self.lab, walk, node, state, packet, dev_name, datapath)
+        try:
+            return engine_output(self.lab, walk, node, state, packet, dev_name, datapath)
+        except (BadArgument, DecodeError) as exc:
+            node.xfrm.mib.bump("XfrmOutStateProtoError")
+            walk.drop(f"{dev_name}.xfrmdev", dev_name, str(exc), "XfrmOutStateProtoError",
+                      "the ESP output refused this packet")
+            return None
 
     def _offload_input(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
                        dev_name: str) -> bytes | None:

@@ -8,7 +8,17 @@ __all__ = ["all_commands"]
 
 
 def all_commands() -> list[Command]:
-    from esplab.commands.handlers import capture, core, decode, journey, net, xfrm
+    from esplab.commands.handlers import (
+        capture,
+        core,
+        decode,
+        diff,
+        eip93,
+        journey,
+        net,
+        settings,
+        xfrm,
+    )
 
     return [
         *core.COMMANDS,
@@ -17,4 +27,7 @@ def all_commands() -> list[Command]:
         *xfrm.COMMANDS,
         *journey.COMMANDS,
         *capture.COMMANDS,
+        *diff.COMMANDS,
+        *settings.COMMANDS,
+        *eip93.COMMANDS,
     ]

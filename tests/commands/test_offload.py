@@ -1,0 +1,175 @@
+"""The four datapaths on the journey, and the offload rules of seed 001 / 000."""
+
+from __future__ import annotations
+
+import pytest
+
+from esplab.commands.result import JourneyResult
+from esplab.commands.session import Session
+from esplab.errors import KernelError
+from esplab.model.journey import Journey
+from tests.commands import seed
+
+IV = "000102030405060708090a0b0c0d0e0f"
+CRYPTO = " offload dev wan dir out"
+PACKET = " offload packet dev wan dir out"
+PACKET_POLICY = " priority 10 offload packet dev wan"
+
+
+def session(offload: str = "", policy: str = "") -> Session:
+    s = Session()
+    for line in (seed.SA_OUT + offload, seed.POL_OUT + policy, "host " + seed.SA_OUT,
+                 "host " + seed.POL_IN_HOST):
+        s.execute(line)
+    return s
+
+
+def send(s: Session, line: str) -> Journey:
+    result = s.execute(line)
+    assert isinstance(result, JourneyResult)
+    return result.journeys[0]
+
+
+def wire(j: Journey, tap: str = "wan.wire") -> bytes:
+    stage = j.stage(tap)
+    assert stage is not None and stage.data is not None, j.taps()
+    return stage.data
+
+
+def test_seed_scenario_same_wire_bytes_offload_off_and_on() -> None:
+    # DESIGN.md: with the same SA, IV and sequence number the datapaths give the same
+    # bytes on the wire; the host (software XFRM) authenticates all of them.
+    line = f"send ap wan {seed.UDP} seq 7 iv {IV}"
+    journeys = [send(session(), line), send(session(CRYPTO), line),
+                send(session(PACKET, PACKET_POLICY), line)]
+    assert all(j.delivered for j in journeys), [j.verdict for j in journeys]
+    assert wire(journeys[0]) == wire(journeys[1]) == wire(journeys[2])
+    assert "ap.esp" in journeys[0].taps()
+    for j in journeys[1:]:
+        taps = j.taps()
+        assert "ap.esp" not in taps
+        assert [t for t in taps if t.startswith("eip93.")][:5] == [
+            "eip93.driver", "eip93.cdr", "eip93.sa", "eip93.in", "eip93.out"]
+
+
+def test_state_add_programs_an_sa_record() -> None:
+    s = session(CRYPTO)
+    (journey,) = list(s.lab.journeys)
+    assert journey.origin.startswith("xdo_dev_state_add wan spi 0x1000")
+    sa = s.execute("eip93 sa 0x1000")
+    # eip93.md 4.1: AES-128-CBC + HMAC-SHA1-96 outbound.
+    assert sa.packet.sa_cmd0 == 0x133A1310 and sa.packet.sa_cmd1 == 0x22001101  # type: ignore[attr-defined]
+
+
+def test_aead_state_falls_back_to_software_silently() -> None:
+    s = Session()
+    result = s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+        "mode transport aead 'rfc4106(gcm(aes))' "
+        "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload dev wan dir out")
+    assert "not offloaded" in result.summary and "GCM" in result.summary
+    (state,) = s.lab.node("ap").xfrm.states
+    assert state.offload is None  # no "crypto offload parameters" line (fact 6.10/6.11)
+
+
+def test_aead_packet_offload_fails_with_the_drivers_error() -> None:
+    s = Session()
+    with pytest.raises(KernelError) as info:
+        s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+                  "mode transport aead 'rfc4106(gcm(aes))' "
+                  "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload packet dev wan dir out")
+    assert info.value.errno_name == "EOPNOTSUPP"
+    assert s.lab.node("ap").xfrm.states == ()
+
+
+def test_crypto_offload_too_big_takes_software_packet_offload_drops() -> None:
+    big = 'IP(dst="192.0.2.2", flags="DF")/UDP(dport=9)/Raw(b"x"*1460)'
+    j = send(session(CRYPTO), f"send ap wan {big}")
+    xfrmdev = j.stage("wan.xfrmdev")
+    assert xfrmdev is not None and "offload_ok: no" in xfrmdev.decision
+    assert "ap.esp" in j.taps()  # software fallback, which then hits the MTU
+    s = session(PACKET, PACKET_POLICY)
+    j = send(s, f"send ap wan {big}")
+    assert j.dropped is not None and j.dropped.counters == {"XfrmOutError": 1}
+    assert s.lab.node("ap").xfrm.mib["XfrmOutError"] == 1  # airoha-dsa-xfrm.md 6.18
+
+
+def test_fragments_are_dropped_under_packet_offload() -> None:
+    frag = 'IP(dst="192.0.2.2", flags="MF", frag=0)/UDP(dport=9)/Raw(b"x"*16)'
+    s = session(PACKET, PACKET_POLICY)
+    j = send(s, f"send ap wan {frag}")
+    assert j.dropped is not None and "fragments" in j.dropped.why
+    assert s.lab.node("ap").xfrm.mib["XfrmOutError"] == 1
+
+
+def test_esp_hw_offload_toggle_is_busy_with_offloaded_sas() -> None:
+    s = session(CRYPTO)
+    with pytest.raises(KernelError) as info:
+        s.execute("ethtool -K wan esp-hw-offload off")
+    assert info.value.errno_name == "EBUSY"
+    assert s.lab.node("ap").devs["wan"].features["esp-hw-offload"] is True
+
+
+def test_device_down_flushes_offloaded_states_and_policies() -> None:
+    s = session(PACKET, PACKET_POLICY)
+    s.execute("host " + seed.SA_IN)
+    result = s.execute("ip link set wan down")
+    assert "flushed 2" in result.summary
+    assert s.lab.node("ap").xfrm.states == ()
+    assert s.lab.node("ap").xfrm.policies == ()
+    assert s.lab.node("host").xfrm.states != ()  # the host's software SAs stay
+
+
+def test_offload_rx_on_the_ap() -> None:
+    s = Session()
+    s.execute(seed.SA_IN + " offload dev wan dir in")
+    s.execute("host " + seed.SA_IN)
+    s.execute("host " + seed.POL_BACK_HOST)
+    j = send(s, 'host send eth0 IP(dst="192.0.2.1")/UDP(dport=5201)/Raw(b"hello")')
+    assert j.delivered, j.verdict
+    assert "eip93.rdr" in j.taps()
+    rx = j.stage("ap.xfrm")
+    assert rx is not None and "crypto offload RX done" in rx.decision
+
+
+def test_offload_rx_bad_icv_counts_proto_error() -> None:
+    s = Session()
+    s.execute(seed.SA_IN + " offload dev wan dir in")
+    s.execute("host " + seed.SA_IN.replace(seed.AUTH, seed.AUTH[:-2] + "ff"))
+    s.execute("host " + seed.POL_BACK_HOST)
+    # The host authenticates with another key: the engine reports AUTH_ERR alone
+    # (eip93.md 7.9) and the driver maps it to auth-failed (airoha-dsa-xfrm.md 3.10).
+    j = send(s, 'host send eth0 IP(dst="192.0.2.1")/UDP(dport=5201)/Raw(b"hello")')
+    assert not j.delivered
+    rdr = j.stage("eip93.rdr")
+    assert rdr is not None and "AUTH_ERR" in rdr.decision
+    assert s.lab.node("ap").xfrm.mib["XfrmInStateProtoError"] == 1
+    (state,) = s.lab.node("ap").xfrm.states
+    assert state.stats.integrity_failed == 1
+
+
+def test_offload_rx_wrong_cipher_key_is_a_padding_error() -> None:
+    s = Session()
+    s.execute(seed.SA_IN + " offload dev wan dir in")
+    s.execute("host " + seed.SA_IN.replace(seed.ENC, "0x0f0e0d0c0b0a09080706050403020100"))
+    s.execute("host " + seed.POL_BACK_HOST)
+    # The ICV is good but the plaintext is garbage: PAD_ERR, mapped to an invalid
+    # packet, counted as XfrmInBufferError (airoha-dsa-xfrm.md 3.8, 6.19).
+    j = send(s, 'host send eth0 IP(dst="192.0.2.1")/UDP(dport=5201)/Raw(b"hello")')
+    assert j.stages[-1].counters == {"XfrmInBufferError": 1}
+    assert s.lab.node("ap").xfrm.mib["XfrmInBufferError"] == 1
+
+
+def test_lan_port_borrows_the_conduits_engine() -> None:
+    s = Session()
+    pc1 = "198.51.100.2"
+    s.execute(f"ip xfrm state add src 198.51.100.1 dst {pc1} proto esp spi 0x3000 reqid 3 "
+              f"mode transport auth sha1 {seed.AUTH} enc aes {seed.ENC} offload dev lan1 dir out")
+    s.execute(f"ip xfrm policy add src 198.51.100.1/32 dst {pc1}/32 dir out "
+              f"tmpl src 198.51.100.1 dst {pc1} proto esp reqid 3 mode transport")
+    s.execute(f"pc1 ip xfrm state add src 198.51.100.1 dst {pc1} proto esp spi 0x3000 reqid 3 "
+              f"mode transport auth sha1 {seed.AUTH} enc aes {seed.ENC}")
+    j = send(s, f'send ap lan1 IP(dst="{pc1}")/UDP(dport=7)/Raw(b"x"*20)')
+    assert j.delivered, j.verdict
+    taps = j.taps()
+    assert taps.index("eip93.out") < taps.index("lan1.tagger") < taps.index("eth0.wire")
