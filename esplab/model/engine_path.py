@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from esplab.model import esp as esp_core
+from esplab.model.esp_ip import parse_ip
 from esplab.model.journey import Captured, Stage
 
 if TYPE_CHECKING:
@@ -74,7 +75,8 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
         port.refused = "" if res.ok else res.reason
         if res.ok:
             lab.offloaded[id(state)] = (state, res.sa)
-        return res.errno
+        errno: str | None = res.errno
+        return errno
 
     def unprogram(state: XfrmState, dev: NetDev) -> None:
         entry = lab.offloaded.pop(id(state), None)
@@ -99,7 +101,7 @@ def build_skb(sa: EspSA, packet: bytes, seq: int | None) -> tuple[bytes, int, in
     if sa.mode == "tunnel":
         payload, proto = packet, 4 if packet[0] >> 4 == 4 else 41
     else:
-        info = esp_core.parse_ip(packet)
+        info = parse_ip(packet)
         payload, proto = packet[info.hlen :], info.proto
     return esp[: off + 8] + bytes(sa.iv_size) + payload, off, proto
 
