@@ -186,6 +186,12 @@ class Datapath:
         datapath = verdict.datapath
         if datapath in ("crypto", "packet"):
             return self._offload_output(walk, node, state, packet, dev_name, datapath)
+        if self._use_engine_aead(node):
+            from esplab.model.engine_path import SW_INPUT, aead_output
+
+            out = aead_output(self.lab, walk, node, state, packet)
+            if out is not SW_INPUT:
+                return out if isinstance(out, bytes) else None
         try:
             out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
         except (BadArgument, DecodeError) as exc:
@@ -327,8 +333,17 @@ class Datapath:
             return self._offload_input(walk, node, state, packet, dev_name)
         return self._sw_input(walk, node, state, packet)
 
+    def _use_engine_aead(self, node: Node) -> bool:
+        return node.role == "ap" and self.lab.settings.crypto_provider == "eip93"
+
     def _sw_input(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes
                   ) -> bytes | None:
+        if self._use_engine_aead(node):
+            from esplab.model.engine_path import SW_INPUT, aead_input
+
+            out = aead_input(self.lab, walk, node, state, packet)
+            if out is not SW_INPUT:
+                return out if isinstance(out, bytes) else None
         runtime = self.lab.sa_runtime(node.name)
         sa = runtime.get(state)
         res = esp_core.decrypt(sa, packet)

@@ -31,11 +31,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SW_INPUT",
+    "aead_input",
+    "aead_output",
     "attach_engine",
     "build_skb",
     "engine_input",
     "engine_output",
     "record_stages",
+    "software_finish",
 ]
 
 SW_INPUT = object()  # engine_input's answer when the driver does not take the packet
@@ -151,9 +154,8 @@ def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byt
 
 
 def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes,
-                 dev_name: str) -> bytes | None | object:
+                 dev_name: str) -> bytes | object | None:
     """RX through the engine; ``SW_INPUT`` when the driver leaves the packet to software."""
-    from esplab.model.engine.xmit import _decap as decapsulate
     from esplab.model.engine.xmit import locate_esp
 
     drv = lab.eip93
@@ -174,10 +176,24 @@ def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byte
         state.curlft.bytes += len(outcome.data)
         return bytes(outcome.data)
     # Crypto offload: xfrm_input finishes in software with CRYPTO_DONE (3.2) [C].
+    off = locate_esp(packet)[0]
+    payload = outcome.data[off + 8 + hw_iv(lab, state) :]
+    return software_finish(lab, walk, node, state, packet, outcome.seq or 0, payload,
+                           outcome.next_header or 0, "crypto")
+
+
+def software_finish(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes,
+                    seq_lo: int, payload: bytes, next_header: int, datapath: str
+                    ) -> bytes | None:
+    """What xfrm_input does after the crypto was done elsewhere: the replay check, the
+    window update, and the mode's decapsulation (airoha-dsa-xfrm.md 3.2, 3.9) [C]."""
+    from esplab.model.engine.xmit import _decap as decapsulate
+    from esplab.model.engine.xmit import locate_esp
+
     runtime = lab.sa_runtime(node.name)
     sa = runtime.get(state)
     off, nh_off = locate_esp(packet)
-    seq = sa.replay.infer(outcome.seq or 0)
+    seq = sa.replay.infer(seq_lo)
     verdict = sa.replay.check(seq)
     if verdict.name != "OK":
         counter = "XfrmInStateSeqError"
@@ -187,23 +203,86 @@ def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byte
         elif verdict.name == "TOO_OLD":
             state.stats.replay_window += 1
         walk.drop(f"{node.name}.xfrm", node.name, f"replay check: {verdict.name.lower()}",
-                  counter, "crypto offload: the replay window is checked in software after "
-                  "the hardware decrypted (airoha-dsa-xfrm.md 3.9, 6.20)")
+                  counter, "the replay window is checked in software after the engine "
+                  "decrypted (airoha-dsa-xfrm.md 3.9, 6.20)")
         return None
     sa.replay.advance(seq)
     runtime.sync(state, sa)
     state.curlft.packets += 1
-    payload = outcome.data[off + 8 + hw_iv(lab, state) :]
-    inner = decapsulate(packet[:off], nh_off, payload, outcome.next_header or 0,
-                        state.mode == "tunnel")
+    state.curlft.bytes += len(payload)
+    inner = decapsulate(packet[:off], nh_off, payload, next_header, state.mode == "tunnel")
     walk.add(Stage(f"{node.name}.xfrm", node.name,
-                   f"crypto offload RX done: seq {seq} replay ok, trailer stripped, "
-                   f"{len(inner)} bytes", why="xfrm_input with CRYPTO_DONE: replay check, "
+                   f"{datapath} RX done: seq {seq} replay ok, trailer stripped, "
+                   f"{len(inner)} bytes", why="xfrm_input after the crypto: replay check, "
                    "input_tail and decapsulation in software (airoha-dsa-xfrm.md 3.2)",
                    data=inner, kind="ip", meta={"spi": f"{state.spi:#010x}", "seq": seq,
-                                                "datapath": "crypto"}))
+                                                "datapath": datapath}))
     return inner
 
+
+def _tfm(lab: Lab, state: XfrmState) -> Any:
+    """The engine's authenc transform for a software SA (sw+aead), or None when the
+    eip93 driver has no authenc for its algorithms (then generic software crypto runs)."""
+    from esplab.errors import KernelError
+
+    entry = lab.aead_tfms.get(id(state))
+    if entry is not None and entry[0] is state:
+        return entry[1]
+    if state.enc is None or state.auth is None:
+        return None
+    try:
+        tfm = lab.eip93.aead_setkey(enc=state.enc.name, enc_key=state.enc.key,
+                                    auth=state.auth.name, auth_key=state.auth.key,
+                                    authsize=state.auth.icv_bits // 8, spi=state.spi)
+    except KernelError:
+        return None
+    lab.aead_tfms[id(state)] = (state, tfm)
+    return tfm
+
+
+def aead_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
+                ) -> bytes | object | None:
+    """sw+aead TX: the kernel's ESP with the engine as its AEAD, or ``SW_INPUT`` when the
+    driver has no transform for these algorithms (generic software crypto then runs)."""
+    tfm = _tfm(lab, state)
+    if tfm is None:
+        return SW_INPUT
+    runtime = lab.sa_runtime(node.name)
+    sa = runtime.get(state)
+    skb, off, proto = build_skb(sa, packet, walk.opts.seq)
+    runtime.sync(state, sa)
+    outcome = lab.eip93.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
+    walk.extend(outcome.stages)
+    if not outcome.ok:
+        if outcome.mib:
+            node.xfrm.mib.bump(outcome.mib)
+        walk.drop("eip93.driver", "eip93", f"authenc on the engine failed: {outcome.reason}",
+                  outcome.mib, "; ".join(outcome.errors))
+        return None
+    return bytes(outcome.data)
+
+
+def aead_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
+               ) -> bytes | object | None:
+    """sw+aead RX: the engine checks the ICV and decrypts; software does the rest."""
+    from esplab.model.engine.xmit import locate_esp
+
+    tfm = _tfm(lab, state)
+    if tfm is None:
+        return SW_INPUT
+    off = locate_esp(packet)[0]
+    outcome = lab.eip93.sw_aead_rx(tfm, packet, esp_offset=off)
+    walk.extend(outcome.stages)
+    if not outcome.ok:
+        if outcome.mib:
+            node.xfrm.mib.bump(outcome.mib)
+        if outcome.mib == "XfrmInStateProtoError":
+            state.stats.integrity_failed += 1
+        walk.drop(f"{node.name}.xfrm", node.name, f"authenc on the engine: {outcome.reason}",
+                  outcome.mib, "; ".join(outcome.errors))
+        return None
+    return software_finish(lab, walk, node, state, packet, outcome.seq or 0,
+                           bytes(outcome.data), outcome.next_header or 0, "sw+aead")
 
 def hw_iv(lab: Lab, state: XfrmState) -> int:
     hw = _hw(lab, state)

@@ -25,6 +25,10 @@ class LabSettings:
     tracing: bool = True
     journey_ring: int = 256
     capture_ring: int = 1024
+    # The ap's crypto API provider for software ESP: "software", or "eip93" for the
+    # sw+aead datapath (the mainline eip93 driver registers authenc(hmac(*),cbc(*))
+    # with a higher priority than the generic code; DESIGN.md datapaths).
+    crypto_provider: str = "software"
 
 
 @dataclass
@@ -57,6 +61,8 @@ class Lab:
         self._datapath: Any = None
         # id(XfrmState) -> (state, the engine's OffloadedSA): xso.offload_handle.
         self.offloaded: dict[int, tuple[Any, Any]] = {}
+        # id(XfrmState) -> (state, AeadTfm): authenc transforms for the sw+aead datapath.
+        self.aead_tfms: dict[int, tuple[Any, Any]] = {}
         for node in self.nodes.values():
             node.xfrm = XfrmNode(name=node.name, resolve_dev=self._resolver(node.name))
 
