@@ -252,7 +252,7 @@ def _redissect(packet: Packet) -> Packet:
 
 
 class IgnoreRules:
-    """``FIELD`` (in any layer), ``LAYER.FIELD``, or ``LAYER`` / ``LAYER.*`` (all of it).
+    """``NAME`` (a field in any layer, or a whole layer), ``LAYER.FIELD``, ``LAYER.*``.
 
     Names are case-insensitive; a layer name also matches the same layer inside
     ESP (``IP.ttl`` covers ``inner IP``).
@@ -268,8 +268,9 @@ class IgnoreRules:
             layer, dot, name = text.rpartition(".")
             if not text:
                 continue
-            if not dot:
-                (self.layers if raw[:1].isupper() or "[" in raw else self.fields).add(text)
+            if not dot:  # a bare name: a field in any layer, or a whole layer
+                self.fields.add(text)
+                self.layers.add(text)
             elif name in ("*", ""):
                 self.layers.add(layer)
             else:

@@ -208,10 +208,11 @@ def build_diff(a: Operand, b: Operand, *, ignore: list[str] | None = None,
     sas = sas or {}
     diffs = diff_packets(a.packet, b.packet, ignore=rules, sa=sas)
     left, right = bytes(a.packet), bytes(b.packet)
-    skip = [(s.start, s.end) for s in field_spans(a.packet) if rules(s.layer, s.field)]
+    oa, ob = _opened(a.packet, sas), _opened(b.packet, sas)
+    spans = field_spans(a.packet, oa.layout if oa is not None else None)
+    skip = [(s.start, s.end) for s in spans if rules(s.layer, s.field)]
     views = [ByteView("bytes", left, right, tuple(byte_ranges(left, right, skip=skip)))]
     notes: list[str] = []
-    oa, ob = _opened(a.packet, sas), _opened(b.packet, sas)
     if oa is not None and ob is not None:
         pa = oa.data + oa.padding + bytes((oa.pad_len, oa.next_header))
         pb = ob.data + ob.padding + bytes((ob.pad_len, ob.next_header))
