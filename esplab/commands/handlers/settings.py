@@ -129,6 +129,9 @@ def _save(session: Session, inv: Invocation) -> Result:
     path = Path(inv.args["file"])
     name = inv.args.get("name") or path.stem
     doc = lab_document(session, name, inv.args.get("description"))
+    if not doc["steps"]:
+        raise BadArgument(f"nothing to save to {path} yet: no command has run",
+                          hint="a lab needs at least one step; type some commands first")
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=4096)
     try:
         path.write_text(text, encoding="utf-8")
