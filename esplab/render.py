@@ -138,7 +138,7 @@ def bytes_per_row(width: int, length: int = 0, extra: int = 0) -> int:
 def hexdump(data: bytes, spans: list[tuple[int, int, str]] | None = None, *,
             per_row: int = 16) -> Text:
     """Offset, ``per_row`` bytes, ASCII; bytes inside ``spans`` (start, end, style) are
-    styled, and so is the gap between two bytes of the same span."""
+    styled, and so is the gap between two neighbours of the same style."""
     owner: list[int] = [-1] * len(data)
     styles = [style for _, _, style in spans or []]
     for index, (start, end, _) in enumerate(spans or []):
@@ -154,7 +154,8 @@ def hexdump(data: bytes, spans: list[tuple[int, int, str]] | None = None, *,
             here = owner[off + i]
             out.append(f"{byte:02x}", style=styles[here] if here >= 0 else "")
             gap = "  " if i == half - 1 else " "
-            joined = i + 1 < len(chunk) and here >= 0 and owner[off + i + 1] == here
+            after = owner[off + i + 1] if i + 1 < len(chunk) else -1
+            joined = here >= 0 and after >= 0 and styles[after] == styles[here]
             out.append(gap, style=styles[here] if joined else "")
         missing = per_row - len(chunk)
         out.append("   " * missing + (" " if per_row > 8 and len(chunk) < half else ""))
