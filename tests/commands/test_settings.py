@@ -1,0 +1,137 @@
+"""set and save: parse and execute, with no terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+
+from esplab.commands.handlers import all_commands, settings
+from esplab.commands.registry import Registry
+from esplab.commands.result import MessageResult, TableResult
+from esplab.commands.session import Session, SessionOptions
+from esplab.errors import BadArgument
+from tests.commands import seed
+
+
+def new_session(seed_value: int | None = None) -> Session:
+    """A session that has set and save (once, whether or not they are registered)."""
+    commands = all_commands()
+    names = {c.name for c in commands}
+    extra = [c for c in settings.COMMANDS if c.name not in names]
+    options = SessionOptions() if seed_value is None else SessionOptions(seed=seed_value)
+    return Session(registry=Registry([*commands, *extra]), options=options)
+
+
+def test_set_alone_shows_every_setting() -> None:
+    result = new_session().execute("set")
+    assert isinstance(result, TableResult)
+    assert [row[0] for row in result.rows] == ["tracing", "journeys", "captures",
+                                               "policy-priority", "seed"]
+    assert result.data == {"tracing": "on", "journeys": "256", "captures": "1024",
+                           "policy-priority": "rfc", "seed": "0x5eed", "node": "ap"}
+
+
+def test_set_one_name_shows_it() -> None:
+    result = new_session(0x1234).execute("set seed")
+    assert result.data == {"seed": "0x1234", "node": "ap"}
+    assert result.summary == "seed 0x1234"
+
+
+def test_tracing_off_keeps_no_snapshots() -> None:
+    s = new_session()
+    assert s.execute("set tracing off").summary == "tracing off"
+    s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=9)')
+    assert s.lab.captures.counts() == {}
+    s.execute("set tracing ON")
+    s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=9)')
+    assert s.lab.captures.counts()["wan.wire"] == 1
+
+
+def test_ring_sizes() -> None:
+    s = new_session()
+    for _ in range(3):
+        s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=9)')
+    s.execute("set journeys 2")
+    assert s.lab.journeys.ids() == [2, 3] and s.lab.settings.journey_ring == 2
+    s.execute("set captures 0x1")
+    assert len(s.lab.captures.get("wan.wire")) == 1 and s.lab.settings.capture_ring == 1
+    assert s.execute("set").data["captures"] == "1"
+    with pytest.raises(BadArgument, match="journey ring size 0; valid: 1 to 1000000"):
+        s.execute("set journeys 0")
+    with pytest.raises(BadArgument, match="must be a number"):
+        s.execute("set captures lots")
+
+
+def test_policy_priority_is_per_node() -> None:
+    s = new_session()
+    result = s.execute("host set policy-priority mainline")
+    assert isinstance(result, MessageResult)
+    assert result.summary == "policy-priority mainline on host"
+    assert s.lab.node("host").xfrm.settings.policy_priority_rule == "mainline"
+    assert s.lab.node("ap").xfrm.settings.policy_priority_rule == "rfc"
+    s.execute("set policy-priority MAINLINE")
+    assert s.lab.node("ap").xfrm.settings.policy_priority_rule == "mainline"
+    with pytest.raises(BadArgument, match="valid: rfc, mainline"):
+        s.execute("set policy-priority kernel")
+
+
+def test_bad_names_and_read_only_seed() -> None:
+    s = new_session()
+    with pytest.raises(BadArgument, match=r"seed is read-only .*--seed N"):
+        s.execute("set seed 7")
+    with pytest.raises(BadArgument, match=r"unknown SETTING 'tracin'.*did you mean tracing"):
+        s.execute("set tracin on")
+    with pytest.raises(BadArgument, match="tracing 'maybe'; valid: on, off"):
+        s.execute("set tracing maybe")
+
+
+def test_save_writes_a_lab_file(tmp_path: Path) -> None:
+    s = new_session(0x77)
+    lines = [*seed.software(), "help", f"send ap wan {seed.UDP}", "set captures 64"]
+    for line in lines:
+        s.execute(line)
+    with pytest.raises(BadArgument):
+        s.execute("set journeys 0")  # failed lines are not in the history
+    path = tmp_path / "mine.yaml"
+    result = s.execute(f"save {path} --description 'an offload session'")
+    assert result.data == {"file": str(path), "steps": len(lines) - 1, "name": "mine"}
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert list(doc) == ["name", "description", "seed", "steps"]
+    assert doc["name"] == "mine" and doc["description"] == "an offload session"
+    assert doc["seed"] == 0x77
+    assert [step["run"] for step in doc["steps"]] == [line for line in lines if line != "help"]
+    assert doc["steps"][0]["name"] == "1: ip xfrm state add"
+    assert len({step["name"] for step in doc["steps"]}) == len(doc["steps"])
+    # Saving again leaves the earlier save out.
+    s.execute(f"save {path} --name again")
+    again = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert again["name"] == "again" and len(again["steps"]) == len(doc["steps"])
+
+
+def test_saved_lab_matches_the_lab_schema(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_file = resources.files("esplab.lab") / "schema.json"
+    if not schema_file.is_file():
+        pytest.skip("the lab file schema is not part of this tree yet")
+    s = new_session()
+    s.execute(f"send ap wan {seed.UDP}")
+    path = tmp_path / "lab.yaml"
+    s.execute(f"save {path}")
+    schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
+
+
+def test_save_failures_name_the_path(tmp_path: Path) -> None:
+    s = new_session()
+    with pytest.raises(BadArgument, match=r"nothing to save to .* no command has run"):
+        s.execute(f"save {tmp_path / 'empty.yaml'}")
+    s.execute("set")
+    missing = tmp_path / "no" / "such" / "dir" / "lab.yaml"
+    expected = re.escape(f"cannot write lab file {missing}: No such file")
+    with pytest.raises(BadArgument, match=expected):
+        s.execute(f"save {missing}")
