@@ -18,7 +18,7 @@ A lab is a YAML file (UTF-8, spaces only, at most 1 MiB)::
           stages[tap=host.xfrm].counters.XfrmInStateSeqError: 1
           dropped: {contains: "already received"}
         save: first                   # optional: keep the result as ${first....}
-        wait: 5                       # optional: run again until it passes (or {attempts, interval})
+        wait: 5                       # optional: retry until it passes ({attempts, interval})
         level: warning                # optional: a failure is reported, the lab goes on
       - name: a command that must fail
         run: send ap wan UDP()

@@ -31,7 +31,7 @@ from typing import Any
 from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
 from esplab.commands.tokens import tokenize
 from esplab.errors import EsplabError, LabFileError, UnknownCommand, UsageError, did_you_mean
-from esplab.lab.expect import Check, PathError, PathPart, parse_path, references
+from esplab.lab.expect import Check, PathError, PathPart, parse_path, path_text, references
 from esplab.lab.loader import Document, PathKey, describe_value, load_document
 from esplab.lab.schema import Issue, json_type, validate
 
@@ -48,7 +48,8 @@ __all__ = [
 #: The values ``${lab.KEY}`` gives.
 BUILTINS = ("dir", "file", "name", "seed")
 
-_REFUSED = {"lab": "a lab cannot run labs", "quit": "a lab ends after its last step"}
+_REFUSED = {"lab": "a lab cannot run labs", "quit": "a lab ends after its last step",
+            "exit": "a lab ends after its last step"}
 _OCTAL = re.compile(r"[-+]?0[0-9_]+")
 _BASE60 = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
 
@@ -189,7 +190,8 @@ class _Meaning:
                       key=True, hint="a step either fails with an error or gives a result")
         if "error" in step and "save" in step:
             self.fail((*base, "save"), "a step with 'error' has no result to save", key=True)
-        if "wait" in step and "expect" not in step and "error" not in step:
+        if ("wait" in step and "expect" not in step and "error" not in step
+                and (*base, "wait") not in self.bad):
             self.fail((*base, "wait"), "'wait' needs 'expect' or 'error' to know when to "
                       "stop", key=True)
         if self.ok((*base, "run"), str):
@@ -217,8 +219,9 @@ class _Meaning:
             if name == "lab":
                 key = parts[1] if len(parts) > 1 else None
                 if key is None or getattr(key, "key", None) not in BUILTINS:
-                    self.fail(path, "'${lab...}' needs one of " + ", ".join(
-                        f"lab.{b}" for b in BUILTINS))
+                    shown = "lab" if key is None else f"lab.{path_text(parts[1:2])}"
+                    self.fail(path, f"unknown built-in '${{{shown}}}'",
+                              valid=[f"lab.{b}" for b in BUILTINS], value=shown)
                     good = False
             elif name not in self.saved:
                 self.fail(path, f"'{name}' is not saved by an earlier step",
@@ -233,10 +236,17 @@ class _Meaning:
         has_refs = "${" in line
         text = re.sub(r"\$\{[^{}]*\}", "0", line)
         try:
-            tokenize(text)
+            words = [t.value for t in tokenize(text)]
+            if len(words) > 1 and words[0] in self.session.node_names():
+                words = words[1:]
+            if words and words[0] in _REFUSED:
+                self.fail(path, f"'{words[0]}' cannot be a step: {_REFUSED[words[0]]}")
+                return
             invocation = self.session.parse(text)
-        except UnknownCommand as exc:
-            self.fail(path, f"'run': {exc.what}", valid=exc.valid, hint=exc.hint)
+        except UnknownCommand:
+            guess = did_you_mean(words[0], self.session.registry.names(aliases=True))
+            self.fail(path, f"'run': unknown command '{words[0]}'",
+                      hint=f"did you mean {guess}?" if guess else "'help' lists the commands")
             return
         except UsageError as exc:
             if not has_refs or not _tokenizes(text):
@@ -246,9 +256,6 @@ class _Meaning:
         except EsplabError:
             return
         name = invocation.command.name
-        if name in _REFUSED:
-            self.fail(path, f"'{name}' cannot be a step: {_REFUSED[name]}")
-            return
         if name == "node" and invocation.args.get("name"):
             self.current = str(invocation.args["name"])
         if name == "ip" and not has_refs and not expects_error:
@@ -311,7 +318,8 @@ class _Meaning:
 
     def json_only(self, path: PathKey, value: Any) -> None:
         if json_type(value) is None:
-            self.fail(path, f"{describe_value(value)} cannot be compared")
+            self.fail(path, f"{describe_value(value)} cannot be compared",
+                      hint="quote it to make it text")
         elif isinstance(value, list):
             for i, item in enumerate(value):
                 self.json_only((*path, i), item)

@@ -37,6 +37,7 @@ __all__ = [
     "Seg",
     "evaluate",
     "parse_path",
+    "path_text",
     "plain",
     "references",
     "resolve",
@@ -179,9 +180,11 @@ def _keys(value: Mapping[str, Any]) -> str:
     return shown or "none"
 
 
-def resolve(value: Any, parts: list[PathPart]) -> Any:
-    """The value at ``parts`` inside ``value``; PathError saying where it stopped."""
-    done: list[PathPart] = []
+def resolve(value: Any, parts: list[PathPart], prefix: list[PathPart] | None = None) -> Any:
+    """The value at ``parts`` inside ``value``; PathError saying where it stopped.
+
+    ``prefix`` is the path that led to ``value`` (for messages)."""
+    done: list[PathPart] = list(prefix or ())
     for part in parts:
         here = path_text(done) or "the result"
         if isinstance(part, Filter):
@@ -259,7 +262,7 @@ def _lookup(inner: str, saved: Mapping[str, Any]) -> Any:
         name = first.key if isinstance(first, Seg) else inner
         raise PathError(f"'${{{inner}}}': nothing was saved as '{name}'")
     try:
-        return resolve(saved[first.key], parts[1:])
+        return resolve(saved[first.key], parts[1:], parts[:1])
     except PathError as exc:
         raise PathError(f"'${{{inner}}}': {exc}") from None
 

@@ -46,6 +46,10 @@ MAX_NODES = 100_000
 PathKey = tuple[str | int, ...]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_CORE = "tag:yaml.org,2002:"
+# The tags a lab file may use (implicitly): plain data, nothing that builds objects.
+_TAGS = frozenset(_CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp",
+                                       "map", "seq"))
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,7 @@ def describe_value(value: Any) -> str:
         return "a mapping"
     kind = type(value).__name__
     if kind in ("date", "datetime"):
-        return f"a date ({value}); quote it to make it text"
+        return f"a date ({value})"
     if kind == "bytes":
         return "binary data (!!binary)"
     return f"a {kind}"
@@ -148,6 +152,9 @@ class LabLoader(yaml.SafeLoader):
                              hint="aliases (*name) repeat what they point to; "
                              "write the steps out instead")
         self.value_marks[path] = self._mark(node)
+        if node.tag not in _TAGS:
+            raise self._fail(node, f"the tag {node.tag.replace(_CORE, '!!')} is not allowed",
+                             valid="text, numbers, true/false, null, lists and mappings")
         if isinstance(node, MappingNode):
             return self._mapping(node, path)
         if isinstance(node, SequenceNode):
@@ -213,14 +220,22 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> LabFileError:
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        if exc.context == "expected a single document in the stream":
+            return LabFileError(file, line, col, "a second YAML document ('---')",
+                                valid="one document per lab file")
         problem = exc.problem or exc.context or "cannot be read"
-        context = f" ({exc.context})" if exc.context and exc.problem else ""
+        context = ""
+        if exc.context and exc.problem:
+            start = exc.context_mark
+            where = "" if start is None or start.line + 1 == line else \
+                f" at line {start.line + 1}, column {start.column + 1}"
+            context = f" ({exc.context}{where})"
         return LabFileError(file, line, col, f"invalid YAML: {problem}{context}")
     if isinstance(exc, yaml.reader.ReaderError):
         line, col = _position(text, exc.position)
         return LabFileError(file, line, col,
-                            f"invalid YAML: character {exc.character!r} is not allowed",
-                            hint="remove control characters")
+                            f"invalid YAML: control character U+{exc.character:04X}",
+                            hint="remove it; YAML allows only printable characters")
     return LabFileError(file, 1, 1, f"invalid YAML: {exc}")
 
 
@@ -230,8 +245,8 @@ def load_text(text: str, file: str, path: Path | None = None) -> Document:
     if not text.strip():
         raise LabFileError(file, 1, 1, "the file is empty",
                            valid="a mapping with name, description and steps")
-    loader = LabLoader(text, file)
     try:
+        loader = LabLoader(text, file)
         data = loader.load_marked()
     except LabFileError:
         raise

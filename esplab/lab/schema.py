@@ -192,7 +192,7 @@ class _Validator:
                      valid=f"at most {high} characters")
         pattern = schema.get("pattern")
         if pattern is not None and re.search(pattern, value) is None:
-            self.add(path, f"{where(path)} '{value}' is not valid",
+            self.add(path, f"{where(path)} cannot be '{value}'",
                      valid=schema.get("x-valid") or f"text matching {pattern}")
 
     def number(self, value: float, schema: dict[str, Any], path: PathKey) -> None:
