@@ -1,0 +1,55 @@
+"""Every labs/*.yaml checks clean and passes; runs are byte-reproducible."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from esplab.lab.check import check_file
+from esplab.lab.cli import main_run
+from esplab.lab.runner import LabRun
+from esplab.pcap import read_capture
+from tests.lab.support import LABS, SHIPPED
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_lab_checks_and_passes(path: Path) -> None:
+    lab, errors = check_file(path)
+    assert errors == [], "\n".join(str(e) for e in errors)
+    assert lab is not None
+    assert len(lab.description.split()) >= 40, "a shipped lab explains itself to a student"
+    report = LabRun(lab).run_all()
+    failed = [f"{s.name}: {[f.line() for f in s.failures]}" for s in report.steps
+              if s.status != "passed"]
+    assert report.passed, failed
+
+
+def test_the_same_lab_gives_byte_identical_pcaps(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    lab = str(LABS / "01-esp-basics.yaml")
+    assert main_run(["--pcap", str(tmp_path / "a"), lab]) == 0
+    assert main_run(["--pcap", str(tmp_path / "b"), lab]) == 0
+    first = (tmp_path / "a" / "01-esp-basics.pcapng").read_bytes()
+    second = (tmp_path / "b" / "01-esp-basics.pcapng").read_bytes()
+    assert first == second
+    records = list(read_capture(tmp_path / "a" / "01-esp-basics.pcapng"))
+    assert len(records) > 20
+    assert "captures in" in capsys.readouterr().out
+
+
+def test_the_board_capture_recipe_feeds_lab_9(tmp_path: Path) -> None:
+    """The recipe in labs/data makes a capture that lab 9 decodes the same way."""
+    (tmp_path / "data").mkdir()
+    recipe = shutil.copy(LABS / "data" / "make-09-board-capture.yaml", tmp_path / "data")
+    lab, errors = check_file(recipe)
+    assert lab is not None, errors
+    assert LabRun(lab).run_all().passed
+    assert len(list(read_capture(tmp_path / "data" / "09-board.pcap"))) == 7
+    shutil.copy(LABS / "data" / "09-board-xfrm-state.txt", tmp_path / "data")
+    nine = shutil.copy(LABS / "09-decode-a-board-capture.yaml", tmp_path)
+    lab, errors = check_file(nine)
+    assert lab is not None, errors
+    report = LabRun(lab).run_all()
+    assert report.passed, [f.line() for s in report.steps for f in s.failures]
