@@ -275,6 +275,11 @@ class Datapath:
             return
         dev.counters.rx_packets += 1
         dev.counters.rx_bytes += len(frame)
+        if self.lab.xdp_state is not None:
+            from esplab.model.xdp_lab import xdp_rx_hook
+
+            if xdp_rx_hook(self.lab, node.name, dev_name, frame, walk.journey):
+                return
         packet = frame[14:]
         walk.add(Stage(f"{_tapname(node, dev_name)}.rx", dev_name,
                        f"{node.name} {dev_name} receives {len(frame)} bytes",

@@ -61,6 +61,8 @@ class Lab:
         self._datapath: Any = None
         # id(XfrmState) -> (state, the engine's OffloadedSA): xso.offload_handle.
         self.offloaded: dict[int, tuple[Any, Any]] = {}
+        # The XDP/AF_XDP side (esplab.model.xdp_lab.XdpLab), built by the first xdp command.
+        self.xdp_state: Any = None
         # id(XfrmState) -> (state, AeadTfm): authenc transforms for the sw+aead datapath.
         self.aead_tfms: dict[int, tuple[Any, Any]] = {}
         for node in self.nodes.values():

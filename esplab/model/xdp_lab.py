@@ -103,7 +103,6 @@ _RETURNS = {
     "tx": XdpAction.TX,
     "aborted": XdpAction.ABORTED,
 }
-_ATTR = "_xdp_lab"  # where the state hangs on the Lab object
 _ACTIONS = ("xdp_redirect", "xdp_tx", "xdp_drop", "xdp_aborted", "xdp_pass")
 _WHY = {  # af_xdp.md 1.2 [C]
     "XDP_ABORTED": "program error: the frame is dropped and the xdp_exception tracepoint "
@@ -503,10 +502,9 @@ class XdpLab:
 
 def lab_xdp(lab: Lab) -> XdpLab:
     """The lab's XDP state, created on first use (kept on the Lab object)."""
-    state = vars(lab).get(_ATTR)
-    if not isinstance(state, XdpLab):
-        state = XdpLab(lab)
-        vars(lab)[_ATTR] = state
+    if lab.xdp_state is None:
+        lab.xdp_state = XdpLab(lab)
+    state: XdpLab = lab.xdp_state
     return state
 
 
@@ -518,7 +516,7 @@ def xdp_rx_hook(lab: Lab, node_name: str, dev_name: str, frame: bytes,
     docstring are appended to ``journey`` (and captured); False means XDP_PASS and the
     caller delivers ``frame`` to the stack as usual.
     """
-    state = vars(lab).get(_ATTR)
+    state = lab.xdp_state
     if not isinstance(state, XdpLab):
         return False
     return state.rx(node_name, dev_name, frame, journey)

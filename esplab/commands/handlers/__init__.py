@@ -10,6 +10,7 @@ __all__ = ["all_commands"]
 def all_commands() -> list[Command]:
     from esplab.commands.handlers import (
         capture,
+        compare,
         core,
         decode,
         diff,
@@ -17,6 +18,7 @@ def all_commands() -> list[Command]:
         journey,
         net,
         settings,
+        xdp,
         xfrm,
     )
 
@@ -30,4 +32,6 @@ def all_commands() -> list[Command]:
         *diff.COMMANDS,
         *settings.COMMANDS,
         *eip93.COMMANDS,
+        *compare.COMMANDS,
+        *xdp.COMMANDS,
     ]

@@ -12,7 +12,7 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument, NoSuchPacket, NotFound
 from esplab.model.journey import FIDELITY, Journey
 
-__all__ = ["COMMANDS", "JOURNEY_DATA", "journey_data"]
+__all__ = ["COMMANDS", "JOURNEY_DATA", "journey_data", "packet_bytes"]
 
 _OPTIONS = ("count", "seq", "iv")
 
@@ -75,7 +75,7 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
     return req
 
 
-def _packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> bytes:
+def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> bytes:
     """Build the packet; an IP source left unset becomes the node's address on the
     way out (as the kernel would choose), never the address of the machine running
     the lab."""
@@ -135,7 +135,7 @@ def _send(session: Session, inv: Invocation) -> Result:
     from esplab.model.datapath import SendOptions
 
     req = parse_send(session, inv)
-    packet = _packet_bytes(session, req.expr, req.node, req.dev)
+    packet = packet_bytes(session, req.expr, req.node, req.dev)
     journeys = []
     for n in range(req.count):
         seq = None if req.seq is None else req.seq + n

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import pytest
+
+from esplab.commands.result import TableResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, NotFound
+from tests.commands import seed
+
+
+def compare(s: Session, line: str) -> TableResult:
+    result = s.execute(line)
+    assert isinstance(result, TableResult)
+    return result
+
+
+def test_every_datapath_gives_the_same_bytes() -> None:
+    s = Session()
+    s.execute(seed.SA_OUT)
+    result = compare(s, f"compare 0x1000 {seed.UDP} seq 7")
+    paths = result.data["paths"]
+    assert [p for p in paths if paths[p]["available"]] == ["sw", "sw+aead", "crypto", "packet"]
+    assert result.data["identical"] is True
+    assert len({paths[p]["hex"] for p in paths}) == 1
+    # The ESP header carries the pinned sequence number on every path.
+    assert bytes.fromhex(paths["packet"]["hex"])[24:28] == (7).to_bytes(4, "big")
+
+
+def test_tunnel_mode_aes256_sha256() -> None:
+    s = Session()
+    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 reqid 4 "
+              "mode tunnel auth-trunc 'hmac(sha256)' 0x" + "11" * 32 + " 128 "
+              "enc 'cbc(aes)' 0x" + "22" * 32)
+    result = compare(s, 'compare 0x4000 IP(src="198.51.100.2", dst="203.0.113.9")/UDP()')
+    assert result.data["identical"] is True
+
+
+def test_gcm_sa_has_only_the_software_path() -> None:
+    s = Session()
+    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+              "mode transport aead 'rfc4106(gcm(aes))' "
+              "0x000102030405060708090a0b0c0d0e0fdeadbeef 128")
+    result = compare(s, f"compare 0x2000 {seed.UDP}")
+    paths = result.data["paths"]
+    assert paths["sw"]["available"] is True
+    assert all("no AES-GCM" in paths[p]["why"] for p in ("sw+aead", "crypto", "packet"))
+
+
+def test_compare_errors() -> None:
+    s = Session()
+    s.execute(seed.SA_OUT)
+    with pytest.raises(NotFound, match="no ESP state with SPI 0x9999"):
+        s.execute(f"compare 0x9999 {seed.UDP}")
+    with pytest.raises(BadArgument, match="needs an SPI and a packet"):
+        s.execute("compare 0x1000")
+    with pytest.raises(BadArgument, match="iv of 3 bytes"):
+        s.execute(f"compare 0x1000 {seed.UDP} iv 000102")
