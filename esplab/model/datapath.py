@@ -104,6 +104,18 @@ class Datapath:
             journey.verdict = "no verdict"
         return journey
 
+    def deliver_frame(self, journey: Journey, node: str, dev: str, frame: bytes) -> None:
+        """A frame leaves ``node``'s ``dev`` onto its wire (e.g. an AF_XDP transmit): the
+        walk continues at the other end, within ``journey``."""
+        peer = self.lab.peer_of(node, dev)
+        if peer is None:
+            journey.verdict = f"sent out {dev} (nothing connected)"
+            return
+        walk = _Walk(self.lab, journey, SendOptions())
+        self._receive(walk, self.lab.node(peer[0]), peer[1], frame, 1)
+        if not journey.verdict:
+            journey.verdict = "no verdict"
+
     # -- IP output ---------------------------------------------------------
     def _output(self, walk: _Walk, node: Node, packet: bytes, bound: str | None,
                 hops: int) -> None:

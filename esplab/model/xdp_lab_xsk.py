@@ -362,16 +362,7 @@ def _send_journey(xl: XdpLab, ls: LabSocket, xp: XdpPort, index: int, desc: XskD
 
 def _walk_to_peer(lab: Lab, journey: Journey, node: str, dev: str, frame: bytes) -> None:
     """The frame arrives at the other end of the wire: the datapath walks it on."""
-    peer = lab.peer_of(node, dev)
-    if peer is None:
-        journey.verdict = f"sent out {dev} (nothing connected)"
-        return
-    from esplab.model.datapath import SendOptions, _Walk
-
-    lab.datapath._receive(_Walk(lab, journey, SendOptions()), lab.node(peer[0]), peer[1],
-                          frame, 1)
-    if not journey.verdict:
-        journey.verdict = "no verdict"
+    lab.datapath.deliver_frame(journey, node, dev, frame)
 
 
 # ---- xdpsock ----------------------------------------------------------------------------
