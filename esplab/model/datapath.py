@@ -175,7 +175,12 @@ class Datapath:
         """Protect ``packet`` with ``state`` on the datapath the state selects."""
         tap = f"{node.name}.xfrm.state"
         meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
-        verdict = OffloadVerdict("sw", "not offloaded", "C")
+        verdict = OffloadVerdict("sw", "no offload requested", "C")
+        fallback = self.lab.fallbacks.get(id(state))
+        if state.offload is None and fallback is not None and fallback[0] is state:
+            verdict = OffloadVerdict("sw", f"not offloaded: {fallback[1]}, so the state was "
+                                     "added for software (the driver returned EOPNOTSUPP for "
+                                     "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)")
         runtime = self.lab.sa_runtime(node.name)
         sa = runtime.get(state)
         if state.offload is not None:

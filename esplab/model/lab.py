@@ -57,6 +57,7 @@ class Lab:
         self.journeys.resize(self.settings.journey_ring)
         self.captures.resize(self.settings.capture_ring)
         self._ports: dict[tuple[str, str], PortOffload] = {}
+        self.fallbacks: dict[int, tuple[Any, str]] = {}
         self._runtimes: dict[str, Any] = {}
         self._datapath: Any = None
         # id(XfrmState) -> (state, the engine's OffloadedSA): xso.offload_handle.
@@ -81,7 +82,7 @@ class Lab:
             netdev = self.nodes[node].devs.get(dev)
             if netdev is None:
                 return None
-            self._ports[key] = PortOffload(netdev)
+            self._ports[key] = PortOffload(netdev, fallbacks=self.fallbacks)
             if self.nodes[node].role == "ap":
                 from esplab.model.engine_path import attach_engine
 

@@ -20,7 +20,7 @@ software, packet offload fails with EINVAL (fact 6.10) [C].
 from __future__ import annotations
 
 from collections.abc import Callable, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from esplab.model.netdev import NetDev
 from esplab.model.xfrm.objects import XfrmPolicy, XfrmState
@@ -42,6 +42,8 @@ class PortOffload:
     program: Callable[[XfrmState, NetDev], str | None] | None = None
     unprogram: Callable[[XfrmState, NetDev], None] | None = None
     refused: str = ""
+    # id(state) -> (state, why): crypto-offload requests that fell back to software.
+    fallbacks: dict[int, tuple[XfrmState, str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -65,13 +67,19 @@ class PortOffload:
 
     def state_add(self, state: XfrmState) -> str | None:
         why = refusal(state, self.dev)
-        if why is not None:
-            self.refused = why
-            return "EOPNOTSUPP"
-        self.refused = ""
-        if self.program is not None:
-            return self.program(state, self.dev)
-        return None
+        errno: str | None = "EOPNOTSUPP" if why is not None else None
+        if why is None and self.program is not None:
+            errno = self.program(state, self.dev)
+            why = self.refused or None
+        self.refused = why or ""
+        if errno == "EOPNOTSUPP" and why:
+            self.fallbacks[id(state)] = (state, why)
+        return errno
+
+    def fallback_reason(self, state: XfrmState) -> str | None:
+        """Why the driver refused to offload ``state`` (None if it did not)."""
+        entry = self.fallbacks.get(id(state))
+        return entry[1] if entry is not None and entry[0] is state else None
 
     def state_delete(self, state: XfrmState) -> None:
         if self.unprogram is not None:

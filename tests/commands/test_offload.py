@@ -195,3 +195,16 @@ def test_sw_aead_rx_on_the_ap() -> None:
     assert j.delivered, j.verdict
     rx = j.stage("ap.xfrm")
     assert rx is not None and rx.meta["datapath"] == "sw+aead"
+
+
+def test_explain_says_why_an_aead_sa_runs_in_software() -> None:
+    s = Session()
+    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+              "mode transport aead 'rfc4106(gcm(aes))' "
+              "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload dev wan dir out")
+    s.execute("ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
+              "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 2 mode transport")
+    j = send(s, f"send ap wan {seed.UDP}")
+    esp = j.stage("ap.esp")
+    assert esp is not None
+    assert "has no GCM" in esp.why and "EOPNOTSUPP" in esp.why
