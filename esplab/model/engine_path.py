@@ -187,8 +187,7 @@ def software_finish(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: b
                     ) -> bytes | None:
     """What xfrm_input does after the crypto was done elsewhere: the replay check, the
     window update, and the mode's decapsulation (airoha-dsa-xfrm.md 3.2, 3.9) [C]."""
-    from esplab.model.engine.xmit import decapsulate
-    from esplab.model.engine.xmit import locate_esp
+    from esplab.model.engine.xmit import decapsulate, locate_esp
 
     runtime = lab.sa_runtime(node.name)
     sa = runtime.get(state)
