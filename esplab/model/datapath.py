@@ -271,10 +271,16 @@ class Datapath:
         df = v6 or bool(struct.unpack("!H", packet[6:8])[0] & 0x4000)
         what = "packet too big" if v6 else "fragmentation needed"
         if df:
+            icmp = _icmp_too_big(node, dev_name, packet, mtu)
             walk.drop(f"{node.name}.pmtu", node.name, f"{len(packet)} > mtu {mtu}: ICMP {what}",
                       "OutFragFails" if not v6 else "Ip6OutFragFails",
                       f"the packet does not fit {dev_name} and may not be fragmented, so the "
-                      f"sender gets ICMP {what} with mtu {mtu}")
+                      f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
+                      "snapshot is that ICMP message", data=icmp)
+            src = ip_address(_addrs(packet)[0])
+            if icmp is not None and not node.owns(src):
+                # A forwarded packet: the ICMP error travels back as a journey of its own.
+                self.send(node.name, None, icmp)
         else:
             walk.drop(f"{node.name}.pmtu", node.name, f"{len(packet)} > mtu {mtu}",
                       "OutFragFails", "IPv4 fragmentation is not modelled in this lab", "M")
@@ -404,6 +410,24 @@ class Datapath:
         if inner is SW_INPUT:
             return self._sw_input(walk, node, state, packet)
         return inner if isinstance(inner, bytes) else None
+
+
+def _icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None:
+    """ICMP fragmentation needed (IPv4) or packet too big (IPv6) for ``packet``."""
+    from scapy.layers.inet import ICMP, IP
+    from scapy.layers.inet6 import ICMPv6PacketTooBig, IPv6
+
+    v6 = packet[0] >> 4 == 6
+    src = node.source_for(dev, 6 if v6 else 4)
+    if src is None:
+        return None
+    dst = _addrs(packet)[0]
+    if v6:
+        return bytes(IPv6(src=str(src), dst=dst) / ICMPv6PacketTooBig(mtu=mtu)
+                     / packet[: 1280 - 48])
+    hlen = (packet[0] & 0x0F) * 4
+    return bytes(IP(src=str(src), dst=dst) / ICMP(type=3, code=4, nexthopmtu=mtu)
+                 / packet[: hlen + 8])
 
 
 def _tapname(node: Node, dev: str) -> str:

@@ -197,3 +197,19 @@ def test_send_on_a_down_device_fails_and_changes_nothing() -> None:
         s.execute('send ap wan IP(dst="192.0.2.2")/UDP()')
     assert len(s.lab.journeys) == 0
     assert s.lab.node("ap").devs["wan"].counters.tx_packets == 0
+
+
+def test_pmtu_icmp_back_to_a_forwarded_packets_sender() -> None:
+    s = Session()
+    s.execute("ip link set wan mtu 1280")
+    big = 'IP(dst="203.0.113.1", flags="DF")/UDP(dport=9)/Raw(b"x"*1400)'
+    journey = send(s, f"send pc1 eth0 {big}").journeys[0]
+    drop = journey.dropped
+    assert drop is not None and drop.tap == "ap.pmtu"
+    from scapy.layers.inet import ICMP
+
+    icmp = IP(wire_bytes(journey, "ap.pmtu"))
+    assert icmp[ICMP].type == 3 and icmp[ICMP].code == 4 and icmp[ICMP].nexthopmtu == 1280
+    back = s.lab.journeys.get()
+    assert back is not None and back.id == journey.id + 1 and back.delivered
+    assert back.stages[-1].tap == "pc1.deliver"
