@@ -416,6 +416,7 @@ def _icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None
     """ICMP fragmentation needed (IPv4) or packet too big (IPv6) for ``packet``."""
     from scapy.layers.inet import ICMP, IP
     from scapy.layers.inet6 import ICMPv6PacketTooBig, IPv6
+    from scapy.packet import Packet, Raw
 
     v6 = packet[0] >> 4 == 6
     src = node.source_for(dev, 6 if v6 else 4)
@@ -423,11 +424,11 @@ def _icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None
         return None
     dst = _addrs(packet)[0]
     if v6:
-        return bytes(IPv6(src=str(src), dst=dst) / ICMPv6PacketTooBig(mtu=mtu)
-                     / packet[: 1280 - 48])
+        head6: Packet = IPv6(src=str(src), dst=dst)
+        return bytes(head6 / ICMPv6PacketTooBig(mtu=mtu) / Raw(packet[: 1280 - 48]))
     hlen = (packet[0] & 0x0F) * 4
-    return bytes(IP(src=str(src), dst=dst) / ICMP(type=3, code=4, nexthopmtu=mtu)
-                 / packet[: hlen + 8])
+    head4: Packet = IP(src=str(src), dst=dst)
+    return bytes(head4 / ICMP(type=3, code=4, nexthopmtu=mtu) / Raw(packet[: hlen + 8]))
 
 
 def _tapname(node: Node, dev: str) -> str:
