@@ -230,7 +230,7 @@ def _trailer_branch(tree: Tree, esp: dict[str, Any]) -> None:
         return
     branch = tree.add(Text("ESP trailer (decrypted with the lab's SA)", style="bold red"))
     table = Table.grid(padding=(0, 2))
-    table.add_column(style=ROLE_STYLES["padding"].split(" on ")[-1], no_wrap=True)
+    table.add_column(style="yellow", no_wrap=True)
     table.add_column(overflow="fold")
     verdict = "good" if esp.get("icv_ok") else "does not verify"
     for name, value in (("iv", esp.get("iv", "")), ("padding", esp["padding"] or "(none)"),
