@@ -38,6 +38,10 @@ the lab file (also ``lab.file``, ``lab.name``, ``lab.seed``); ``$${`` is a
 literal ``${``. Quote YAML scalars that look like numbers but are not
 (``"00001000"``): the checker refuses octal-looking ones.
 
+Editors validate while typing with the shipped schema (``esplab/lab/schema.json``);
+with the YAML language server, a first line such as
+``# yaml-language-server: $schema=../esplab/lab/schema.json`` points at it.
+
 Modules: :mod:`.loader` (YAML with positions), :mod:`.schema` (the shipped JSON
 Schema and its validator), :mod:`.expect` (paths, references, operators),
 :mod:`.check` (both validation phases, the typed lab), :mod:`.runner` (running

@@ -433,7 +433,7 @@ class Check:
             return cls(tuple((str(k), v) for k, v in spec.items()))
         return cls((("eq", spec),))
 
-    def describe(self, saved: Mapping[str, Any] | None = None) -> str:
+    def describe(self) -> str:
         parts = []
         for op, arg in self.ops:
             if op == "exists":
