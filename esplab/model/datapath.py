@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
-from ipaddress import ip_address
+from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument, DecodeError, KernelError
@@ -124,7 +124,7 @@ class Datapath:
         except Exception as exc:
             walk.drop(f"{node.name}.out", node.name, "not an IP packet", None, str(exc))
             return
-        dst = ip_address(_addrs(packet)[1])
+        dst = _addrs(packet)[1]
         route = node.route(dst)
         if route is None:
             walk.drop(f"{node.name}.route", node.name, f"no route to {dst}", None,
@@ -277,7 +277,7 @@ class Datapath:
                       f"the packet does not fit {dev_name} and may not be fragmented, so the "
                       f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
                       "snapshot is that ICMP message", data=icmp)
-            src = ip_address(_addrs(packet)[0])
+            src = _addrs(packet)[0]
             if icmp is not None and not node.owns(src):
                 # A forwarded packet: the ICMP error travels back as a journey of its own.
                 self.send(node.name, None, icmp)
@@ -315,14 +315,14 @@ class Datapath:
             walk.drop(f"{node.name}.route", node.name, "too many hops", None, "routing loop")
             return
         info = parse_ip(packet)
-        dst = ip_address(_addrs(packet)[1])
+        dst = _addrs(packet)[1]
         if (info.proto == IPPROTO_ESP or _is_natt(info, packet)) and node.owns(dst):
             inner = self._esp_input(walk, node, dev_name, packet, info)
             if inner is None:
                 return
             packet = inner
             info = parse_ip(packet)
-            dst = ip_address(_addrs(packet)[1])
+            dst = _addrs(packet)[1]
         if node.owns(dst):
             key = (info.proto, *_addrs(packet))
             node.count_flow(key, len(packet))
@@ -344,7 +344,7 @@ class Datapath:
                    info: IpInfo) -> bytes | None:
         """XFRM input for an ESP packet addressed to ``node``: the inner packet or None."""
         off = info.hlen + (8 if info.proto == IPPROTO_UDP else 0)
-        dst = ip_address(_addrs(packet)[1])
+        dst = _addrs(packet)[1]
         if len(packet) < off + 8:
             node.xfrm.mib.bump("XfrmInHdrError")
             walk.drop(f"{node.name}.xfrm", node.name, "ESP header truncated", "XfrmInHdrError",
@@ -422,7 +422,7 @@ def _icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None
     src = node.source_for(dev, 6 if v6 else 4)
     if src is None:
         return None
-    dst = _addrs(packet)[0]
+    dst = str(_addrs(packet)[0])
     if v6:
         head6: Packet = IPv6(src=str(src), dst=dst)
         return bytes(head6 / ICMPv6PacketTooBig(mtu=mtu) / Raw(packet[: 1280 - 48]))
@@ -436,11 +436,11 @@ def _tapname(node: Node, dev: str) -> str:
     return dev if node.role == "ap" else node.name
 
 
-def _addrs(packet: bytes) -> tuple[str, str]:
+def _addrs(packet: bytes) -> tuple[IPv4Address | IPv6Address, IPv4Address | IPv6Address]:
     """Source and destination of an IPv4/IPv6 header (already checked by parse_ip)."""
     if packet[0] >> 4 == 6:
-        return str(ip_address(packet[8:24])), str(ip_address(packet[24:40]))
-    return str(ip_address(packet[12:16])), str(ip_address(packet[16:20]))
+        return IPv6Address(packet[8:24]), IPv6Address(packet[24:40])
+    return IPv4Address(packet[12:16]), IPv4Address(packet[16:20])
 
 
 def _flow(info: IpInfo, packet: bytes, dev: str) -> Flow:
@@ -449,7 +449,7 @@ def _flow(info: IpInfo, packet: bytes, dev: str) -> Flow:
     off = info.hlen
     if info.proto in (6, 17) and len(packet) >= off + 4:
         sport, dport = struct.unpack("!HH", packet[off : off + 4])
-    return Flow(src=ip_address(src), dst=ip_address(dst), proto=info.proto,
+    return Flow(src=src, dst=dst, proto=info.proto,
                 sport=sport, dport=dport, dev=dev)
 
 
