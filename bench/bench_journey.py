@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from esplab.commands.session import Session  # noqa: E402
-from esplab.model.datapath import SendOptions  # noqa: E402
+from esplab.commands.session import Session
+from esplab.model.datapath import SendOptions
 
 AUTH = "0x0102030405060708090a0b0c0d0e0f1011121314"
 ENC = "0x000102030405060708090a0b0c0d0e0f"
@@ -57,7 +57,7 @@ def packet() -> bytes:
     from scapy.packet import Raw
 
     head = IP(src="192.0.2.1", dst="192.0.2.2")
-    return bytes(head / UDP(sport=1234, dport=5201) / Raw(b"x" * 64))  # type: ignore[operator]
+    return bytes(head / UDP(sport=1234, dport=5201) / Raw(b"x" * 64))
 
 
 def rate(path: str, tracing: bool, n: int) -> float:
