@@ -1,0 +1,412 @@
+"""``esplab decode`` and ``esplab diagnose``: command lines, output, exit codes.
+
+Exit codes (both commands):
+
+* 0: decode: every ESP packet authenticated and decrypted (a capture without ESP
+  too); diagnose: no packet failed, or a known mistake explains every failure;
+* 1: decode: some ESP packet did not (ICV, no SA, malformed, trailer, mode or
+  encapsulation; see ``decoder.STATUSES``); diagnose: some failure is not
+  explained by any known mistake;
+* 2: unusable input: usage, a file that is not a capture, an SA file with a bad
+  line, or a capture that is damaged or cut short. In that last case everything
+  before the damage is decoded and reported (and written with ``--out``), then
+  the run exits 2: the file is bad even if every packet in it was good.
+
+Errors are one line on stderr, never a traceback (``ESPLAB_DEBUG=1`` shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from rich.console import Console
+
+from esplab.capfile.decoder import PacketRecord
+from esplab.capfile.frames import FrameReader, Interface, PcapngWriter
+from esplab.capfile.hypotheses import HYPOTHESES
+from esplab.capfile.linklayer import LINKTYPE_RAW
+from esplab.capfile.parallel import WorkItem, auto_jobs, decode_parallel, out_item
+from esplab.capfile.pipeline import Progress, RunResult, decode_capture
+from esplab.capfile.report import (
+    PacketJson,
+    PacketRows,
+    RunInfo,
+    render_packets,
+    render_summary,
+    summary_dict,
+)
+from esplab.capfile.safile import SaFile, load_sa_file
+from esplab.errors import EsplabError
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_UNUSABLE",
+    "consoles",
+    "decode_parser",
+    "diagnose_parser",
+    "main_decode",
+    "main_diagnose",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_UNUSABLE = 2
+
+#: Files smaller than this decode too fast for a progress bar to help.
+_PROGRESS_MIN_BYTES = 8 << 20
+_JSON_BATCH = 512
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be 1 or more")
+    return value
+
+
+def _spi(text: str) -> int:
+    try:
+        value = int(text, 0) if text.lower().startswith("0x") else int(text, 16)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"SPI {text!r}: valid: hex (0x1000 or 1000) from 0 to 0xffffffff"
+        ) from None
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise argparse.ArgumentTypeError(f"SPI {text!r}: valid: 0 to 0xffffffff")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("capture", metavar="CAPTURE", help="pcap or pcapng file")
+    parser.add_argument(
+        "--sa-file",
+        required=True,
+        metavar="FILE",
+        help="the SAs: 'ip [-s] xfrm state' output, 'ip xfrm state add' lines, "
+        "or a Wireshark esp_sa file",
+    )
+    parser.add_argument("--limit", type=_positive, metavar="N", help="read only the first N frames")
+    parser.add_argument("--no-color", action="store_true", help="plain output (NO_COLOR too)")
+
+
+def decode_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="esplab decode",
+        description="Decrypt and check every ESP packet of a capture with the SAs of a board.",
+        epilog="Exit: 0 every ESP packet authenticated and decrypted; 1 some did not; "
+        "2 unusable input, or a damaged capture (what came before the damage is reported).",
+    )
+    _common(parser)
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per ESP packet per line, then a summary",
+    )
+    parser.add_argument(
+        "--out", metavar="FILE", help="write the decrypted packets, ESP removed, as pcapng"
+    )
+    parser.add_argument(
+        "--rows",
+        type=_positive,
+        default=40,
+        metavar="N",
+        help="packet rows in the human output (default 40; the ones with a problem first)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes, one per stripe of SAs (default 0: one per core, up to one "
+        "per SA, for captures of 32 MiB or more)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def diagnose_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="esplab diagnose",
+        description="Explain ICV failures (and packets without an SA) by the usual driver "
+        "and configuration mistakes.",
+        epilog="Mistakes tried: "
+        + "; ".join(f"{h.key} ({h.mistake})" for h in HYPOTHESES)
+        + ". Exit: 0 no failure, or every failure explained; 1 some failure not explained; "
+        "2 unusable input.",
+    )
+    _common(parser)
+    parser.add_argument("--spi", type=_spi, metavar="SPI", help="only packets with this SPI (hex)")
+    parser.add_argument(
+        "--sample",
+        type=_positive,
+        default=32,
+        metavar="N",
+        help="failing packets examined per SA or SPI (default 32)",
+    )
+    parser.add_argument("--json", action="store_true", help="the findings as one JSON object")
+    return parser
+
+
+def consoles(no_color: bool) -> tuple[Console, Console]:
+    plain = no_color or bool(os.environ.get("NO_COLOR"))
+    return (
+        Console(no_color=plain, highlight=False, soft_wrap=True),
+        Console(stderr=True, no_color=plain, highlight=False),
+    )
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as exc:  # 2 for usage errors, 0 for --help
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_UNUSABLE
+
+
+def guarded(name: str, body: Callable[[], int]) -> int:
+    """Run a command body: EsplabError and anything unexpected become one line."""
+    err = Console(stderr=True, highlight=False, no_color=bool(os.environ.get("NO_COLOR")))
+    try:
+        return body()
+    except EsplabError as exc:
+        err.print(f"[red]esplab {name}:[/] {exc}", markup=True, soft_wrap=True)
+        return EXIT_UNUSABLE
+    except KeyboardInterrupt:
+        err.print(f"esplab {name}: interrupted")
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except Exception as exc:  # a bug: one line, the traceback only on request
+        if os.environ.get("ESPLAB_DEBUG"):
+            raise
+        err.print(
+            f"esplab {name}: internal error: {type(exc).__name__}: {exc} "
+            "(ESPLAB_DEBUG=1 shows the traceback)",
+            markup=False,
+            soft_wrap=True,
+        )
+        return EXIT_UNUSABLE
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (``| head``), let Python's exit flush go nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+@contextmanager
+def progress_bar(enabled: bool, err: Console, label: str) -> Iterator[Progress | None]:
+    """A transient bar on stderr when asked for and stderr is a terminal. It starts
+    with its first update (after any worker processes were forked)."""
+    if not enabled or not err.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, TimeRemainingColumn
+    from rich.progress import Progress as Bar
+
+    bar = Bar(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
+    task = bar.add_task(label, total=None)
+    started = False
+
+    def update(done: int, size: int) -> None:
+        nonlocal started
+        if size < _PROGRESS_MIN_BYTES:
+            return
+        if not started:
+            bar.start()
+            started = True
+        bar.update(task, completed=done, total=size)
+
+    try:
+        yield update
+    finally:
+        if started:
+            bar.stop()
+
+
+def exit_code(run: RunResult) -> int:
+    if run.truncated is not None:
+        return EXIT_UNUSABLE
+    return EXIT_FAILED if run.summary.failed else EXIT_OK
+
+
+# -- decode -------------------------------------------------------------------
+
+
+class _JsonSink:
+    """Packet lines to stdout in batches."""
+
+    def __init__(self, interfaces: Sequence[Interface]) -> None:
+        self._lines: list[str] = []
+        self._format = PacketJson()
+        self._interfaces = interfaces
+        self._names: list[str] = []
+
+    def __call__(self, rec: PacketRecord) -> None:
+        if rec.iface >= len(self._names):
+            self._names = [i.name for i in self._interfaces]
+        self.line(self._format(rec, self._names))
+
+    def line(self, text: str) -> None:
+        self._lines.append(text)
+        if len(self._lines) >= _JSON_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._lines:
+            sys.stdout.write("\n".join(self._lines) + "\n")
+            self._lines.clear()
+
+
+def _decode(args: argparse.Namespace) -> int:
+    out, err = consoles(args.no_color)
+    sa_file: SaFile = load_sa_file(args.sa_file)
+    # Open the capture first: a file that is not a capture fails before --out exists.
+    reader = FrameReader(args.capture)
+    try:
+        writer = PcapngWriter(args.out) if args.out else None
+    except EsplabError:
+        reader.close()
+        raise
+    jobs = args.jobs or auto_jobs(reader.size, sa_file.sas)
+    json_sink = _JsonSink(reader.interfaces) if args.json else None
+    rows: PacketRows | None = None
+    try:
+        with progress_bar(not args.no_progress, err, "decoding") as progress:
+            if jobs > 1:
+                reader.close()
+                run, rows = _decode_parallel(args, sa_file, jobs, json_sink, writer, progress)
+            else:
+                rows = None if args.json else PacketRows(args.rows)
+                on_packet = _sinks(json_sink, rows, writer, reader.interfaces)
+                run = decode_capture(
+                    reader,
+                    sa_file.sas,
+                    on_packet,
+                    limit=args.limit,
+                    keep_inner=writer is not None,
+                    progress=progress,
+                )
+    finally:
+        reader.close()
+        if writer is not None:
+            writer.close()
+    code = exit_code(run)
+    info = RunInfo(args.capture, sa_file, run.interfaces, run.truncated, run.limit_reached, code)
+    if json_sink is not None:
+        json_sink.flush()
+        sys.stdout.write(json.dumps(summary_dict(run.summary, info)) + "\n")
+        sys.stdout.flush()
+        if run.truncated is not None:
+            err.print(f"esplab decode: {run.truncated}", markup=False, soft_wrap=True)
+        return code
+    out.print(
+        f"esplab decode {args.capture}: {len(sa_file.sas)} SA(s) from {sa_file.path} "
+        f"({'ip xfrm' if sa_file.form == 'xfrm' else 'Wireshark esp_sa'})",
+        markup=False,
+    )
+    table = render_packets(rows) if rows is not None else None
+    if table is not None:
+        out.print(table)
+    for part in render_summary(run.summary, info):
+        out.print(part)
+    if writer is not None:
+        out.print(f"{writer.count} decrypted packet(s) written to {writer.name}", markup=False)
+    return code
+
+
+def _sinks(
+    json_sink: _JsonSink | None,
+    rows: PacketRows | None,
+    writer: PcapngWriter | None,
+    interfaces: Sequence[Interface],
+) -> Callable[[PacketRecord], None]:
+    """One callback feeding every output that was asked for."""
+    sinks: list[Callable[[PacketRecord], None]] = []
+    if json_sink is not None:
+        sinks.append(json_sink)
+    if rows is not None:
+        sinks.append(rows.add)
+    if writer is not None:
+
+        def write(rec: PacketRecord) -> None:
+            item = out_item(rec, interfaces)
+            if item is not None:
+                writer.write(item[0], LINKTYPE_RAW, item[1], item[2], item[3])
+
+        sinks.append(write)
+    if len(sinks) == 1:
+        return sinks[0]
+
+    def each(rec: PacketRecord) -> None:
+        for sink in sinks:
+            sink(rec)
+
+    return each
+
+
+def _decode_parallel(
+    args: argparse.Namespace,
+    sa_file: SaFile,
+    jobs: int,
+    json_sink: _JsonSink | None,
+    writer: PcapngWriter | None,
+    progress: Progress | None,
+) -> tuple[RunResult, PacketRows | None]:
+    def on_item(item: WorkItem) -> None:
+        _, line, packet = item
+        if line is not None and json_sink is not None:
+            json_sink.line(line)
+        if packet is not None and writer is not None:
+            writer.write(packet[0], LINKTYPE_RAW, packet[1], packet[2], packet[3])
+
+    result = decode_parallel(
+        args.capture,
+        sa_file.sas,
+        jobs,
+        on_item,
+        limit=args.limit,
+        json=args.json,
+        out=writer is not None,
+        rows=0 if args.json else args.rows,
+        progress=progress,
+        size=os.path.getsize(args.capture),
+    )
+    return result.run, result.rows
+
+
+def main_decode(argv: list[str]) -> int:
+    """``esplab decode CAPTURE --sa-file FILE [--json] [--out FILE] [--limit N]``."""
+    args = _parse(decode_parser(), argv)
+    if isinstance(args, int):
+        return args
+    return guarded("decode", lambda: _decode(args))
+
+
+def main_diagnose(argv: list[str]) -> int:
+    """``esplab diagnose CAPTURE --sa-file FILE [--spi SPI]``."""
+    args = _parse(diagnose_parser(), argv)
+    if isinstance(args, int):
+        return args
+    from esplab.capfile.diagnose import run_diagnose
+
+    return guarded("diagnose", lambda: run_diagnose(args))

@@ -1,0 +1,231 @@
+"""``esplab diagnose``: which known mistake explains the packets that fail?
+
+The capture is decoded as ``esplab decode`` does (UDP on any port that starts with
+a known SPI counts as ESP too, to catch NAT-T on unexpected ports). Failing
+packets are grouped: per SA for ICV failures and encapsulation mismatches, per
+SPI for packets without an SA. From each group the first ``--sample`` packets are
+kept, and every trial of every hypothesis in
+:data:`esplab.capfile.hypotheses.HYPOTHESES` that applies is run on them. A trial
+that authenticates all of them explains the group; the report gives the evidence
+("with ..., 40/40 packets authenticate"), the mistake and the fix, or says that no
+known mistake explains it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from esplab.capfile.decoder import PacketRecord
+from esplab.capfile.hypotheses import HYPOTHESES, Hypothesis, Suspect, TrialContext
+from esplab.capfile.pipeline import RunResult, decode_capture
+from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
+
+__all__ = ["Finding", "Group", "diagnose", "render_diagnosis", "run_diagnose"]
+
+#: Decode statuses diagnose tries to explain, and how a report names them.
+PROBLEMS = {
+    "icv-bad": "fail the ICV",
+    "no-sa": "have no SA",
+    "encap-mismatch": "arrive with the wrong encapsulation",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One trial's result on a group."""
+
+    hypothesis: Hypothesis
+    label: str
+    passed: int
+    examined: int
+
+    @property
+    def evidence(self) -> str:
+        return f"with {self.label}, {self.passed}/{self.examined} packets authenticate"
+
+
+@dataclass
+class Group:
+    """Failing packets that share an SA (or an SPI without SA) and a problem."""
+
+    problem: str
+    spec: SaSpec | None
+    spi: int
+    count: int = 0
+    sample: list[Suspect] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    trials: int = 0
+
+    @property
+    def title(self) -> str:
+        who = (
+            f"{self.spec.label}, {self.spec.algorithms}"
+            if self.spec is not None
+            else f"SPI 0x{self.spi:08x} (no SA)"
+        )
+        return f"{who}: {self.count} packet(s) {PROBLEMS[self.problem]}"
+
+    @property
+    def best(self) -> Finding | None:
+        return self.findings[0] if self.findings and self.findings[0].passed else None
+
+    @property
+    def explained(self) -> bool:
+        best = self.best
+        return best is not None and best.passed == best.examined
+
+
+class _Collector:
+    """Keeps the first ``sample`` failing packets of each group."""
+
+    def __init__(self, sas: SaFile, sample: int, spi: int | None) -> None:
+        self.by_index = {s.index: s for s in sas.sas}
+        self.sample = sample
+        self.spi = spi
+        self.groups: dict[tuple[str, int, int], Group] = {}
+
+    def __call__(self, rec: PacketRecord) -> None:
+        if rec.status not in PROBLEMS or rec.spi < 0:
+            return
+        if self.spi is not None and rec.spi != self.spi:
+            return
+        key = (rec.status, rec.sa, rec.spi if not rec.sa else 0)
+        group = self.groups.get(key)
+        if group is None:
+            spec = self.by_index.get(rec.sa)
+            group = self.groups[key] = Group(rec.status, spec, rec.spi)
+        group.count += 1
+        if len(group.sample) < self.sample:
+            group.sample.append(
+                Suspect(rec.frame, rec.esp, rec.spi, rec.seq, rec.sa, rec.status, rec.encap)
+            )
+
+
+def _evaluate(group: Group, ctx: TrialContext) -> None:
+    findings: list[Finding] = []
+    for hyp in HYPOTHESES:
+        if group.problem not in hyp.problems:
+            continue
+        for trial in hyp.trials(ctx, group.spec, group.sample):
+            group.trials += 1
+            passed = sum(1 for s in group.sample if trial.check(s))
+            findings.append(Finding(hyp, trial.label, passed, len(group.sample)))
+    order = {h.key: i for i, h in enumerate(HYPOTHESES)}
+    findings.sort(key=lambda f: (-f.passed, order[f.hypothesis.key]))
+    group.findings = [f for f in findings if f.passed]
+
+
+def diagnose(
+    capture: str, sa_file: SaFile, *, sample: int = 32, spi: int | None = None,
+    limit: int | None = None,
+) -> tuple[RunResult, list[Group]]:  # fmt: skip
+    """Decode ``capture`` and explain its failing packets (module docstring)."""
+    collect = _Collector(sa_file, sample, spi)
+    run = decode_capture(capture, sa_file.sas, collect, limit=limit, keep_esp=True, sniff_udp=True)
+    ctx = TrialContext(sa_file.sas)
+    groups = sorted(
+        collect.groups.values(),
+        key=lambda g: (g.spec.index if g.spec else 1 << 33, g.spi, g.problem),
+    )
+    for group in groups:
+        _evaluate(group, ctx)
+    return run, groups
+
+
+def group_dict(group: Group) -> dict[str, object]:
+    best = group.best
+    return {
+        "sa": group.spec.index if group.spec else None,
+        "spi": f"0x{group.spi:08x}",
+        "problem": group.problem,
+        "failing": group.count,
+        "examined": len(group.sample),
+        "trials": group.trials,
+        "explained": group.explained,
+        "verdict": best.evidence if best else "no known mistake explains this",
+        "mistake": best.hypothesis.mistake if best else None,
+        "fix": best.hypothesis.fix if best else None,
+        "findings": [
+            {
+                "hypothesis": f.hypothesis.key,
+                "trial": f.label,
+                "authenticate": f.passed,
+                "examined": f.examined,
+            }
+            for f in group.findings
+        ],
+    }
+
+
+def render_diagnosis(
+    console: Console, capture: str, sa_file: SaFile, run: RunResult, groups: list[Group]
+) -> None:
+    """The human report."""
+    s = run.summary
+    console.print(
+        f"esplab diagnose {capture}: {len(sa_file.sas)} SA(s) from {sa_file.path}; "
+        f"{s.frames} frame(s), {s.esp} ESP, {s.failed} not ok",
+        markup=False,
+    )
+    if run.truncated is not None:
+        console.print(f"capture damaged: {run.truncated}", style="bold red", markup=False)
+    if not groups:
+        console.print("no packet fails the ICV, lacks an SA or has the wrong encapsulation")
+    for group in groups:
+        console.print()
+        console.print(Text(group.title, style="bold"))
+        console.print(f"  {len(group.sample)} examined, {group.trials} what-if trial(s)")
+        best = group.best
+        if best is None:
+            console.print("  no known mistake explains this", style="bold red")
+            continue
+        style = "bold green" if group.explained else "bold yellow"
+        head = "explained" if group.explained else "partly explained"
+        console.print(Text(f"  {head}: {best.evidence}", style=style))
+        console.print(f"  mistake: {best.hypothesis.mistake}", markup=False)
+        console.print(f"  fix: {best.hypothesis.fix}", markup=False)
+        if len(group.findings) > 1:
+            table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
+            table.add_column("  hypothesis")
+            table.add_column("evidence", overflow="fold")
+            for f in group.findings:
+                table.add_row(f"  {f.hypothesis.key}", f.evidence)
+            console.print(table)
+
+
+def run_diagnose(args: argparse.Namespace) -> int:
+    """The ``esplab diagnose`` command body (called by ``cli.main_diagnose``)."""
+    from esplab.capfile.cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, consoles
+
+    out, _err = consoles(args.no_color)
+    sa_file = load_sa_file(args.sa_file)
+    run, groups = diagnose(
+        args.capture, sa_file, sample=args.sample, spi=args.spi, limit=args.limit
+    )
+    if run.truncated is not None:
+        code = EXIT_UNUSABLE
+    elif all(g.explained for g in groups):
+        code = EXIT_OK
+    else:
+        code = EXIT_FAILED
+    if args.json:
+        report = {
+            "type": "diagnosis",
+            "capture": args.capture,
+            "sa_file": sa_file.path,
+            "frames": run.summary.frames,
+            "esp": run.summary.esp,
+            "truncated": run.truncated,
+            "groups": [group_dict(g) for g in groups],
+            "exit": code,
+        }
+        print(json.dumps(report))
+        return code
+    render_diagnosis(out, args.capture, sa_file, run, groups)
+    return code
