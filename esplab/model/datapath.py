@@ -95,6 +95,7 @@ class Datapath:
             if not out_dev.up:
                 raise KernelError("ENETDOWN", f"{node} {dev} is down", prefix="send",
                                   hint=f"ip link set {dev} up")
+        lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
         walk = _Walk(lab, journey, opts or SendOptions())
         walk.add(Stage(f"{node}.out", node, f"{node} sends {len(packet)} bytes",

@@ -50,6 +50,11 @@ class Lab:
             self._eip93 = new_eip93(self.settings.seed)
         return self._eip93
 
+    def engine_snapshots(self, on: bool) -> None:
+        """Follow the tracing setting in the engine (if it was built at all)."""
+        if self._eip93 is not None and self._eip93.snapshots != on:
+            self._eip93.snapshots = on
+
     def __post_init__(self) -> None:
         if not self.nodes:
             self.nodes = build_nodes(self.settings.seed)
