@@ -52,7 +52,7 @@ def _take_options(
 ) -> tuple[dict[str, Any], list[Token]]:
     """Pull ``--flag`` and ``--option VALUE`` out of the token list."""
     named = {p.name: p for p in command.params if p.kind in ("flag", "option")}
-    args: dict[str, Any] = {p.name: False for p in named.values() if p.kind == "flag"}
+    args: dict[str, Any] = {p.name: False if p.kind == "flag" else None for p in named.values()}
     rest: list[Token] = []
     rest_started = False
     i = 0

@@ -40,10 +40,22 @@ class Session:
     history: list[str] = field(default_factory=list)
     last: Result | None = None
     stepping: tuple[int, int] | None = None
+    # The lab being walked with ``lab step`` (an esplab.lab.runner.LabRun), if any.
+    lab_walk: Any = None
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.options.seed)
         self.lab = Lab(LabSettings(seed=self.options.seed))
+
+    def reset(self, seed: int) -> None:
+        """Start over from ``seed``: a fresh device model, no names, no history state."""
+        self.options = SessionOptions(seed=seed)
+        self.rng = random.Random(seed)
+        self.lab = Lab(LabSettings(seed=seed))
+        self.named.clear()
+        self.stepping = None
+        self.last = None
+        self.lab_walk = None
 
     def node_names(self) -> list[str]:
         """Names a command line may start with to address another node."""

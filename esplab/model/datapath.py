@@ -213,9 +213,11 @@ class Datapath:
         try:
             out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
         except (BadArgument, DecodeError) as exc:
-            node.xfrm.mib.bump("XfrmOutStateProtoError")
-            walk.drop(tap, node.name, str(exc), "XfrmOutStateProtoError",
-                      "the ESP output refused this packet")
+            # A pinned number past the SA's sequence space is an overflow (3.9) [C].
+            counter = ("XfrmOutStateSeqError" if walk.opts.seq is not None
+                       and walk.opts.seq > sa.seq_max else "XfrmOutStateProtoError")
+            node.xfrm.mib.bump(counter)
+            walk.drop(tap, node.name, str(exc), counter, "the ESP output refused this packet")
             return None
         except KernelError as exc:
             counter = "XfrmOutStateSeqError" if exc.errno_name == "EOVERFLOW" else (

@@ -87,6 +87,7 @@ class SaRuntime:
         state.replay.oseq_hi = sa.oseq >> 32
         state.replay.seq = sa.replay.seq
         state.replay.seq_hi = sa.replay.seq_hi
+        state.replay.bitmap = sa.replay.bitmap
         state.curlft.packets = sa.stats.packets
         state.curlft.bytes = sa.stats.bytes
         state.stats.replay = sa.stats.replay

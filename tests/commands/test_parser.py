@@ -39,7 +39,7 @@ def test_positional_choice_int_flag_and_option() -> None:
 
 def test_optional_positional_defaults_to_none_and_flags_to_false() -> None:
     inv = parse("sh regs", REG)
-    assert inv.args == {"what": "regs", "count": None, "hex": False}
+    assert inv.args == {"what": "regs", "count": None, "hex": False, "limit": None}
 
 
 def test_choices_are_case_insensitive_and_canonicalised() -> None:

@@ -16,6 +16,7 @@ def all_commands() -> list[Command]:
         diff,
         eip93,
         journey,
+        lab,
         net,
         settings,
         xdp,
@@ -34,4 +35,5 @@ def all_commands() -> list[Command]:
         *eip93.COMMANDS,
         *compare.COMMANDS,
         *xdp.COMMANDS,
+        *lab.COMMANDS,
     ]

@@ -9,6 +9,7 @@ clock, so the same lab gives byte-identical files.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.registry import Command, Param
@@ -87,12 +88,18 @@ def _show(session: Session, words: list[str]) -> Result:
                            columns=("#", "journey", "len", "summary"), rows=rows,
                            data={"tap": tap, "count": len(rows)})
     ref = tap if "#" in tap else f"{tap}#{words[1]}"
+    from esplab.commands.handlers.diff import esp_details
+
     rec = resolve_ref(session, ref)
     packet = rec.packet()
+    data: dict[str, Any] = {"tap": rec.tap, "journey": rec.journey, "len": len(rec.data),
+                            "hex": rec.data.hex(), **{k: str(v) for k, v in rec.meta.items()}}
+    esp = esp_details(session, packet)
+    if esp:
+        data["esp"] = esp
     return PacketResult(summary=f"{ref}: {packet.summary()}", packet=packet,
                         title=f"{ref} (journey {rec.journey}, {len(rec.data)} bytes)",
-                        data={"tap": rec.tap, "journey": rec.journey, "len": len(rec.data),
-                              "hex": rec.data.hex(), **{k: str(v) for k, v in rec.meta.items()}})
+                        data=data)
 
 
 def _export(session: Session, words: list[str]) -> Result:

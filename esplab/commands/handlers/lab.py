@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
-from esplab.commands.session import Session, SessionOptions
+from esplab.commands.session import Session
 from esplab.errors import BadArgument, LabFileError
 
 if TYPE_CHECKING:
@@ -31,19 +31,15 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS"]
 
 _VERBS = ("run", "step", "next", "stop", "check")
-# The session attribute holding the lab being stepped through (a LabRun).
-_WALK = "lab_walk"
-
-
 def _walk(session: Session) -> LabRun | None:
     from esplab.lab.runner import LabRun
 
-    value = getattr(session, _WALK, None)
+    value = session.lab_walk
     return value if isinstance(value, LabRun) else None
 
 
 def _set_walk(session: Session, run: LabRun | None) -> None:
-    setattr(session, _WALK, run)
+    session.lab_walk = run
 
 
 def _load(words: list[str], verb: str) -> Lab:
@@ -117,11 +113,7 @@ def _step(session: Session, words: list[str]) -> Result:
     from esplab.lab.runner import LabRun
 
     lab = _load(words, "step")
-    session.options = SessionOptions(seed=lab.seed)
-    session.__post_init__()  # a fresh model and random source from the lab's seed
-    session.named.clear()
-    session.stepping = None
-    session.last = None
+    session.reset(lab.seed)  # a fresh model and random source from the lab's seed
     run = LabRun(lab, session)
     _set_walk(session, run)
     lines = [f"lab '{lab.name}' ({lab.file}): {len(lab.steps)} step(s); the session was "
