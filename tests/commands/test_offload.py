@@ -179,7 +179,7 @@ def test_sw_aead_datapath_same_bytes_and_engine_stages() -> None:
     line = f"send ap wan {seed.UDP} seq 7 iv {IV}"
     plain = send(session(), line)
     s = session()
-    s.lab.settings.crypto_provider = "eip93"
+    s.execute("set crypto-provider eip93")
     aead = send(s, line)
     assert aead.delivered, aead.verdict
     assert wire(aead) == wire(plain)

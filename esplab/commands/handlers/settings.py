@@ -19,10 +19,13 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "journeys": ("how many journeys the journey ring keeps", "1-1000000"),
     "captures": ("how many packets each tap's capture ring keeps", "1-1000000"),
     "policy-priority": ("the XFRM policy priority rule of the node", "rfc|mainline"),
+    "crypto-provider": ("who does the ap's software ESP crypto: generic code, or the "
+                        "EIP-93 as authenc (the sw+aead datapath)", "software|eip93"),
     "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
 }
 _RING_MAX = 1_000_000
 _RULES = ("rfc", "mainline")
+_PROVIDERS = ("software", "eip93")
 # Commands that change nothing, or that would rewrite the file when the lab runs.
 _NOT_SAVED = frozenset({"save", "help", "quit"})
 
@@ -34,6 +37,7 @@ def _values(session: Session, node: str) -> dict[str, str]:
         "journeys": str(session.lab.journeys.size),
         "captures": str(session.lab.captures.size),
         "policy-priority": session.lab.node(node).xfrm.settings.policy_priority_rule,
+        "crypto-provider": s.crypto_provider,
         "seed": f"{session.options.seed:#x}",
     }
 
@@ -86,6 +90,11 @@ def _set(session: Session, inv: Invocation) -> Result:
         if rule not in _RULES:
             raise BadArgument(f"policy priority rule '{value}'", valid=list(_RULES), value=value)
         lab.node(node).xfrm.settings.policy_priority_rule = rule
+    elif name == "crypto-provider":
+        provider = value.lower()
+        if provider not in _PROVIDERS:
+            raise BadArgument(f"crypto provider '{value}'", valid=list(_PROVIDERS), value=value)
+        lab.settings.crypto_provider = provider
     else:  # seed: the parser admits only known names
         raise BadArgument(f"seed is read-only (it is {session.options.seed:#x})",
                           hint="start esplab with --seed N, or give seed: in a lab file")
@@ -150,6 +159,7 @@ def _set_complete(session: Session, words: list[str]) -> list[str]:
         return list(SETTINGS)
     if len(words) == 1:
         return {"tracing": ["on", "off"], "policy-priority": list(_RULES),
+                "crypto-provider": list(_PROVIDERS),
                 "journeys": ["256"], "captures": ["1024"]}.get(words[0], [])
     return []
 
@@ -162,14 +172,14 @@ COMMANDS = (
     Command(
         name="set",
         summary="show the settings, or change one: tracing, journeys, captures, "
-        "policy-priority (seed is shown only)",
+        "policy-priority, crypto-provider (seed is shown only)",
         handler=_set,
         params=(
             Param("name", optional=True, choices=_check_name, metavar="SETTING"),
             Param("value", optional=True, metavar="VALUE"),
         ),
         usage_text="[NODE] set [tracing on|off | journeys N | captures N | "
-        "policy-priority rfc|mainline | seed]",
+        "policy-priority rfc|mainline | crypto-provider software|eip93 | seed]",
         example="set captures 4096",
         details="journeys and captures resize the rings (the newest entries stay); "
         "policy-priority applies to the current node, or to NODE when the line starts with "
