@@ -1,1 +1,14 @@
-"""Real captures: decode and diagnose ESP traffic from a board, given its SAs."""
+"""Real captures: decode and diagnose ESP traffic from a board, given its SAs.
+
+``esplab decode`` and ``esplab diagnose`` (``cli``) read a pcap/pcapng capture
+(``frames``, streaming, memory flat whatever the size) and an SA file in one of
+three forms (``safile``). For each frame ``linklayer`` finds the ESP, ``decoder``
+checks and decrypts it with the keys of its SA (``opener``, on the software ESP
+core) and ``sequence`` follows its sequence number; the verdicts are plain data
+(``records``), shown by ``report`` as rich tables or JSON lines. ``pipeline`` is
+the loop, ``parallel`` the same loop over several processes. ``diagnose`` runs the
+table of known driver and configuration mistakes (``hypotheses``) on the packets
+that fail.
+
+Nothing here imports scapy: decode starts fast and runs on bytes.
+"""

@@ -26,12 +26,12 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-from esplab.capfile.decoder import PacketRecord
 from esplab.capfile.frames import FrameReader, Interface, PcapngWriter
 from esplab.capfile.hypotheses import HYPOTHESES
 from esplab.capfile.linklayer import LINKTYPE_RAW
 from esplab.capfile.parallel import WorkItem, auto_jobs, decode_parallel, out_item
 from esplab.capfile.pipeline import Progress, RunResult, decode_capture
+from esplab.capfile.records import PacketRecord
 from esplab.capfile.report import (
     PacketJson,
     PacketRows,
@@ -264,7 +264,10 @@ class _JsonSink:
     def __call__(self, rec: PacketRecord) -> None:
         if rec.iface >= len(self._names):
             self._names = [i.name for i in self._interfaces]
-        self.line(self._format(rec, self._names))
+        lines = self._lines
+        lines.append(self._format(rec, self._names))
+        if len(lines) >= _JSON_BATCH:
+            self.flush()
 
     def line(self, text: str) -> None:
         self._lines.append(text)

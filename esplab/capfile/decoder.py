@@ -17,8 +17,7 @@ slices and small tuples, no scapy objects.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from esplab.capfile.linklayer import (
     LINKTYPE_ETHERNET,
@@ -28,185 +27,22 @@ from esplab.capfile.linklayer import (
     ip_offset,
     locate_esp,
 )
+from esplab.capfile.opener import BAD, GOOD, NONE, SHORT, make_opener
+from esplab.capfile.records import PacketRecord, SaCounters, SaResult, Summary
 from esplab.capfile.safile import SaSpec
-from esplab.capfile.sequence import SeqStats, SeqTracker
+from esplab.capfile.sequence import SeqTracker
 from esplab.model.esp_ip import ipv4_fix
 
-__all__ = [
-    "BAD",
-    "GOOD",
-    "NONE",
-    "SHORT",
-    "STATUSES",
-    "UNCHECKED",
-    "Decoder",
-    "Opener",
-    "PacketRecord",
-    "SaCounters",
-    "SaResult",
-    "Summary",
-    "make_opener",
-    "trailer_ok",
-]
+__all__ = ["ESN_SYNC_TRIES", "MAX_UNKNOWN_SPIS", "Decoder"]
 
-# ICV verdicts of an opener.
-GOOD, BAD, NONE, UNCHECKED, SHORT = "good", "bad", "none", "unchecked", "short"
-
-#: Packet status -> meaning. Only "ok" counts as authenticated and decrypted.
-STATUSES = {
-    "ok": "authenticated (or the SA has no integrity) and decrypted to a sound trailer",
-    "icv-bad": "the ICV does not verify",
-    "no-sa": "no SA in the SA file has this SPI",
-    "malformed": "too short for the SA's header, IV and ICV",
-    "bad-trailer": "authenticated, but decrypts to an impossible trailer or ciphertext length",
-    "mode-error": "a tunnel-mode SA whose payload is not the IP packet the next header names",
-    "encap-mismatch": "UDP-encapsulated for an SA without encap, or plain for one with it "
-    "(the kernel drops it: XfrmInStateMismatch)",
-}
-
-#: (packed ESP bytes, sequence high half) -> (ICV verdict, plaintext or None).
-Opener = Callable[[bytes, int], tuple[str, bytes | None]]
 
 #: ESN SAs: packets tried against the neighbouring high halves before inference alone.
 ESN_SYNC_TRIES = 8
 
 _PAD = bytes(range(1, 256))
-_U32 = struct.Struct("!I")
 _HH = struct.Struct("!HH")
 _II = struct.Struct("!II")
 _IP_NEXT_HEADERS = (4, 41)
-
-
-def make_opener(spec: SaSpec) -> Opener:
-    """ICV check and decryption for one SA, specialised once (module docstring)."""
-    sa = spec.build()
-    ivs, icv_len = sa.iv_size, sa.icv_len
-    esn = spec.esn
-    if sa.aead is not None:
-        aead_open = sa.aead.open
-        minimum = 8 + ivs + icv_len + 2
-
-        def open_aead(esp: bytes, hi: int) -> tuple[str, bytes | None]:
-            if len(esp) < minimum:
-                return SHORT, None
-            aad = esp[:4] + _U32.pack(hi) + esp[4:8] if esn else esp[:8]
-            plain = aead_open(esp[8 : 8 + ivs], esp[8 + ivs :], aad)
-            return (BAD, None) if plain is None else (GOOD, plain)
-
-        return open_aead
-    assert sa.enc is not None
-    decrypt = sa.enc.decrypt
-    block = sa.block_size
-    if spec.unchecked_icv:
-        icv_len = spec.icv_len
-    auth = sa.auth if sa.auth is not None and sa.icv_len else None
-    verdict = UNCHECKED if spec.unchecked_icv else NONE
-    minimum = 8 + ivs + icv_len + 2
-
-    def open_cbc(esp: bytes, hi: int) -> tuple[str, bytes | None]:
-        n = len(esp)
-        if n < minimum:
-            return SHORT, None
-        end = n - icv_len
-        if auth is None:
-            state = verdict
-        elif auth.verify(esp[:end], esp[end:], _U32.pack(hi) if esn else b""):
-            state = GOOD
-        else:
-            return BAD, None
-        ct = esp[8 + ivs : end]
-        if len(ct) % block:
-            return state, None
-        return state, decrypt(esp[8 : 8 + ivs], ct)
-
-    return open_cbc
-
-
-def trailer_ok(plain: bytes) -> bool:
-    """A sound trailer: pad length leaves a payload and the padding is 1, 2, 3, ..."""
-    if len(plain) < 2:
-        return False
-    pad = plain[-2]
-    return pad + 2 < len(plain) and plain[-2 - pad : -2] == _PAD[:pad]
-
-
-class PacketRecord:
-    """The verdict on one ESP packet (every field plain data, for the reporters).
-
-    ``inner`` is (version, packed src, packed dst, protocol, sport, dport, length)
-    of the decrypted packet, ports -1 when not TCP/UDP. ``events`` is the
-    ``sequence`` event mask and ``gap`` the numbers skipped before this one.
-    """
-
-    __slots__ = (
-        "detail",
-        "dst",
-        "encap",
-        "esp",
-        "events",
-        "frame",
-        "gap",
-        "icv",
-        "iface",
-        "inner",
-        "inner_packet",
-        "next_header",
-        "pad_len",
-        "padding_ok",
-        "sa",
-        "seq",
-        "spi",
-        "src",
-        "status",
-        "ts_ns",
-    )
-
-    def __init__(
-        self,
-        frame: int,
-        ts_ns: int,
-        iface: int,
-        src: bytes,
-        dst: bytes,
-        encap: tuple[int, int] | None,
-        spi: int,
-        seq: int,
-        sa: int,
-        status: str,
-        icv: str,
-    ) -> None:
-        self.frame, self.ts_ns, self.iface = frame, ts_ns, iface
-        self.src, self.dst, self.encap = src, dst, encap
-        self.spi, self.seq, self.sa = spi, seq, sa
-        self.status, self.icv = status, icv
-        self.pad_len: int | None = None
-        self.next_header: int | None = None
-        self.padding_ok: bool | None = None
-        self.inner: tuple[int, bytes, bytes, int, int, int, int] | None = None
-        self.events, self.gap = 0, 0
-        self.detail = ""
-        self.inner_packet: bytes | None = None
-        self.esp = b""
-
-
-@dataclass
-class SaCounters:
-    """What one SA saw."""
-
-    packets: int = 0
-    ok: int = 0
-    icv_good: int = 0
-    icv_bad: int = 0
-    no_integrity: int = 0
-    malformed: int = 0
-    bad_trailer: int = 0
-    mode_error: int = 0
-    encap_mismatch: int = 0
-    padding_nonstandard: int = 0
-    dummy: int = 0
-    inner_bytes: int = 0
-    first_frame: int = 0
-    last_frame: int = 0
 
 
 class _SaRun:
@@ -218,6 +54,7 @@ class _SaRun:
         "encap",
         "esn",
         "index",
+        "mine",
         "opener",
         "spec",
         "src",
@@ -231,6 +68,7 @@ class _SaRun:
         self.opener = make_opener(spec)
         self.tracker = SeqTracker(spec.esn, spec.replay_window, spec.seq_hi)
         self.counters = SaCounters()
+        self.mine = True  # this decoder's stripe checks this SA
         self.esn = spec.esn
         # ESN: tries left to find the high half of the first packets (see _esn_sync).
         self.sync_tries = ESN_SYNC_TRIES if spec.esn else 0
@@ -245,37 +83,6 @@ def _packed(addr: str | None) -> bytes | None:
     from ipaddress import ip_address
 
     return ip_address(addr).packed
-
-
-@dataclass
-class SaResult:
-    """An SA's totals after the run."""
-
-    spec: SaSpec
-    counters: SaCounters
-    seq: SeqStats
-
-
-@dataclass
-class Summary:
-    """Everything counted over the capture."""
-
-    frames: int = 0
-    esp: int = 0
-    ok: int = 0
-    by_status: dict[str, int] = field(default_factory=dict)
-    skipped: dict[str, int] = field(default_factory=dict)
-    linktypes_skipped: dict[int, int] = field(default_factory=dict)
-    unknown_spi: dict[int, int] = field(default_factory=dict)
-    sas: list[SaResult] = field(default_factory=list)
-
-    @property
-    def non_esp(self) -> int:
-        return sum(self.skipped.values())
-
-    @property
-    def failed(self) -> int:
-        return self.esp - self.ok
 
 
 #: Unknown SPIs remembered one by one; more are counted together under -1.
@@ -319,7 +126,8 @@ class Decoder:
                 self._by_spi.setdefault(run.spec.spi, []).append(run)
         self._single = {spi: runs[0] for spi, runs in self._by_spi.items() if len(runs) == 1}
         self.stripe, self.stripes = stripe, stripes
-        self._mine = frozenset(r.index for r in self.runs if r.index % stripes == stripe)
+        for run in self.runs:
+            run.mine = run.index % stripes == stripe
         self._orphans = stripe == 0  # packets of no SA go to stripe 0
         self.encap_ports = frozenset(
             {NATT_PORT} | {p for s in sas if s.encap is not None for p in s.encap}
@@ -465,7 +273,7 @@ class Decoder:
             if self.keep_esp:
                 rec.esp = esp
             return rec
-        if run.index not in self._mine:
+        if not run.mine:
             return None
         tracker = run.tracker
         if run.sync_tries:
@@ -483,18 +291,20 @@ class Decoder:
             rec.esp = esp
         if icv == GOOD:
             c.icv_good += 1
+            rec.events, rec.gap = tracker.observe(seq, frame, True)
+            self._open(run, rec, plain, data, version, ip, hlen, nh_off, encap)
         elif icv == BAD:
             c.icv_bad += 1
             rec.status = "icv-bad"
+            rec.events, rec.gap = tracker.observe(seq, frame, False)
         elif icv == SHORT:
             c.malformed += 1
             rec.status = "malformed"
             rec.detail = f"{len(esp)} bytes of ESP: no room for IV, ICV and trailer"
-        else:
+            rec.events, rec.gap = tracker.observe(seq, frame, False)
+        else:  # no integrity to check: decrypt and look
             c.no_integrity += 1
-        authenticated = icv in (GOOD, NONE, UNCHECKED)
-        rec.events, rec.gap = tracker.observe(seq, frame, icv == GOOD)
-        if authenticated:
+            rec.events, rec.gap = tracker.observe(seq, frame, False)
             self._open(run, rec, plain, data, version, ip, hlen, nh_off, encap)
         st = rec.status
         if st == "ok":
@@ -518,7 +328,8 @@ class Decoder:
     ) -> None:
         """Trailer, mode and encapsulation checks, the inner summary (``rec`` updated)."""
         c = run.counters
-        if plain is None or len(plain) < 2:
+        n = len(plain) if plain is not None else 0
+        if plain is None or n < 2:
             c.bad_trailer += 1
             rec.status = "bad-trailer"
             rec.detail = "ciphertext is not whole cipher blocks"
@@ -598,15 +409,19 @@ def _ports(buf: bytes, off: int, end: int, proto: int) -> tuple[int, int]:
 def _inner_ip(buf: bytes, n: int) -> tuple[int, bytes, bytes, int, int, int, int] | None:
     """(version, src, dst, protocol, sport, dport, length) of the IP packet that
     fills ``buf[:n]`` (its own length may be shorter: TFC padding), or None."""
-    if n >= 20 and buf[0] >> 4 == 4:
-        ihl = (buf[0] & 0x0F) * 4
+    first = buf[0] if n else 0
+    if first >> 4 == 4 and n >= 20:
+        ihl = (first & 0x0F) * 4
         total = (buf[2] << 8) | buf[3]
         if ihl < 20 or total < ihl or total > n:
             return None
         proto = buf[9]
-        sport, dport = _ports(buf, ihl, total, proto)
+        if (proto == 17 or proto == 6) and total - ihl >= 4:
+            sport, dport = _HH.unpack_from(buf, ihl)
+        else:
+            sport = dport = -1
         return 4, buf[12:16], buf[16:20], proto, sport, dport, total
-    if n >= 40 and buf[0] >> 4 == 6:
+    if first >> 4 == 6 and n >= 40:
         total = 40 + ((buf[4] << 8) | buf[5])
         if total > n:
             return None

@@ -21,9 +21,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from esplab.capfile.decoder import PacketRecord
 from esplab.capfile.hypotheses import HYPOTHESES, Hypothesis, Suspect, TrialContext
 from esplab.capfile.pipeline import RunResult, decode_capture
+from esplab.capfile.records import PacketRecord
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 
 __all__ = ["Finding", "Group", "diagnose", "render_diagnosis", "run_diagnose"]

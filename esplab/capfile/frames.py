@@ -198,8 +198,31 @@ class FrameReader:
         head = struct.Struct("<II")
         word = struct.Struct("<I")
         epb = struct.Struct("<IIIII")
+        fast = struct.Struct("<IIIIII")  # EPB: type, length, interface, ts high/low, caplen
         fill = self._fill
         while True:
+            # Fast path: enhanced packet blocks that lie wholly in the buffer.
+            buf, pos = self._buf, self._pos
+            n = len(buf)
+            while pos + 32 <= n:
+                btype, total, ifid, hi, lo, caplen = fast.unpack_from(buf, pos)
+                end = pos + total
+                if (
+                    btype != _EPB
+                    or end > n
+                    or total < 32
+                    or total % 4
+                    or ifid >= len(factors)
+                    or caplen > total - 32
+                    or buf[end - 4 : end] != buf[pos + 4 : pos + 8]
+                ):
+                    break
+                mul, div = factors[ifid]
+                self._pos = end
+                self.count += 1
+                data = buf[pos + 28 : pos + 28 + caplen]
+                pos = end
+                yield ifid, linktypes[ifid], ((hi << 32) | lo) * mul // div, data
             if len(self._buf) - self._pos < 12 and not fill(12):
                 if len(self._buf) != self._pos:
                     raise self._truncated("a block header")
@@ -219,6 +242,7 @@ class FrameReader:
                 head = struct.Struct(endian + "II")
                 word = struct.Struct(endian + "I")
                 epb = struct.Struct(endian + "IIIII")
+                fast = struct.Struct(endian + "IIIIII")
                 btype, total = head.unpack_from(self._buf, self._pos)
                 self.interfaces.clear()
                 factors.clear()

@@ -24,15 +24,9 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from esplab.capfile.decoder import GOOD, Opener, make_opener
+from esplab.capfile.opener import GOOD, Opener, make_opener
 from esplab.capfile.safile import SaSpec
 from esplab.errors import EsplabError
-from esplab.layers.hashstate import (
-    State,
-    hmac_from_states,
-    hmac_precompute,
-    state_from_record_bytes,
-)
 
 __all__ = [
     "HYPOTHESES",
@@ -131,9 +125,14 @@ _HASHES = {
 # -- EIP-93: hash-state words and digest words in the wrong byte order ---------------
 
 
+State = tuple[int, ...]
+
+
 def _swap_words(state: State, alg: str) -> State:
     """The state the engine uses when a driver writes the words big-endian: it reads
     each 4-byte group as a little-endian u32 (eip93.md 5.2)."""
+    from esplab.layers.hashstate import state_from_record_bytes
+
     return state_from_record_bytes(alg, b"".join(struct.pack(">I", w) for w in state))
 
 
@@ -144,6 +143,8 @@ def _state_trials(ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]) 
         or spec.auth not in ("hmac(md5)", "hmac(sha1)", "hmac(sha256)")
     ):
         return
+    from esplab.layers.hashstate import hmac_from_states, hmac_precompute
+
     alg = _HASHES[spec.auth]
     inner, outer = hmac_precompute(alg, spec.auth_key)
     sin, sout = _swap_words(inner, alg), _swap_words(outer, alg)

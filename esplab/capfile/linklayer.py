@@ -22,10 +22,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from esplab.errors import DecodeError
-from esplab.layers.linktypes import DLT_MTK_ETHER
 from esplab.model.esp_ip import parse_ip
 
 __all__ = [
+    "DLT_MTK_ETHER",
     "LINKTYPE_ETHERNET",
     "LINKTYPE_IPV4",
     "LINKTYPE_IPV6",
@@ -46,6 +46,9 @@ LINKTYPE_LINUX_SLL = 113
 LINKTYPE_IPV4 = 228
 LINKTYPE_IPV6 = 229
 LINKTYPE_LINUX_SLL2 = 276
+# esplab.layers.linktypes.DLT_MTK_ETHER (DLT_USER4); repeated here because importing
+# esplab.layers loads scapy, which decode does not need.
+DLT_MTK_ETHER = 151
 NATT_PORT = 4500
 
 SUPPORTED_LINKTYPES = {

@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from esplab.capfile.decoder import Decoder, PacketRecord, Summary
+from esplab.capfile.decoder import Decoder
 from esplab.capfile.frames import FrameReader, Interface
+from esplab.capfile.records import PacketRecord, Summary
 from esplab.capfile.safile import SaSpec
 from esplab.errors import CaptureFileError
 
@@ -23,6 +24,10 @@ __all__ = ["Progress", "RunResult", "decode_capture"]
 #: Called now and then with (bytes read, file size).
 Progress = Callable[[int, int], None]
 _PROGRESS_EVERY = 4096
+
+
+def _ignore(rec: PacketRecord) -> None:
+    return None
 
 
 @dataclass
@@ -59,19 +64,27 @@ def decode_capture(
     decoder = Decoder(sas, keep_inner=keep_inner, keep_esp=keep_esp, sniff_udp=sniff_udp)
     result = RunResult(decoder.summary, reader.interfaces, size=reader.size, format=reader.format)
     feed = decoder.feed
+    sink = on_packet or _ignore
     frame = 0
     try:
         with reader:
-            for iface, linktype, ts_ns, data in reader:
-                frame += 1
-                rec = feed(frame, iface, linktype, ts_ns, data)
-                if rec is not None and on_packet is not None:
-                    on_packet(rec)
-                if progress is not None and not frame % _PROGRESS_EVERY:
-                    progress(reader.position, reader.size)
-                if limit is not None and frame >= limit:
-                    result.limit_reached = True
-                    break
+            if progress is None and limit is None:
+                for iface, linktype, ts_ns, data in reader:
+                    frame += 1
+                    rec = feed(frame, iface, linktype, ts_ns, data)
+                    if rec is not None:
+                        sink(rec)
+            else:
+                for iface, linktype, ts_ns, data in reader:
+                    frame += 1
+                    rec = feed(frame, iface, linktype, ts_ns, data)
+                    if rec is not None:
+                        sink(rec)
+                    if progress is not None and not frame % _PROGRESS_EVERY:
+                        progress(reader.position, reader.size)
+                    if limit is not None and frame >= limit:
+                        result.limit_reached = True
+                        break
     except CaptureFileError as exc:
         result.truncated = str(exc)
     if progress is not None:

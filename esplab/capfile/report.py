@@ -23,12 +23,11 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from esplab.capfile.decoder import STATUSES, PacketRecord, SaResult, Summary
 from esplab.capfile.frames import Interface
 from esplab.capfile.linklayer import SKIP_REASONS, SUPPORTED_LINKTYPES
+from esplab.capfile.records import STATUSES, PacketRecord, SaResult, Summary
 from esplab.capfile.safile import SaFile
 from esplab.capfile.sequence import event_names
-from esplab.layers.linktypes import LINKTYPE_NAMES
 
 __all__ = [
     "AddressText",
@@ -298,6 +297,8 @@ class RunInfo:
 
 
 def _linktype_name(lt: int) -> str:
+    from esplab.layers.linktypes import LINKTYPE_NAMES  # loads scapy: only when needed
+
     return SUPPORTED_LINKTYPES.get(lt) or LINKTYPE_NAMES.get(lt) or f"link type {lt}"
 
 

@@ -197,3 +197,22 @@ def test_two_jobs_give_the_same_output(
         code, out, _ = run(["decode", str(cap), "--sa-file", str(sa_path), "--jobs", jobs], capsys)
         human.append(out)
     assert human[0] == human[1]
+
+
+def test_progress_bar_on_a_terminal_only() -> None:
+    import io
+
+    from rich.console import Console
+
+    from esplab.capfile.cli import progress_bar
+
+    plain = Console(file=io.StringIO())
+    with progress_bar(True, plain, "decoding") as update:
+        assert update is None
+    tty = Console(file=io.StringIO(), force_terminal=True, width=80)
+    with progress_bar(True, tty, "decoding") as update:
+        assert update is not None
+        update(10, 100)  # a small file: no bar
+        update(16 << 20, 32 << 20)
+    with progress_bar(False, tty, "decoding") as update:
+        assert update is None

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from esplab.capfile.decoder import PacketRecord
 from esplab.capfile.pipeline import RunResult, decode_capture
+from esplab.capfile.records import PacketRecord
 from esplab.capfile.safile import SaFile, parse_sa_text
 from esplab.layers.linktypes import DLT_EIP93_CMD_DESC, DLT_MTK_ETHER
 from esplab.model.esp import encrypt
@@ -321,6 +321,13 @@ def test_limit_and_truncation(tmp_path: Path) -> None:
     run, records = decode(path, sas)
     assert run.truncated is not None and "after 4 packet(s)" in run.truncated
     assert len(records) == run.summary.ok == 4
+
+
+def test_mtk_link_type_matches_the_layers() -> None:
+    from esplab.capfile import linklayer
+    from esplab.layers import linktypes
+
+    assert linklayer.DLT_MTK_ETHER == linktypes.DLT_MTK_ETHER
 
 
 def test_ipv6_transport_rebuilds_the_packet(tmp_path: Path) -> None:

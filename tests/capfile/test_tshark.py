@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from esplab.capfile.decoder import PacketRecord
 from esplab.capfile.pipeline import decode_capture
+from esplab.capfile.records import PacketRecord
 from esplab.capfile.safile import SaSpec
 from esplab.pcap import LINKTYPE_ETHERNET
 from esplab.wireshark import EspSaEntry, tshark_options

@@ -1,0 +1,132 @@
+"""What decode says about a packet, an SA and a capture: plain data for the reporters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from esplab.capfile.safile import SaSpec
+from esplab.capfile.sequence import SeqStats
+
+__all__ = ["STATUSES", "PacketRecord", "SaCounters", "SaResult", "Summary"]
+
+#: Packet status -> meaning. Only "ok" counts as authenticated and decrypted.
+STATUSES = {
+    "ok": "authenticated (or the SA has no integrity) and decrypted to a sound trailer",
+    "icv-bad": "the ICV does not verify",
+    "no-sa": "no SA in the SA file has this SPI",
+    "malformed": "too short for the SA's header, IV and ICV",
+    "bad-trailer": "authenticated, but decrypts to an impossible trailer or ciphertext length",
+    "mode-error": "a tunnel-mode SA whose payload is not the IP packet the next header names",
+    "encap-mismatch": "UDP-encapsulated for an SA without encap, or plain for one with it "
+    "(the kernel drops it: XfrmInStateMismatch)",
+}
+
+
+class PacketRecord:
+    """The verdict on one ESP packet (every field plain data, for the reporters).
+
+    ``inner`` is (version, packed src, packed dst, protocol, sport, dport, length)
+    of the decrypted packet, ports -1 when not TCP/UDP. ``events`` is the
+    ``sequence`` event mask and ``gap`` the numbers skipped before this one.
+    """
+
+    __slots__ = (
+        "detail",
+        "dst",
+        "encap",
+        "esp",
+        "events",
+        "frame",
+        "gap",
+        "icv",
+        "iface",
+        "inner",
+        "inner_packet",
+        "next_header",
+        "pad_len",
+        "padding_ok",
+        "sa",
+        "seq",
+        "spi",
+        "src",
+        "status",
+        "ts_ns",
+    )
+
+    def __init__(
+        self,
+        frame: int,
+        ts_ns: int,
+        iface: int,
+        src: bytes,
+        dst: bytes,
+        encap: tuple[int, int] | None,
+        spi: int,
+        seq: int,
+        sa: int,
+        status: str,
+        icv: str,
+    ) -> None:
+        self.frame, self.ts_ns, self.iface = frame, ts_ns, iface
+        self.src, self.dst, self.encap = src, dst, encap
+        self.spi, self.seq, self.sa = spi, seq, sa
+        self.status, self.icv = status, icv
+        self.pad_len: int | None = None
+        self.next_header: int | None = None
+        self.padding_ok: bool | None = None
+        self.inner: tuple[int, bytes, bytes, int, int, int, int] | None = None
+        self.events, self.gap = 0, 0
+        self.detail = ""
+        self.inner_packet: bytes | None = None
+        self.esp = b""
+
+
+@dataclass
+class SaCounters:
+    """What one SA saw."""
+
+    packets: int = 0
+    ok: int = 0
+    icv_good: int = 0
+    icv_bad: int = 0
+    no_integrity: int = 0
+    malformed: int = 0
+    bad_trailer: int = 0
+    mode_error: int = 0
+    encap_mismatch: int = 0
+    padding_nonstandard: int = 0
+    dummy: int = 0
+    inner_bytes: int = 0
+    first_frame: int = 0
+    last_frame: int = 0
+
+
+@dataclass
+class SaResult:
+    """An SA's totals after the run."""
+
+    spec: SaSpec
+    counters: SaCounters
+    seq: SeqStats
+
+
+@dataclass
+class Summary:
+    """Everything counted over the capture."""
+
+    frames: int = 0
+    esp: int = 0
+    ok: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    linktypes_skipped: dict[int, int] = field(default_factory=dict)
+    unknown_spi: dict[int, int] = field(default_factory=dict)
+    sas: list[SaResult] = field(default_factory=list)
+
+    @property
+    def non_esp(self) -> int:
+        return sum(self.skipped.values())
+
+    @property
+    def failed(self) -> int:
+        return self.esp - self.ok
