@@ -133,7 +133,8 @@ def test_taps_and_names_for_diff(session: Session) -> None:
 
 def test_settings_and_capture_taps(session: Session) -> None:
     assert words(session, "set ") == ["tracing", "journeys", "captures", "policy-priority",
-                                      "seed"]
+                                      "crypto-provider", "seed"]
+    assert words(session, "set crypto-provider ") == ["software", "eip93"]
     assert words(session, "set policy-priority ") == ["rfc", "mainline"]
     assert "wan.wire" in words(session, "capture show ")
     assert "host.xfrm" in words(session, "explain 1 ")
