@@ -10,7 +10,6 @@ a u32 stored little-endian; bit fields are numbered from the word's LSB.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from scapy.config import conf
@@ -20,10 +19,9 @@ from scapy.fields import (
     Field,
     XBitField,
     XLEIntField,
-    _BitField,
 )
-from scapy.packet import Packet
 
+from esplab.layers._fixed import TruncatablePacket
 from esplab.layers.linktypes import DLT_EIP93_CMD_DESC, DLT_EIP93_RES_DESC
 
 __all__ = [
@@ -89,55 +87,13 @@ PAD_CTRL_NAMES = {
 PRNG_MODE_NAMES = {0: "NORMAL", 1: "INIT", 2: "GENERATE"}
 
 
-@functools.cache
-def _whole_field_groups(cls: type[Packet]) -> tuple[tuple[int, int], ...]:
-    """Split ``cls.fields_desc`` into (field count, byte size) groups.
-
-    A group is either one complete little-endian word made of bit fields or one
-    plain field; groups end where the running bit count is a multiple of 32, since
-    every EIP-93 structure is an array of u32 words.
-    """
-    groups: list[tuple[int, int]] = []
-    blank = cls()
-    count = bits = start = 0
-    for field in cls.fields_desc:
-        if isinstance(field, _BitField):
-            bits += field.size
-        else:
-            bits += 8 * len(field.addfield(blank, b"", field.default))
-        count += 1
-        if bits % 32 == 0:
-            groups.append((count, (bits - start) // 8))
-            count, start = 0, bits
-    if count:
-        groups.append((count, (bits - start + 7) // 8))
-    return tuple(groups)
-
-
-class EIP93Words(Packet):
+class EIP93Words(TruncatablePacket):
     """Base for the EIP-93's in-memory structures, which are arrays of u32 words.
 
-    Dissection only reads whole words and whole fields. A truncated record therefore
-    dissects cleanly: the fields it fully contains are set, the rest keep their
-    defaults, and the leftover bytes become the payload (``Raw``). ``raw()`` of such
-    a packet still returns the original bytes.
+    A truncated record dissects cleanly (see :class:`TruncatablePacket`): the words
+    it fully contains are set, the rest keep their defaults, and the leftover bytes
+    become the payload (``Raw``); ``raw()`` of such a packet is still the input.
     """
-
-    def do_dissect(self, s: bytes) -> bytes:
-        original = s
-        self.raw_packet_cache_fields = {}
-        rest: Any = s
-        index = 0
-        for count, size in _whole_field_groups(type(self)):
-            if len(rest) < size:
-                break
-            for field in self.fields_desc[index : index + count]:
-                rest, value = field.getfield(self, rest)
-                self.fields[field.name] = value
-            index += count
-        self.raw_packet_cache = original[: len(original) - len(rest)]
-        self.explicit = 1
-        return bytes(rest)
 
 
 def _echoed_words() -> list[Field[Any, Any]]:

@@ -35,7 +35,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.ipsec import ESP
 from scapy.packet import Packet, Raw, bind_layers
 
-from esplab.layers.dsa import TruncatablePacket
+from esplab.layers._fixed import TruncatablePacket
 from esplab.layers.linktypes import DLT_XFRM_OFFLOAD
 
 __all__ = [

@@ -13,7 +13,7 @@ from scapy.fields import FlagsField, LEIntField, XLELongField
 from scapy.layers.l2 import Ether
 from scapy.packet import bind_layers
 
-from esplab.layers.dsa import TruncatablePacket
+from esplab.layers._fixed import TruncatablePacket
 from esplab.layers.linktypes import DLT_XDP_DESC
 
 __all__ = [
