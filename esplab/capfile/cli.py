@@ -27,9 +27,7 @@ from contextlib import contextmanager
 from rich.console import Console
 
 from esplab.capfile.frames import FrameReader, Interface, PcapngWriter
-from esplab.capfile.hypotheses import HYPOTHESES
 from esplab.capfile.linklayer import LINKTYPE_RAW
-from esplab.capfile.parallel import WorkItem, auto_jobs, decode_parallel, out_item
 from esplab.capfile.pipeline import Progress, RunResult, decode_capture
 from esplab.capfile.records import PacketRecord
 from esplab.capfile.report import (
@@ -40,7 +38,7 @@ from esplab.capfile.report import (
     render_summary,
     summary_dict,
 )
-from esplab.capfile.safile import SaFile, load_sa_file
+from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 from esplab.errors import EsplabError
 
 __all__ = [
@@ -61,6 +59,8 @@ EXIT_UNUSABLE = 2
 #: Files smaller than this decode too fast for a progress bar to help.
 _PROGRESS_MIN_BYTES = 8 << 20
 _JSON_BATCH = 512
+#: Below this size one process is faster than starting workers (parallel.AUTO_MIN_BYTES).
+_PARALLEL_MIN_BYTES = 32 << 20
 
 
 def _positive(text: str) -> int:
@@ -126,14 +126,16 @@ def decode_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="N",
-        help="worker processes, one per stripe of SAs (default 0: one per core, up to one "
-        "per SA, for captures of 32 MiB or more)",
+        help="worker processes, one per stripe of SAs (default 0: automatic, one per core "
+        "up to one per SA for captures of 32 MiB or more, else 1)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
 def diagnose_parser() -> argparse.ArgumentParser:
+    from esplab.capfile.hypotheses import HYPOTHESES
+
     parser = argparse.ArgumentParser(
         prog="esplab diagnose",
         description="Explain ICV failures (and packets without an SA) by the usual driver "
@@ -280,6 +282,15 @@ class _JsonSink:
             self._lines.clear()
 
 
+def auto_jobs(size: int, sas: Sequence[SaSpec]) -> int:
+    """``--jobs 0``: workers only where they pay (see ``parallel.auto_jobs``)."""
+    if size < _PARALLEL_MIN_BYTES or len(sas) < 2:
+        return 1
+    from esplab.capfile.parallel import auto_jobs as parallel_jobs
+
+    return parallel_jobs(size, sas)
+
+
 def _decode(args: argparse.Namespace) -> int:
     out, err = consoles(args.no_color)
     sa_file: SaFile = load_sa_file(args.sa_file)
@@ -290,7 +301,7 @@ def _decode(args: argparse.Namespace) -> int:
     except EsplabError:
         reader.close()
         raise
-    jobs = args.jobs or auto_jobs(reader.size, sa_file.sas)
+    jobs = args.jobs or auto_jobs(reader.size, sa_file.sas)  # 0: automatic
     json_sink = _JsonSink(reader.interfaces) if args.json else None
     rows: PacketRows | None = None
     try:
@@ -352,7 +363,7 @@ def _sinks(
     if writer is not None:
 
         def write(rec: PacketRecord) -> None:
-            item = out_item(rec, interfaces)
+            item = _out_item(rec, interfaces)
             if item is not None:
                 writer.write(item[0], LINKTYPE_RAW, item[1], item[2], item[3])
 
@@ -367,6 +378,16 @@ def _sinks(
     return each
 
 
+def _out_item(
+    rec: PacketRecord, interfaces: Sequence[Interface]
+) -> tuple[str, int, bytes, str] | None:
+    """What ``--out`` writes for a record: the inner packet of an authenticated one."""
+    if rec.inner_packet is None or rec.status != "ok":
+        return None
+    name = interfaces[rec.iface].name if rec.iface < len(interfaces) else ""
+    return name, rec.ts_ns, rec.inner_packet, f"frame {rec.frame} spi 0x{rec.spi:08x} seq {rec.seq}"
+
+
 def _decode_parallel(
     args: argparse.Namespace,
     sa_file: SaFile,
@@ -375,6 +396,8 @@ def _decode_parallel(
     writer: PcapngWriter | None,
     progress: Progress | None,
 ) -> tuple[RunResult, PacketRows | None]:
+    from esplab.capfile.parallel import WorkItem, decode_parallel
+
     def on_item(item: WorkItem) -> None:
         _, line, packet = item
         if line is not None and json_sink is not None:

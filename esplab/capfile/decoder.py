@@ -42,7 +42,6 @@ ESN_SYNC_TRIES = 8
 _PAD = bytes(range(1, 256))
 _HH = struct.Struct("!HH")
 _II = struct.Struct("!II")
-_IP_NEXT_HEADERS = (4, 41)
 
 
 class _SaRun:
@@ -60,6 +59,7 @@ class _SaRun:
         "src",
         "sync_tries",
         "tracker",
+        "tunnel",
     )
 
     def __init__(self, spec: SaSpec) -> None:
@@ -69,6 +69,8 @@ class _SaRun:
         self.tracker = SeqTracker(spec.esn, spec.replay_window, spec.seq_hi)
         self.counters = SaCounters()
         self.mine = True  # this decoder's stripe checks this SA
+        # Tunnel mode: True/False, None when the SA file does not say (by next header).
+        self.tunnel = None if spec.mode is None else spec.mode == "tunnel"
         self.esn = spec.esn
         # ESN: tries left to find the high half of the first packets (see _esn_sync).
         self.sync_tries = ESN_SYNC_TRIES if spec.esn else 0
@@ -328,32 +330,32 @@ class Decoder:
     ) -> None:
         """Trailer, mode and encapsulation checks, the inner summary (``rec`` updated)."""
         c = run.counters
-        n = len(plain) if plain is not None else 0
-        if plain is None or n < 2:
+        if plain is None or len(plain) < 2:
             c.bad_trailer += 1
             rec.status = "bad-trailer"
             rec.detail = "ciphertext is not whole cipher blocks"
             return
+        n = len(plain)
         pad = plain[-2]
         nh = plain[-1]
-        rec.pad_len, rec.next_header = pad, nh
-        if pad + 2 >= len(plain):
+        rec.pad_len = pad
+        rec.next_header = nh
+        size = n - 2 - pad  # the payload is plain[:size]
+        if size <= 0:
             c.bad_trailer += 1
             rec.status = "bad-trailer"
-            rec.detail = f"pad length {pad} leaves no payload in {len(plain)} bytes"
+            rec.detail = f"pad length {pad} leaves no payload in {n} bytes"
             return
-        ok_pad = plain[-2 - pad : -2] == _PAD[:pad]
-        rec.padding_ok = ok_pad
-        if not ok_pad:
+        if pad and plain[size : n - 2] != _PAD[:pad]:
+            rec.padding_ok = False
             c.padding_nonstandard += 1
-        size = len(plain) - 2 - pad  # the payload is plain[:size]
+        else:
+            rec.padding_ok = True
         c.inner_bytes += size
         if nh == 59:
             c.dummy += 1
             rec.detail = "next header 59: a dummy packet (RFC 4303 2.6)"
-        mode = run.spec.mode
-        tunnel = mode == "tunnel" or (mode is None and nh in _IP_NEXT_HEADERS)
-        if tunnel and nh != 59:
+        elif run.tunnel or (run.tunnel is None and (nh == 4 or nh == 41)):
             inner = _inner_ip(plain, size)
             if inner is None or (nh == 4) != (inner[0] == 4):
                 c.mode_error += 1
@@ -363,13 +365,13 @@ class Decoder:
             rec.inner = inner
             if self.keep_inner:
                 rec.inner_packet = plain[: inner[6]]
-        elif nh != 59:
+        else:
             sport, dport = _ports(plain, 0, size, nh)
             rec.inner = (version, rec.src, rec.dst, nh, sport, dport, hlen + size)
             if self.keep_inner:
                 head = data[ip : ip + hlen]
                 rec.inner_packet = _rebuild(head, version, nh_off, nh, plain[:size])
-        if run.encap != (encap is not None):
+        if run.encap is not (encap is not None):
             c.encap_mismatch += 1
             rec.status = "encap-mismatch"
             rec.detail = (

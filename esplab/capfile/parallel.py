@@ -69,8 +69,7 @@ def out_item(rec: PacketRecord, interfaces: Sequence[Interface]) -> OutItem | No
     if rec.inner_packet is None or rec.status != "ok":
         return None
     name = interfaces[rec.iface].name if rec.iface < len(interfaces) else ""
-    comment = f"frame {rec.frame} spi 0x{rec.spi:08x} seq {rec.seq}"
-    return name, rec.ts_ns, rec.inner_packet, comment
+    return name, rec.ts_ns, rec.inner_packet, f"frame {rec.frame} spi 0x{rec.spi:08x} seq {rec.seq}"
 
 
 def _work(job: _Job, conn: Connection) -> None:
