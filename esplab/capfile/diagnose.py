@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from rich.console import Console
 from rich.table import Table
@@ -29,11 +31,13 @@ from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 __all__ = ["Finding", "Group", "diagnose", "render_diagnosis", "run_diagnose"]
 
 #: Decode statuses diagnose tries to explain, and how a report names them.
-PROBLEMS = {
-    "icv-bad": "fail the ICV",
-    "no-sa": "have no SA",
-    "encap-mismatch": "arrive with the wrong encapsulation",
-}
+PROBLEMS: Mapping[str, str] = MappingProxyType(
+    {
+        "icv-bad": "fail the ICV",
+        "no-sa": "have no SA",
+        "encap-mismatch": "arrive with the wrong encapsulation",
+    }
+)
 
 
 @dataclass(frozen=True)

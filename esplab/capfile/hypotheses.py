@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -113,13 +114,15 @@ def _hi_bytes(spec: SaSpec, s: Suspect) -> bytes:
     return struct.pack("!I", s.seq >> 32) if spec.esn else b""
 
 
-_HASHES = {
-    "hmac(md5)": "md5",
-    "hmac(sha1)": "sha1",
-    "hmac(sha256)": "sha256",
-    "hmac(sha384)": "sha384",
-    "hmac(sha512)": "sha512",
-}
+_HASHES: Mapping[str, str] = MappingProxyType(
+    {
+        "hmac(md5)": "md5",
+        "hmac(sha1)": "sha1",
+        "hmac(sha256)": "sha256",
+        "hmac(sha384)": "sha384",
+        "hmac(sha512)": "sha512",
+    }
+)
 
 
 # -- EIP-93: hash-state words and digest words in the wrong byte order ---------------

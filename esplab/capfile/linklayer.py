@@ -18,8 +18,9 @@ zero bytes, IKE, 3948 2.2) are not ESP. Fragments are not reassembled.
 from __future__ import annotations
 
 import struct
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from esplab.errors import DecodeError
 from esplab.model.esp_ip import parse_ip
@@ -51,15 +52,17 @@ LINKTYPE_LINUX_SLL2 = 276
 DLT_MTK_ETHER = 151
 NATT_PORT = 4500
 
-SUPPORTED_LINKTYPES = {
-    LINKTYPE_ETHERNET: "Ethernet",
-    LINKTYPE_RAW: "raw IP",
-    LINKTYPE_IPV4: "raw IPv4",
-    LINKTYPE_IPV6: "raw IPv6",
-    LINKTYPE_LINUX_SLL: "Linux cooked v1",
-    LINKTYPE_LINUX_SLL2: "Linux cooked v2",
-    DLT_MTK_ETHER: "Ethernet with MediaTek DSA tag",
-}
+SUPPORTED_LINKTYPES: Mapping[int, str] = MappingProxyType(
+    {
+        LINKTYPE_ETHERNET: "Ethernet",
+        LINKTYPE_RAW: "raw IP",
+        LINKTYPE_IPV4: "raw IPv4",
+        LINKTYPE_IPV6: "raw IPv6",
+        LINKTYPE_LINUX_SLL: "Linux cooked v1",
+        LINKTYPE_LINUX_SLL2: "Linux cooked v2",
+        DLT_MTK_ETHER: "Ethernet with MediaTek DSA tag",
+    }
+)
 
 _VLAN_TPIDS = frozenset({0x8100, 0x88A8, 0x9100})
 _ETH_IPV4, _ETH_IPV6 = 0x0800, 0x86DD
@@ -71,16 +74,18 @@ NOT_IP = "not-ip"
 LINK_UNSUPPORTED = "link-type"
 TRUNCATED = "truncated"
 #: Skip reason -> words for the summary.
-SKIP_REASONS = {
-    NOT_IP: "not IP (ARP, LLDP, ...)",
-    LINK_UNSUPPORTED: "link type not decoded",
-    TRUNCATED: "truncated link or IP header",
-    "malformed-ip": "IP header lengths do not fit the frame",
-    "fragment": "IP fragment (not reassembled)",
-    "other-ip": "IP but neither ESP nor UDP-encapsulated ESP",
-    "keepalive": "NAT-keepalive (RFC 3948 2.3)",
-    "ike": "IKE on the NAT-T port (non-ESP marker, RFC 3948 2.2)",
-}
+SKIP_REASONS: Mapping[str, str] = MappingProxyType(
+    {
+        NOT_IP: "not IP (ARP, LLDP, ...)",
+        LINK_UNSUPPORTED: "link type not decoded",
+        TRUNCATED: "truncated link or IP header",
+        "malformed-ip": "IP header lengths do not fit the frame",
+        "fragment": "IP fragment (not reassembled)",
+        "other-ip": "IP without ESP",
+        "keepalive": "NAT-keepalive (RFC 3948 2.3)",
+        "ike": "IKE on the NAT-T port (non-ESP marker, RFC 3948 2.2)",
+    }
+)
 
 
 def _ether_payload(data: bytes, off: int) -> int | str:

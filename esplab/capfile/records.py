@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from esplab.capfile.safile import SaSpec
 from esplab.capfile.sequence import SeqStats
@@ -10,16 +12,18 @@ from esplab.capfile.sequence import SeqStats
 __all__ = ["STATUSES", "PacketRecord", "SaCounters", "SaResult", "Summary"]
 
 #: Packet status -> meaning. Only "ok" counts as authenticated and decrypted.
-STATUSES = {
-    "ok": "authenticated (or the SA has no integrity) and decrypted to a sound trailer",
-    "icv-bad": "the ICV does not verify",
-    "no-sa": "no SA in the SA file has this SPI",
-    "malformed": "too short for the SA's header, IV and ICV",
-    "bad-trailer": "authenticated, but decrypts to an impossible trailer or ciphertext length",
-    "mode-error": "a tunnel-mode SA whose payload is not the IP packet the next header names",
-    "encap-mismatch": "UDP-encapsulated for an SA without encap, or plain for one with it "
-    "(the kernel drops it: XfrmInStateMismatch)",
-}
+STATUSES: Mapping[str, str] = MappingProxyType(
+    {
+        "ok": "authenticated (or the SA has no integrity) and decrypted to a sound trailer",
+        "icv-bad": "the ICV does not verify",
+        "no-sa": "no SA in the SA file has this SPI",
+        "malformed": "too short for the SA's header, IV and ICV",
+        "bad-trailer": "authenticated, but decrypts to an impossible trailer or ciphertext length",
+        "mode-error": "a tunnel-mode SA whose payload is not the IP packet the next header names",
+        "encap-mismatch": "UDP-encapsulated for an SA without encap, or plain for one with it "
+        "(the kernel drops it: XfrmInStateMismatch)",
+    }
+)
 
 
 class PacketRecord:

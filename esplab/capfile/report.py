@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -41,16 +42,18 @@ __all__ = [
     "summary_dict",
 ]
 
-_PROTOS = {
-    1: "ICMP",
-    6: "TCP",
-    17: "UDP",
-    41: "IPv6",
-    4: "IPv4",
-    47: "GRE",
-    50: "ESP",
-    58: "ICMPv6",
-}
+_PROTOS: Mapping[int, str] = MappingProxyType(
+    {
+        1: "ICMP",
+        6: "TCP",
+        17: "UDP",
+        41: "IPv6",
+        4: "IPv4",
+        47: "GRE",
+        50: "ESP",
+        58: "ICMPv6",
+    }
+)
 
 
 class AddressText:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
 from ipaddress import ip_address
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 
 from esplab.errors import EsplabError, LabFileError, did_you_mean
@@ -33,10 +34,10 @@ __all__ = ["SaFile", "SaSpec", "load_sa_file", "parse_sa_text"]
 Mode = Literal["transport", "tunnel"]
 SaForm = Literal["xfrm", "wireshark"]
 
-# Wireshark's encryption strings -> (kernel name or None for an AEAD, AEAD ICV bits).
-_WS_ENC: dict[str, tuple[str, int]] = {ws: (kernel, 0) for kernel, ws in ENC_NAMES.items()}
-_WS_ENC.update(
+# Wireshark's encryption strings -> (kernel name, AEAD ICV bits or 0).
+_WS_ENC: Mapping[str, tuple[str, int]] = MappingProxyType(
     {
+        **{ws: (kernel, 0) for kernel, ws in ENC_NAMES.items()},
         "AES-GCM with 8 octet ICV [RFC4106]": ("rfc4106(gcm(aes))", 64),
         "AES-GCM with 12 octet ICV [RFC4106]": ("rfc4106(gcm(aes))", 96),
         "AES-GCM with 16 octet ICV [RFC4106]": ("rfc4106(gcm(aes))", 128),
@@ -44,8 +45,10 @@ _WS_ENC.update(
         "AES-GCM [RFC4106]": ("rfc4106(gcm(aes))", 128),
     }
 )
-_WS_AUTH: dict[str, tuple[str | None, int]] = {ws: key for key, ws in AUTH_NAMES.items()}
-_WS_AUTH["NULL"] = (None, 0)
+# Wireshark's authentication strings -> (kernel name or None for NULL, truncation bits).
+_WS_AUTH: Mapping[str, tuple[str | None, int]] = MappingProxyType(
+    {**{ws: key for key, ws in AUTH_NAMES.items()}, "NULL": (None, 0)}
+)
 # "ANY n bit authentication [no checking]": an ICV of n bits that nobody checks.
 _WS_ANY = re.compile(r"ANY (\d+) bit authentication \[no checking\]")
 # Strings Wireshark knows and esplab cannot decrypt.

@@ -19,7 +19,9 @@ packets is found by the decoder (``start_at``), the rest is inferred.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from esplab.model.replay import ReplayVerdict, ReplayWindow
 
@@ -47,15 +49,17 @@ WRAP = 32  # a 32-bit counter started again near 0 without ESN
 ZERO = 64  # sequence number 0 is never sent
 
 #: Event bit -> the word used in reports and JSON.
-EVENT_NAMES = {
-    GAP: "gap",
-    DUPLICATE: "duplicate",
-    LATE: "late",
-    TOO_OLD: "out-of-window",
-    ESN_ROLLOVER: "esn-rollover",
-    WRAP: "wrapped-without-esn",
-    ZERO: "seq-zero",
-}
+EVENT_NAMES: Mapping[int, str] = MappingProxyType(
+    {
+        GAP: "gap",
+        DUPLICATE: "duplicate",
+        LATE: "late",
+        TOO_OLD: "out-of-window",
+        ESN_ROLLOVER: "esn-rollover",
+        WRAP: "wrapped-without-esn",
+        ZERO: "seq-zero",
+    }
+)
 
 #: How many numbers below the highest the wire view remembers.
 TRACK_WINDOW = 4096

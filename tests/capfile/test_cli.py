@@ -216,3 +216,17 @@ def test_progress_bar_on_a_terminal_only() -> None:
         update(16 << 20, 32 << 20)
     with progress_bar(False, tty, "decoding") as update:
         assert update is None
+
+
+def test_two_jobs_on_a_truncated_capture(
+    tmp_path: Path, sa_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cap = good_capture(tmp_path)
+    cap.write_bytes(cap.read_bytes()[:-50])
+    results = []
+    for jobs in ("1", "2"):
+        argv = ["decode", str(cap), "--sa-file", str(sa_path), "--json", "--jobs", jobs]
+        code, out, _ = run(argv, capsys)
+        results.append((code, out))
+    assert results[0] == results[1]
+    assert results[0][0] == 2

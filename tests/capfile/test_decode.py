@@ -339,3 +339,29 @@ def test_ipv6_transport_rebuilds_the_packet(tmp_path: Path) -> None:
 
     assert records[0].inner_packet == ipv6_udp(64, 0)
     assert records[1].inner_packet == ipv6_udp(100, 1)
+
+
+def test_a_wireshark_sa_file_decodes_the_same(tmp_path: Path) -> None:
+    # Wireshark's esp_sa has no mode: tunnel or transport follows the next header.
+    from esplab.wireshark import EspSaEntry, esp_sa_file
+
+    sas = sa_file()
+    one, gcm, v6, _ = sas.sas
+    entries = [
+        EspSaEntry(s.src or "", s.dst or "", s.spi or 0, s.aead or s.enc or "",
+                   s.aead_key or s.enc_key, s.auth, s.auth_key, s.icv_bits)
+        for s in (one, gcm, v6)
+    ]  # fmt: skip
+    ws = parse_sa_text(esp_sa_file(entries), "esp_sa")
+    assert ws.form == "wireshark" and all(s.mode is None for s in ws.sas)
+    packets = (
+        make_packets(sender(one), 3) + make_packets(sender(gcm), 3)
+        + make_packets(sender(v6), 3, v6=True)
+    )  # fmt: skip
+    path = write_frames(tmp_path / "w.pcapng", [(LINKTYPE_RAW, p) for p in packets])
+    _, ours = decode(path, sas)
+    _, theirs = decode(path, ws)
+    assert [(r.status, r.icv, r.inner, r.inner_packet) for r in ours] == [
+        (r.status, r.icv, r.inner, r.inner_packet) for r in theirs
+    ]
+    assert all(r.status == "ok" for r in theirs)
