@@ -21,7 +21,7 @@ WORDS = st.one_of(
          "ring", "rdr", "stats", "import", "export", "clear", "1", "3", "-k", "-K",
          "esp-hw-offload", "on", "route", "neigh", "addr", "link", "set", "get", "flush",
          "tmpl", "proto", "esp", "mode", "tunnel", "aead", "rfc4106(gcm(aes))", "128"]),
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12),
+    st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=12),
 )
 
 
