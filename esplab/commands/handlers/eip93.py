@@ -1,4 +1,5 @@
-"""eip93: look inside the emulated EIP-93 (registers, rings, SA and state records, counters).
+"""eip93: look inside the emulated EIP-93 (registers, rings, SA and state records, counters),
+and inject one classic driver fault into an SA record (``swap-digest``).
 
 The views (``eip93_views``) import the record layers and the engine, so they are
 loaded on first use; declaring the command costs nothing at start-up.
@@ -13,8 +14,11 @@ from esplab.commands.session import Session
 
 __all__ = ["COMMANDS", "SUBCOMMANDS", "USAGE"]
 
-SUBCOMMANDS = ("regs", "ring", "sa", "state", "stats")
-USAGE = "eip93 regs | ring cdr|rdr [N] | sa SPI [in|out] | state SPI [in|out] | stats"
+SUBCOMMANDS = ("regs", "ring", "sa", "state", "stats", "swap-digest")
+USAGE = (
+    "eip93 regs | ring cdr|rdr [N] | sa SPI [in|out] | state SPI [in|out] | stats"
+    " | swap-digest SPI [in|out]"
+)
 
 
 def _eip93(session: Session, inv: Invocation) -> Result:
@@ -33,14 +37,17 @@ def _complete(session: Session, words: list[str]) -> list[str]:
 COMMANDS = (
     Command(
         name="eip93",
-        summary="the EIP-93 packet engine: registers, rings, SA and state records, statistics",
+        summary="the EIP-93 packet engine: registers, rings, SA and state records, statistics, "
+        "a digest byte-order fault",
         handler=_eip93,
         params=(Param("args", kind="rest", metavar="WHAT", optional=True),),
         usage_text=USAGE,
         example="eip93 ring cdr 3",
         details="regs: every register with its fields; ring cdr|rdr: the ring's entries, or "
         "entry N decoded; sa/state SPI: an offloaded SA's record field by field; stats: "
-        "what the engine and the driver counted.",
+        "what the engine and the driver counted; swap-digest SPI: fault injection, byte-reverses "
+        "every 32-bit word of the SA record's sa_i_digest and sa_o_digest (the hash state in "
+        "the wrong byte order, eip93.md 5.2); run it again to restore.",
         complete=_complete,
     ),
 )

@@ -2,7 +2,13 @@
 
 Everything is read the way the hardware holds it: registers through the register
 file, descriptors and records from DMA memory, decoded with the esplab layers. The
-command changes nothing.
+views change nothing.
+
+One subcommand writes: ``swap-digest`` is a fault injection. It byte-reverses every
+32-bit word of an SA record's ``sa_i_digest`` and ``sa_o_digest`` in DMA memory, the
+record a driver would write had it stored the hash state in the wrong byte order
+(eip93.md 5.2: the words are native little-endian u32s). The injection itself is our
+design [M]; what the engine then computes from the record is the engine's own.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from esplab.commands.parser import Invocation, parse_int
-from esplab.commands.result import PacketResult, Result, TableResult
+from esplab.commands.result import MessageResult, PacketResult, Result, TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EngineError, NotFound
 from esplab.layers.crypto_desc import (
@@ -157,10 +163,12 @@ def _find(driver: EIP93Driver, spi: int, direction: str | None,
         sa = driver.lookup(spi, direction)
     except NotFound:
         if not tfms:
-            spis = sorted({s.spi for s in driver.sas.values()}
-                          | {t.spi for t in driver.tfms.values() if t.spi is not None})
-            raise NotFound(f"no SA with SPI {spi:#x} on the EIP-93",
-                           valid=[f"{s:#x}" for s in spis]) from None
+            valid = [f"{s.spi:#x} ({s.direction})" for s in sorted(driver.sas.values(),
+                                                                   key=lambda s: s.key)]
+            valid += sorted({f"{t.spi:#x} (sw+aead)" for t in driver.tfms.values()
+                             if t.spi is not None})
+            where = f" ({direction})" if direction else ""
+            raise NotFound(f"no SA with SPI {spi:#x}{where} on the EIP-93", valid=valid) from None
         tfm = tfms[0]
         label = f"SPI {spi:#x} {tfm.name}"
         if what == "state":
@@ -180,6 +188,35 @@ def _find(driver: EIP93Driver, spi: int, direction: str | None,
                        valid=with_state, hint="the esp_state_record driver setting gives ESP "
                        "SAs one")
     return sa.state_addr, STATE_RECORD_SIZE, label, [sa.describe()]
+
+
+#: sa_i_digest then sa_o_digest: 16 words at 0x28..0x67 of the SA record (eip93.md 3.1).
+_DIGESTS = (0x28, 0x68)
+
+
+def _swap_digest(session: Session, words: list[str]) -> Result:
+    """Fault injection [M]: the SA record's digest words in the wrong byte order."""
+    spi, direction = _spi_and_dir(words, "swap-digest")
+    driver = _driver(session)
+    addr, _, label, _ = _find(driver, spi, direction, "sa")
+    try:
+        direction = driver.lookup(spi, direction).direction
+    except NotFound:  # a sw+aead transform: its encrypt record unless "in" was given
+        direction = direction or "out"
+    start, end = _DIGESTS
+    before = driver.memory.read(addr + start, end - start)
+    after = b"".join(before[i:i + 4][::-1] for i in range(0, len(before), 4))
+    driver.memory.write(addr + start, after)
+    first_before, first_after = before[:4].hex(), after[:4].hex()
+    return MessageResult(
+        summary=f"fault injected [M]: {label}, SA record at {addr:#010x}: every 32-bit word of "
+        f"sa_i_digest and sa_o_digest byte-reversed (sa_i_digest word 0 {first_before} -> "
+        f"{first_after}), as a driver that stores the hash state in the wrong byte order "
+        "would have written them (eip93.md 5.2); a second swap-digest puts them back",
+        data={"spi": spi, "direction": direction, "sa_addr": addr, "fault": "swap-digest",
+              "fidelity": "M", "words": (end - start) // 4, "before": first_before,
+              "after": first_after, "o_before": before[32:36].hex(),
+              "o_after": after[32:36].hex()})
 
 
 def _stats(session: Session, words: list[str]) -> Result:
@@ -213,6 +250,7 @@ _HANDLERS = {
     "regs": _regs,
     "ring": _ring,
     "stats": _stats,
+    "swap-digest": _swap_digest,
 }
 
 
@@ -234,7 +272,7 @@ def complete(session: Session, words: list[str]) -> list[str]:
         return list(SUBCOMMANDS)
     if words[0] == "ring" and len(words) == 1:
         return ["cdr", "rdr"]
-    if words[0] in ("sa", "state"):
+    if words[0] in ("sa", "state", "swap-digest"):
         driver = _driver(session)
         if len(words) == 1:
             return sorted({f"{s.spi:#x}" for s in driver.sas.values()})
