@@ -120,7 +120,7 @@ _MACS = bytes.fromhex("020000000002020000000001")
 def ether(ip: bytes, *vlans: tuple[int, int]) -> bytes:
     """Ethernet, optionally with (TPID, VID) tags, outermost first."""
     tags = b"".join(struct.pack("!HH", tpid, vid) for tpid, vid in vlans)
-    return _MACS + tags + (b"\x86\xdd" if ip[0] >> 4 == 6 else b"\x08\x00") + ip
+    return _MACS + tags + (b"\x86\xdd" if ip[:1] and ip[0] >> 4 == 6 else b"\x08\x00") + ip
 
 
 def mtk(ip: bytes, port: int, vlan: int | None = None) -> bytes:

@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from esplab.capfile.decoder import Decoder
 from esplab.capfile.pipeline import RunResult, decode_capture
-from esplab.capfile.records import PacketRecord
+from esplab.capfile.records import STATUSES, PacketRecord
 from esplab.capfile.safile import SaFile, parse_sa_text
 from esplab.layers.linktypes import DLT_EIP93_CMD_DESC, DLT_MTK_ETHER
 from esplab.model.esp import encrypt
@@ -365,3 +368,32 @@ def test_a_wireshark_sa_file_decodes_the_same(tmp_path: Path) -> None:
         (r.status, r.icv, r.inner, r.inner_packet) for r in theirs
     ]
     assert all(r.status == "ok" for r in theirs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    linktype=st.sampled_from([1, 101, 113, 276, 151, 228, 229, 147]),
+    data=st.binary(max_size=200),
+)
+def test_any_bytes_give_a_verdict_never_an_exception(linktype: int, data: bytes) -> None:
+    decoder = Decoder(sa_file().sas, keep_inner=True, keep_esp=True, sniff_udp=True)
+    rec = decoder.feed(1, 0, linktype, 0, data)
+    assert rec is None or rec.status in STATUSES
+    assert decoder.finish().frames == 1
+
+
+_GOOD = make_packets(sender(sa_file().sas[0]), 1)[0] + make_packets(sender(sa_file().sas[1]), 1)[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(cut=st.integers(0, len(_GOOD)), flips=st.lists(st.integers(0, len(_GOOD) - 1), max_size=4))
+def test_damaged_esp_packets_give_a_verdict(cut: int, flips: list[int]) -> None:
+    first = bytearray(_GOOD[: len(_GOOD) // 2] if cut % 2 else _GOOD[len(_GOOD) // 2 :])
+    for i in flips:
+        if i < len(first):
+            first[i] ^= 0xA5
+    decoder = Decoder(sa_file().sas, keep_inner=True)
+    for lt in (101, 1):
+        frame = bytes(first[: cut % (len(first) + 1)])
+        rec = decoder.feed(1, 0, lt, 0, frame if lt == 101 else ether(frame))
+        assert rec is None or rec.status in STATUSES

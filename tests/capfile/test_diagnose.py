@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from esplab.capfile.diagnose import Group, diagnose
-from esplab.capfile.hypotheses import HYPOTHESES
+from esplab.capfile.hypotheses import HYPOTHESES, Suspect, TrialContext
 from esplab.capfile.safile import SaFile, SaSpec
 from esplab.cli import main
 from esplab.pcap import LINKTYPE_RAW
@@ -231,3 +233,18 @@ def test_cli_report_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture
     junk.write_bytes(b"\x01\x02\x03\x04garbage")
     assert main(["diagnose", str(junk), "--sa-file", str(sa_path)]) == 2
     assert "is not a capture" in capsys.readouterr().err
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=st.binary(max_size=120), seq=st.integers(0, (1 << 40)))
+def test_every_trial_survives_any_packet(body: bytes, seq: int) -> None:
+    ctx = TrialContext(sas().sas)
+    for spec_ in (None, *sas().sas):
+        for problem in ("icv-bad", "no-sa", "encap-mismatch"):
+            spi = spec_.spi if spec_ is not None and spec_.spi is not None else 0x00100000
+            esp = struct.pack("!II", spi, seq & 0xFFFFFFFF) + body
+            suspect = Suspect(1, esp, spi, seq, spec_.index if spec_ else 0, problem, None)
+            for hyp in HYPOTHESES:
+                if problem in hyp.problems:
+                    for trial in hyp.trials(ctx, spec_, [suspect]):
+                        assert trial.check(suspect) in (True, False)
