@@ -28,7 +28,16 @@ from esplab.capfile.pipeline import RunResult, decode_capture
 from esplab.capfile.records import PacketRecord
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 
-__all__ = ["Finding", "Group", "diagnose", "render_diagnosis", "run_diagnose"]
+__all__ = [
+    "MAX_UNKNOWN_GROUPS",
+    "Diagnosis",
+    "Finding",
+    "Group",
+    "diagnose",
+    "group_dict",
+    "render_diagnosis",
+    "run_diagnose",
+]
 
 #: Decode statuses diagnose tries to explain, and how a report names them.
 PROBLEMS: Mapping[str, str] = MappingProxyType(
@@ -85,14 +94,21 @@ class Group:
         return best is not None and best.passed == best.examined
 
 
+#: SPIs without an SA examined one by one; packets of further SPIs are only counted.
+MAX_UNKNOWN_GROUPS = 32
+
+
 class _Collector:
-    """Keeps the first ``sample`` failing packets of each group."""
+    """Keeps the first ``sample`` failing packets of each group (and a bounded number
+    of groups for SPIs without SA, so memory stays flat on a capture of garbage)."""
 
     def __init__(self, sas: SaFile, sample: int, spi: int | None) -> None:
         self.by_index = {s.index: s for s in sas.sas}
         self.sample = sample
         self.spi = spi
         self.groups: dict[tuple[str, int, int], Group] = {}
+        self.unknown_groups = 0
+        self.not_examined = 0
 
     def __call__(self, rec: PacketRecord) -> None:
         if rec.status not in PROBLEMS or rec.spi < 0:
@@ -102,6 +118,11 @@ class _Collector:
         key = (rec.status, rec.sa, rec.spi if not rec.sa else 0)
         group = self.groups.get(key)
         if group is None:
+            if not rec.sa:
+                if self.unknown_groups >= MAX_UNKNOWN_GROUPS:
+                    self.not_examined += 1
+                    return
+                self.unknown_groups += 1
             spec = self.by_index.get(rec.sa)
             group = self.groups[key] = Group(rec.status, spec, rec.spi)
         group.count += 1
@@ -125,10 +146,24 @@ def _evaluate(group: Group, ctx: TrialContext) -> None:
     group.findings = [f for f in findings if f.passed]
 
 
+@dataclass
+class Diagnosis:
+    """The decode run, the groups of failing packets with their findings, and the
+    packets of SPIs past :data:`MAX_UNKNOWN_GROUPS` that were only counted."""
+
+    run: RunResult
+    groups: list[Group]
+    not_examined: int = 0
+
+
 def diagnose(
-    capture: str, sa_file: SaFile, *, sample: int = 32, spi: int | None = None,
+    capture: str,
+    sa_file: SaFile,
+    *,
+    sample: int = 32,
+    spi: int | None = None,
     limit: int | None = None,
-) -> tuple[RunResult, list[Group]]:  # fmt: skip
+) -> Diagnosis:
     """Decode ``capture`` and explain its failing packets (module docstring)."""
     collect = _Collector(sa_file, sample, spi)
     run = decode_capture(capture, sa_file.sas, collect, limit=limit, keep_esp=True, sniff_udp=True)
@@ -139,7 +174,7 @@ def diagnose(
     )
     for group in groups:
         _evaluate(group, ctx)
-    return run, groups
+    return Diagnosis(run, groups, collect.not_examined)
 
 
 def group_dict(group: Group) -> dict[str, object]:
@@ -167,10 +202,9 @@ def group_dict(group: Group) -> dict[str, object]:
     }
 
 
-def render_diagnosis(
-    console: Console, capture: str, sa_file: SaFile, run: RunResult, groups: list[Group]
-) -> None:
+def render_diagnosis(console: Console, capture: str, sa_file: SaFile, found: Diagnosis) -> None:
     """The human report."""
+    run, groups = found.run, found.groups
     s = run.summary
     console.print(
         f"esplab diagnose {capture}: {len(sa_file.sas)} SA(s) from {sa_file.path}; "
@@ -181,6 +215,13 @@ def render_diagnosis(
         console.print(f"capture damaged: {run.truncated}", style="bold red", markup=False)
     if not groups:
         console.print("no packet fails the ICV, lacks an SA or has the wrong encapsulation")
+    if found.not_examined:
+        console.print(
+            f"{found.not_examined} packet(s) of further SPIs without SA were counted, not "
+            f"examined (the first {MAX_UNKNOWN_GROUPS} such SPIs were)",
+            style="yellow",
+            markup=False,
+        )
     for group in groups:
         console.print()
         console.print(Text(group.title, style="bold"))
@@ -209,9 +250,8 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
     out, _err = consoles(args.no_color)
     sa_file = load_sa_file(args.sa_file)
-    run, groups = diagnose(
-        args.capture, sa_file, sample=args.sample, spi=args.spi, limit=args.limit
-    )
+    found = diagnose(args.capture, sa_file, sample=args.sample, spi=args.spi, limit=args.limit)
+    run, groups = found.run, found.groups
     if run.truncated is not None:
         code = EXIT_UNUSABLE
     elif all(g.explained for g in groups):
@@ -227,9 +267,10 @@ def run_diagnose(args: argparse.Namespace) -> int:
             "esp": run.summary.esp,
             "truncated": run.truncated,
             "groups": [group_dict(g) for g in groups],
+            "not_examined": found.not_examined,
             "exit": code,
         }
         print(json.dumps(report))
         return code
-    render_diagnosis(out, args.capture, sa_file, run, groups)
+    render_diagnosis(out, args.capture, sa_file, found)
     return code

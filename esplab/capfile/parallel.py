@@ -241,9 +241,13 @@ def _combine(
     merged.sas = [summaries[spec.index % jobs].sas[i] for i, spec in enumerate(sas)]
     interfaces: list[Interface] = finals[0][7]
     run = RunResult(
-        merged, interfaces, truncated=finals[0][5], limit_reached=finals[0][6], size=size,
+        merged,
+        interfaces,
+        truncated=finals[0][5],
+        limit_reached=finals[0][6],
+        size=size,
         format=fmt,
-    )  # fmt: skip
+    )
     rows_parts: list[PacketRows] = [f[8] for f in finals if f[8] is not None]
     rows = PacketRows.merged(rows_parts) if rows_parts else None
     return ParallelResult(run, rows, jobs, summaries)

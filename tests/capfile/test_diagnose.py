@@ -58,8 +58,7 @@ def sas() -> SaFile:
 
 def run(tmp_path: Path, packets: list[bytes]) -> list[Group]:
     path = write_frames(tmp_path / "d.pcapng", [(LINKTYPE_RAW, p) for p in packets])
-    _, groups = diagnose(str(path), sas(), sample=8)
-    return groups
+    return diagnose(str(path), sas(), sample=8).groups
 
 
 def only(groups: list[Group]) -> Group:
@@ -248,3 +247,16 @@ def test_every_trial_survives_any_packet(body: bytes, seq: int) -> None:
                 if problem in hyp.problems:
                     for trial in hyp.trials(ctx, spec_, [suspect]):
                         assert trial.check(suspect) in (True, False)
+
+
+def test_spis_without_sa_are_examined_up_to_a_bound(tmp_path: Path) -> None:
+    from esplab.capfile.diagnose import MAX_UNKNOWN_GROUPS
+
+    packets = [make_packets(sender(spec(1), spi=0x7700 + i), 1)[0] for i in range(40)]
+    path = write_frames(tmp_path / "u.pcapng", [(LINKTYPE_RAW, p) for p in packets])
+    found = diagnose(str(path), sas(), sample=2)
+    assert len(found.groups) == MAX_UNKNOWN_GROUPS
+    assert found.not_examined == 40 - MAX_UNKNOWN_GROUPS
+    # Made with SA 1's keys: each group is explained as a wrong SPI-to-SA mapping.
+    assert all(g.problem == "no-sa" and g.explained for g in found.groups)
+    assert {g.findings[0].hypothesis.key for g in found.groups} == {"wrong-sa"}
