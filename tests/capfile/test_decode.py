@@ -397,3 +397,24 @@ def test_damaged_esp_packets_give_a_verdict(cut: int, flips: list[int]) -> None:
         frame = bytes(first[: cut % (len(first) + 1)])
         rec = decoder.feed(1, 0, lt, 0, frame if lt == 101 else ether(frame))
         assert rec is None or rec.status in STATUSES
+
+
+def test_wildcard_spi_and_unchecked_icv(tmp_path: Path) -> None:
+    # Wireshark's '*' SPI matches by address; "ANY 96 bit" skips the ICV but knows its size.
+    sas = sa_file()
+    one = sas.sas[0]
+    text = (
+        f'"IPv4","*","192.0.2.2","*","AES-CBC [RFC3602]","0x{one.enc_key.hex()}",'
+        '"ANY 96 bit authentication [no checking]",""\n'
+    )
+    ws = parse_sa_text(text, "esp_sa")
+    packets = make_packets(sender(one), 2) + make_packets(sender(sas.sas[1]), 1)
+    path = write_frames(tmp_path / "w.pcapng", [(LINKTYPE_RAW, p) for p in packets])
+    run, records = decode(path, ws)
+    assert [(r.sa, r.icv, r.status) for r in records] == [
+        (1, "unchecked", "ok"),
+        (1, "unchecked", "ok"),
+        (0, "none", "no-sa"),  # destination 192.0.2.1: the wildcard SA does not match
+    ]
+    assert records[0].inner_packet == ipv4_udp(64, 0)
+    assert run.summary.sas[0].counters.no_integrity == 2
