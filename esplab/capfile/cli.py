@@ -140,8 +140,8 @@ def diagnose_parser() -> argparse.ArgumentParser:
         prog="esplab diagnose",
         description="Explain ICV failures (and packets without an SA) by the usual driver "
         "and configuration mistakes.",
-        epilog="Mistakes tried: "
-        + "; ".join(f"{h.key} ({h.mistake})" for h in HYPOTHESES)
+        epilog="Mistakes tried (esplab.capfile.hypotheses): "
+        + ", ".join(h.key for h in HYPOTHESES)
         + ". Exit: 0 no failure, or every failure explained; 1 some failure not explained; "
         "2 unusable input.",
     )
