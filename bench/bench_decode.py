@@ -15,7 +15,8 @@ ICV:
   packet checked, decrypted, summarised and accounted; nothing printed), then
   with the JSON line of every packet written to /dev/null; one core;
 * ``esplab decode FILE --sa-file SA --json > /dev/null`` as a subprocess, start-up
-  included, with ``--jobs 1`` and ``--jobs 2`` (one worker per SA);
+  included, with ``--jobs 1`` and ``--jobs 2`` (one worker per SA), and without
+  ``--json`` (the human tables: per-SA and overall summaries, the first rows);
 * ``tshark -r FILE -o esp.enable_encryption_decode:TRUE -o
   esp.enable_authentication_check:TRUE -o uat:esp_sa:... -T fields -e esp.icv_good``;
 * scapy: ``SecurityAssociation.decrypt`` after ``Ether(frame)`` on the first
@@ -50,9 +51,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from esplab.capfile.formats import PacketJson  # noqa: E402
 from esplab.capfile.frames import FrameReader, PcapngWriter  # noqa: E402
 from esplab.capfile.pipeline import decode_capture  # noqa: E402
-from esplab.capfile.report import PacketJson  # noqa: E402
 from esplab.capfile.safile import SaSpec, parse_sa_text  # noqa: E402
 from esplab.model.esp import EspSA, encrypt  # noqa: E402
 from esplab.model.esp_ip import checksum  # noqa: E402
@@ -171,9 +172,9 @@ sys.exit(code)
 """
 
 
-def esplab_cli(path: Path, sa_path: Path, jobs: int) -> tuple[int, float | None]:
+def esplab_cli(path: Path, sa_path: Path, jobs: int, json: bool = True) -> tuple[int, float | None]:
     argv = [sys.executable, "-c", _CLI, "decode", str(path), "--sa-file", str(sa_path),
-            "--json", "--jobs", str(jobs)]  # fmt: skip
+            "--jobs", str(jobs)] + (["--json"] if json else [])  # fmt: skip
     with open(os.devnull, "w") as sink:
         proc = subprocess.run(argv, stdout=sink, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     if proc.returncode != 0:
@@ -233,8 +234,10 @@ def scapy_loop(path: Path, count: int) -> tuple[int, float]:
     return len(frames), time.perf_counter() - t0
 
 
-def _cli_run(path: Path, sa_path: Path, jobs: int) -> Callable[[], tuple[int, float | None]]:
-    return lambda: esplab_cli(path, sa_path, jobs)
+def _cli_run(
+    path: Path, sa_path: Path, jobs: int, json: bool = True
+) -> Callable[[], tuple[int, float | None]]:
+    return lambda: esplab_cli(path, sa_path, jobs, json)
 
 
 def main() -> int:
@@ -271,6 +274,8 @@ def main() -> int:
         dt, n, rss = best(args.repeat, _cli_run(big, sa_path, jobs))
         note = "start-up included" + ("; one worker per SA" if jobs == 2 else "")
         rows.append(Row(f"esplab decode --json --jobs {jobs} (CLI)", n, dt, rss, note))
+    dt, n, rss = best(args.repeat, _cli_run(big, sa_path, 1, json=False))
+    rows.append(Row("esplab decode --jobs 1 (CLI, tables)", n, dt, rss, "start-up included"))
     _, _, small_rss = best(1, lambda: esplab_cli(small, sa_path, 1))
     binary = shutil.which("tshark")
     if binary:

@@ -23,23 +23,18 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
+from esplab.capfile.formats import PacketJson, PacketRows, RunInfo, summary_dict
 from esplab.capfile.frames import FrameReader, Interface, PcapngWriter
 from esplab.capfile.linklayer import LINKTYPE_RAW
 from esplab.capfile.pipeline import Progress, RunResult, decode_capture
 from esplab.capfile.records import PacketRecord
-from esplab.capfile.report import (
-    PacketJson,
-    PacketRows,
-    RunInfo,
-    render_packets,
-    render_summary,
-    summary_dict,
-)
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 from esplab.errors import EsplabError
+
+if TYPE_CHECKING:  # rich is imported when something is printed for a person
+    from rich.console import Console
 
 __all__ = [
     "EXIT_FAILED",
@@ -159,6 +154,8 @@ def diagnose_parser() -> argparse.ArgumentParser:
 
 
 def consoles(no_color: bool) -> tuple[Console, Console]:
+    from rich.console import Console
+
     plain = no_color or bool(os.environ.get("NO_COLOR"))
     return (
         Console(no_color=plain, highlight=False, soft_wrap=True),
@@ -175,14 +172,19 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 
 def guarded(name: str, body: Callable[[], int]) -> int:
     """Run a command body: EsplabError and anything unexpected become one line."""
-    err = Console(stderr=True, highlight=False, no_color=bool(os.environ.get("NO_COLOR")))
+
+    def err() -> Console:
+        from rich.console import Console
+
+        return Console(stderr=True, highlight=False, no_color=bool(os.environ.get("NO_COLOR")))
+
     try:
         return body()
     except EsplabError as exc:
-        err.print(f"[red]esplab {name}:[/] {exc}", markup=True, soft_wrap=True)
+        err().print(f"esplab {name}: {exc}", style="red", markup=False, soft_wrap=True)
         return EXIT_UNUSABLE
     except KeyboardInterrupt:
-        err.print(f"esplab {name}: interrupted")
+        err().print(f"esplab {name}: interrupted", markup=False)
         return 130
     except BrokenPipeError:
         _silence_stdout()
@@ -190,7 +192,7 @@ def guarded(name: str, body: Callable[[], int]) -> int:
     except Exception as exc:  # a bug: one line, the traceback only on request
         if os.environ.get("ESPLAB_DEBUG"):
             raise
-        err.print(
+        err().print(
             f"esplab {name}: internal error: {type(exc).__name__}: {exc} "
             "(ESPLAB_DEBUG=1 shows the traceback)",
             markup=False,
@@ -209,14 +211,22 @@ def _silence_stdout() -> None:
 
 
 @contextmanager
-def progress_bar(enabled: bool, err: Console, label: str) -> Iterator[Progress | None]:
-    """A transient bar on stderr when asked for and stderr is a terminal. It starts
-    with its first update (after any worker processes were forked)."""
-    if not enabled or not err.is_terminal:
+def progress_bar(
+    enabled: bool, label: str, err: Console | None = None
+) -> Iterator[Progress | None]:
+    """A transient bar on ``err`` (by default stderr) when asked for and it is a
+    terminal. It starts with its first update (after any worker processes were forked)."""
+    if not enabled or (err is None and not sys.stderr.isatty()):
         yield None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, TimeRemainingColumn
     from rich.progress import Progress as Bar
+
+    err = err or Console(stderr=True)
+    if not err.is_terminal:
+        yield None
+        return
 
     bar = Bar(
         "[progress.description]{task.description}",
@@ -292,7 +302,6 @@ def auto_jobs(size: int, sas: Sequence[SaSpec]) -> int:
 
 
 def _decode(args: argparse.Namespace) -> int:
-    out, err = consoles(args.no_color)
     sa_file: SaFile = load_sa_file(args.sa_file)
     # Open the capture first: a file that is not a capture fails before --out exists.
     reader = FrameReader(args.capture)
@@ -305,7 +314,7 @@ def _decode(args: argparse.Namespace) -> int:
     json_sink = _JsonSink(reader.interfaces) if args.json else None
     rows: PacketRows | None = None
     try:
-        with progress_bar(not args.no_progress, err, "decoding") as progress:
+        with progress_bar(not args.no_progress, "decoding") as progress:
             if jobs > 1:
                 reader.close()
                 run, rows = _decode_parallel(args, sa_file, jobs, json_sink, writer, progress)
@@ -331,13 +340,16 @@ def _decode(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(summary_dict(run.summary, info)) + "\n")
         sys.stdout.flush()
         if run.truncated is not None:
-            err.print(f"esplab decode: {run.truncated}", markup=False, soft_wrap=True)
+            print(f"esplab decode: {run.truncated}", file=sys.stderr)
         return code
+    out, _ = consoles(args.no_color)
     out.print(
         f"esplab decode {args.capture}: {len(sa_file.sas)} SA(s) from {sa_file.path} "
         f"({'ip xfrm' if sa_file.form == 'xfrm' else 'Wireshark esp_sa'})",
         markup=False,
     )
+    from esplab.capfile.report import render_packets, render_summary
+
     table = render_packets(rows) if rows is not None else None
     if table is not None:
         out.print(table)

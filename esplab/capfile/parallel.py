@@ -26,10 +26,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from esplab.capfile.decoder import Decoder
+from esplab.capfile.formats import PacketJson, PacketRows
 from esplab.capfile.frames import FrameReader, Interface
 from esplab.capfile.pipeline import Progress, RunResult
 from esplab.capfile.records import PacketRecord, Summary
-from esplab.capfile.report import PacketJson, PacketRows
 from esplab.capfile.safile import SaSpec
 from esplab.errors import CaptureFileError, EsplabError
 

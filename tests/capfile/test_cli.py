@@ -207,14 +207,16 @@ def test_progress_bar_on_a_terminal_only() -> None:
     from esplab.capfile.cli import progress_bar
 
     plain = Console(file=io.StringIO())
-    with progress_bar(True, plain, "decoding") as update:
+    with progress_bar(True, "decoding", plain) as update:
+        assert update is None
+    with progress_bar(True, "decoding") as update:  # pytest's stderr is no terminal
         assert update is None
     tty = Console(file=io.StringIO(), force_terminal=True, width=80)
-    with progress_bar(True, tty, "decoding") as update:
+    with progress_bar(True, "decoding", tty) as update:
         assert update is not None
         update(10, 100)  # a small file: no bar
         update(16 << 20, 32 << 20)
-    with progress_bar(False, tty, "decoding") as update:
+    with progress_bar(False, "decoding", tty) as update:
         assert update is None
 
 
