@@ -244,7 +244,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--packets", type=int, default=200_000, help="packets in the capture")
     ap.add_argument("--scapy", type=int, default=3000, help="packets scapy decrypts")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per tool (best is kept)")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per tool (best is kept)")
     ap.add_argument("--keep", metavar="DIR", help="keep the capture and SA file in DIR")
     args = ap.parse_args()
 
