@@ -6,10 +6,9 @@ three forms (``safile``). For each frame ``linklayer`` finds the ESP, ``decoder`
 checks and decrypts it with the keys of its SA (``opener``, on the software ESP
 core) and ``sequence`` follows its sequence number; the verdicts are plain data
 (``records``), written by ``formats`` as JSON lines and drawn by ``report`` as rich
-tables. ``pipeline`` is
-the loop, ``parallel`` the same loop over several processes. ``diagnose`` runs the
-table of known driver and configuration mistakes (``hypotheses``) on the packets
-that fail.
+tables. ``pipeline`` is the loop, ``parallel`` the same loop over several
+processes. ``diagnose`` runs the table of known driver and configuration mistakes
+(``hypotheses``) on the packets that fail.
 
 Nothing here imports scapy: decode starts fast and runs on bytes.
 """
