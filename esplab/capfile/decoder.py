@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from ipaddress import ip_address
 
 from esplab.capfile.linklayer import (
     LINKTYPE_ETHERNET,
@@ -80,11 +81,7 @@ class _SaRun:
 
 
 def _packed(addr: str | None) -> bytes | None:
-    if addr is None:
-        return None
-    from ipaddress import ip_address
-
-    return ip_address(addr).packed
+    return None if addr is None else ip_address(addr).packed
 
 
 #: Unknown SPIs remembered one by one; more are counted together under -1.
@@ -371,7 +368,7 @@ class Decoder:
             if self.keep_inner:
                 head = data[ip : ip + hlen]
                 rec.inner_packet = _rebuild(head, version, nh_off, nh, plain[:size])
-        if run.encap is not (encap is not None):
+        if run.encap != (encap is not None):
             c.encap_mismatch += 1
             rec.status = "encap-mismatch"
             rec.detail = (
