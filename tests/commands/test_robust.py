@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,11 +41,21 @@ def _fresh() -> Session:
 def test_any_line_gives_a_result_or_an_esplab_error(command: str, words: list[str]) -> None:
     session = _fresh()
     line = " ".join([command, *words])
-    if command in ("quit", "exit", "save", "lab"):
-        return  # these leave the session or touch files by design
-    try:
-        session.execute(line)
-    except EsplabError as exc:
-        message = str(exc)
-        assert message
-        assert "\n" not in message.strip() or message.startswith("Usage:")
+    if command in ("quit", "exit", "lab"):
+        return  # these leave the session by design
+    # Commands that write files (save, capture export, wireshark-keys) write here.
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)
+        try:
+            session.execute(line)
+        except EsplabError as exc:
+            _one_line(exc)
+        finally:
+            os.chdir(here)
+
+
+def _one_line(exc: EsplabError) -> None:
+    message = str(exc)
+    assert message
+    assert "\n" not in message.strip() or message.startswith("Usage:")
