@@ -42,6 +42,7 @@ KIND_LINKTYPES = {
     "ether": LINKTYPE_ETHERNET,
     "mtk": linktypes.DLT_MTK_ETHER,
     "qdma": linktypes.DLT_QDMA_DESC,
+    "qdma-rx": linktypes.DLT_QDMA_DESC,  # read back with the TX layout; .as_rx() for RX
     "cdr": linktypes.DLT_EIP93_CMD_DESC,
     "rdr": linktypes.DLT_EIP93_RES_DESC,
     "sa": linktypes.DLT_EIP93_SA_RECORD,

@@ -17,7 +17,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
@@ -55,6 +55,8 @@ class _Walk:
         self.journey = journey
         self.opts = opts
         self.snap = lab.settings.tracing
+        # The states that decrypted the packet on the current node (the skb's secpath).
+        self.secpath: list[XfrmState] = []
 
     def add(self, stage: Stage) -> Stage:
         if not self.snap:
@@ -319,6 +321,7 @@ class Datapath:
             return
         info = parse_ip(packet)
         dst = _addrs(packet)[1]
+        walk.secpath = []
         if (info.proto == IPPROTO_ESP or _is_natt(info, packet)) and node.owns(dst):
             inner = self._esp_input(walk, node, dev_name, packet, info)
             if inner is None:
@@ -326,7 +329,10 @@ class Datapath:
             packet = inner
             info = parse_ip(packet)
             dst = _addrs(packet)[1]
-        if node.owns(dst):
+        local = node.owns(dst)
+        if not self._policy_check(walk, node, dev_name, packet, info, local):
+            return
+        if local:
             key = (info.proto, *_addrs(packet))
             node.count_flow(key, len(packet))
             walk.add(Stage(f"{node.name}.deliver", node.name,
@@ -361,8 +367,44 @@ class Datapath:
                       "XfrmInNoStates", "xfrm_state_lookup found nothing (XfrmInNoStates)")
             return None
         if state.offload is not None and state.offload.dev == dev_name:
-            return self._offload_input(walk, node, state, packet, dev_name)
-        return self._sw_input(walk, node, state, packet)
+            inner = self._offload_input(walk, node, state, packet, dev_name)
+        else:
+            inner = self._sw_input(walk, node, state, packet)
+        if inner is not None:
+            walk.secpath.append(state)
+        return inner
+
+    def _policy_check(self, walk: _Walk, node: Node, dev_name: str, packet: bytes,
+                      info: IpInfo, local: bool) -> bool:
+        """``__xfrm_policy_check``: the inbound (or forward) policy must be satisfied by
+        the states that decrypted the packet (airoha-dsa-xfrm.md 3.2, 3.8) [C]."""
+        direction: Literal["in", "fwd"] = "in" if local else "fwd"
+        policy = node.xfrm.lookup_policy(_flow(info, packet, dev_name), direction)
+        if policy is None:
+            return True  # no policy: the default is to allow
+        tap = f"{node.name}.xfrm.policy({direction})"
+        if policy.action == "block":
+            node.xfrm.mib.bump("XfrmInPolBlock")
+            walk.drop(tap, node.name, "policy action block", "XfrmInPolBlock",
+                      f"the {direction} policy blocks this flow")
+            return False
+        if any(x.is_packet_offload for x in walk.secpath):
+            # Packet offload: the check is CRYPTO_DONE and CRYPTO_SUCCESS, no MIB change.
+            return True
+        for tmpl in policy.templates:
+            if tmpl.level == "use":
+                continue
+            if not any(x.proto == tmpl.proto and x.mode == tmpl.mode
+                       and (tmpl.reqid == 0 or x.reqid == tmpl.reqid)
+                       and (tmpl.spi == 0 or x.spi == tmpl.spi) for x in walk.secpath):
+                node.xfrm.mib.bump("XfrmInTmplMismatch")
+                what = "arrived in clear" if not walk.secpath else "came through another SA"
+                walk.drop(tap, node.name, f"the {direction} policy requires ESP reqid "
+                          f"{tmpl.reqid}; the packet {what}", "XfrmInTmplMismatch",
+                          "xfrm_policy_check: the secpath does not satisfy the policy's "
+                          "templates (XfrmInTmplMismatch)")
+                return False
+        return True
 
     def _use_engine_aead(self, node: Node) -> bool:
         return node.role == "ap" and self.lab.settings.crypto_provider == "eip93"
@@ -422,7 +464,11 @@ def _icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None
     from scapy.packet import Packet, Raw
 
     v6 = packet[0] >> 4 == 6
-    src = node.source_for(dev, 6 if v6 else 4)
+    # The source is the node's address on the way back to the sender (icmp_send).
+    back = node.route(_addrs(packet)[0])
+    src = (back.src or node.source_for(back.dev, 6 if v6 else 4)) if back else None
+    if src is None:
+        src = node.source_for(dev, 6 if v6 else 4)
     if src is None:
         return None
     dst = str(_addrs(packet)[0])

@@ -148,7 +148,7 @@ def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byt
         return None
     if datapath == "packet":
         state.curlft.packets += 1
-        state.curlft.bytes += len(packet)
+        state.curlft.bytes += protected_length(packet, state.mode)
         state.replay.oseq = outcome.seq or state.replay.oseq
     return bytes(outcome.data)
 
@@ -173,7 +173,7 @@ def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byte
         return None
     if state.offload is not None and state.offload.type == "packet":
         state.curlft.packets += 1
-        state.curlft.bytes += len(outcome.data)
+        state.curlft.bytes += protected_length(bytes(outcome.data), state.mode)
         return bytes(outcome.data)
     # Crypto offload: xfrm_input finishes in software with CRYPTO_DONE (3.2) [C].
     off = locate_esp(packet)[0]
@@ -282,6 +282,12 @@ def aead_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
         return None
     return software_finish(lab, walk, node, state, packet, outcome.seq or 0,
                            bytes(outcome.data), outcome.next_header or 0, "sw+aead")
+
+def protected_length(packet: bytes, mode: str) -> int:
+    """What a lifetime counts for one packet, as the software path does: the inner
+    packet in tunnel mode, the upper-layer payload in transport mode."""
+    return len(packet) if mode == "tunnel" else len(packet) - parse_ip(packet).hlen
+
 
 def hw_iv(lab: Lab, state: XfrmState) -> int:
     hw = _hw(lab, state)

@@ -44,7 +44,9 @@ FIDELITY = {
 }
 
 # How a snapshot's bytes are decoded, by its kind.
-Kind = Literal["ip", "ether", "mtk", "qdma", "cdr", "rdr", "sa", "state", "offload", "xdp", "raw"]
+Kind = Literal[
+    "ip", "ether", "mtk", "qdma", "qdma-rx", "cdr", "rdr", "sa", "state", "offload", "xdp", "raw"
+]
 
 
 def decode_snapshot(kind: str, data: bytes) -> Packet:
@@ -55,11 +57,13 @@ def decode_snapshot(kind: str, data: bytes) -> Packet:
     from scapy.packet import Raw
 
     from esplab import layers
+    from esplab.layers.dsa import QDMARxDescriptor
 
     table: dict[str, Callable[[bytes], Packet]] = {
         "ether": Ether,
         "mtk": layers.MTKEther,
         "qdma": layers.QDMADescriptor,
+        "qdma-rx": QDMARxDescriptor,
         "cdr": layers.EIP93CommandDescriptor,
         "rdr": layers.EIP93ResultDescriptor,
         "sa": layers.EIP93SARecord,

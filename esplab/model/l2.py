@@ -90,6 +90,6 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             why="with STAG_EN the hardware strips the special tag and reports the source "
             "port in RX msg0 bits 21:14; DSA picks lanN from that metadata (1.3, 6.6)",
             fidelity="C", data=(bytes(desc) + frame) if desc is not None else None,
-            kind="qdma",
+            kind="qdma-rx",
         ),
     ]

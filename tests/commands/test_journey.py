@@ -213,3 +213,22 @@ def test_pmtu_icmp_back_to_a_forwarded_packets_sender() -> None:
     back = s.lab.journeys.get()
     assert back is not None and back.id == journey.id + 1 and back.delivered
     assert back.stages[-1].tap == "pc1.deliver"
+
+
+def test_inbound_policy_requires_esp() -> None:
+    # The host's "dir in" policy has a template: a clear packet does not satisfy it
+    # (__xfrm_policy_check, XfrmInTmplMismatch; airoha-dsa-xfrm.md 3.8).
+    s = Session()
+    s.execute("host " + seed.POL_IN_HOST)
+    journey = send(s, f"send ap wan {seed.UDP}").journeys[0]
+    assert not journey.delivered
+    assert journey.dropped is not None and journey.dropped.tap == "host.xfrm.policy(in)"
+    assert s.lab.node("host").xfrm.mib["XfrmInTmplMismatch"] == 1
+
+
+def test_icmp_source_is_the_address_towards_the_sender() -> None:
+    s = Session()
+    s.execute("ip link set wan mtu 1280")
+    big = 'IP(dst="203.0.113.1", flags="DF")/UDP(dport=9)/Raw(b"x"*1400)'
+    journey = send(s, f"send pc1 eth0 {big}").journeys[0]
+    assert IP(wire_bytes(journey, "ap.pmtu")).src == "198.51.100.1"  # lan1's address

@@ -122,6 +122,7 @@ def journey_data(j: Journey) -> dict[str, Any]:
         "stages": [
             {"tap": s.tap, "device": s.device, "decision": s.decision, "fidelity": s.fidelity,
              "drop": s.drop, "counters": dict(s.counters), "meta": dict(s.meta),
+             "why": s.why,
              "len": len(s.data) if s.data is not None else None}
             for s in j.stages
         ],
