@@ -23,7 +23,13 @@ from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Captured, Fidelity, Journey, Stage
-from esplab.model.l2 import dsa_rx_stages, dsa_tx_stages, ether_frame
+from esplab.model.l2 import (
+    ETH_P_8021AD,
+    ETH_P_8021Q,
+    dsa_rx_stages,
+    dsa_tx_stages,
+    ether_frame,
+)
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
 from esplab.model.xfrm.objects import Flow, XfrmState
@@ -103,6 +109,25 @@ class Datapath:
         walk.add(Stage(f"{node}.out", node, f"{node} sends {len(packet)} bytes",
                        data=packet, kind="ip", meta={"len": len(packet)}))
         self._output(walk, src, packet, dev, hops=0)
+        if not journey.verdict:
+            journey.verdict = "no verdict"
+        return journey
+
+    def send_frame(self, node: str, dev: str, frame: bytes) -> Journey:
+        """Send an Ethernet frame as it is (VLAN tags included) out of ``node``'s ``dev``:
+        no routing, no XFRM; the DSA tagger merges with an inline 802.1Q/802.1ad header
+        (airoha-dsa-xfrm.md 2.2) [C]."""
+        src = self.lab.node(node)
+        out = src.dev(dev)
+        if not out.up:
+            raise KernelError("ENETDOWN", f"{node} {dev} is down", prefix="send",
+                              hint=f"ip link set {dev} up")
+        self.lab.engine_snapshots(self.lab.settings.tracing)
+        journey = self.lab.journeys.new(f"{node} {dev} (frame)")
+        walk = _Walk(self.lab, journey, SendOptions())
+        walk.add(Stage(f"{node}.out", node, f"{node} sends a {len(frame)}-byte frame",
+                       data=frame, kind="ether"))
+        self._xmit(walk, src, dev, frame, 0, f"xmit {len(frame)} bytes as given")
         if not journey.verdict:
             journey.verdict = "no verdict"
         return journey
@@ -256,11 +281,17 @@ class Datapath:
                       fidelity="M")
             return
         frame = ether_frame(neigh.mac, dev.mac, packet)
+        self._xmit(walk, node, dev_name, frame, hops, f"xmit {len(frame)} bytes to {neigh.mac}")
+
+    def _xmit(self, walk: _Walk, node: Node, dev_name: str, frame: bytes, hops: int,
+              decision: str) -> None:
+        """A frame leaves ``dev_name``: counters, the DSA tagger on user ports, the wire."""
+        dev = node.dev(dev_name)
         dev.counters.tx_packets += 1
         dev.counters.tx_bytes += len(frame)
         tname = _tapname(node, dev_name)
-        walk.add(Stage(f"{tname}.tx", dev_name, f"xmit {len(frame)} bytes to {neigh.mac}",
-                       counters={"tx_packets": 1}, data=None))
+        walk.add(Stage(f"{tname}.tx", dev_name, decision, counters={"tx_packets": 1},
+                       data=None))
         if dev.kind == "dsa-user" and dev.switch_port is not None:
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
         else:
@@ -308,6 +339,15 @@ class Datapath:
 
             if xdp_rx_hook(self.lab, node.name, dev_name, frame, walk.journey):
                 return
+        etype = int.from_bytes(frame[12:14], "big")
+        if etype in (ETH_P_8021Q, ETH_P_8021AD):
+            vid = int.from_bytes(frame[14:16], "big") & 0x0FFF
+            dev.counters.rx_dropped += 1
+            walk.drop(f"{_tapname(node, dev_name)}.rx", dev_name,
+                      f"VLAN {vid} frame, no {dev_name}.{vid} device", "rx_dropped",
+                      "a tagged frame for a VLAN the node has no device for is dropped "
+                      "(no VLAN devices are modelled)", "D", data=frame)
+            return
         packet = frame[14:]
         walk.add(Stage(f"{_tapname(node, dev_name)}.rx", dev_name,
                        f"{node.name} {dev_name} receives {len(frame)} bytes",

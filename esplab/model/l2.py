@@ -20,10 +20,21 @@ import struct
 
 from esplab.model.journey import Stage
 
-__all__ = ["ETH_P_IP", "ETH_P_IPV6", "dsa_rx_stages", "dsa_tx_stages", "ether_frame", "mac_bytes"]
+__all__ = [
+    "ETH_P_8021AD",
+    "ETH_P_8021Q",
+    "ETH_P_IP",
+    "ETH_P_IPV6",
+    "dsa_rx_stages",
+    "dsa_tx_stages",
+    "ether_frame",
+    "mac_bytes",
+]
 
 ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
+ETH_P_8021Q = 0x8100
+ETH_P_8021AD = 0x88A8
 
 
 def mac_bytes(mac: str) -> bytes:

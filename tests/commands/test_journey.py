@@ -232,3 +232,16 @@ def test_icmp_source_is_the_address_towards_the_sender() -> None:
     big = 'IP(dst="203.0.113.1", flags="DF")/UDP(dport=9)/Raw(b"x"*1400)'
     journey = send(s, f"send pc1 eth0 {big}").journeys[0]
     assert IP(wire_bytes(journey, "ap.pmtu")).src == "198.51.100.1"  # lan1's address
+
+
+def test_vlan_frame_merges_with_the_mtk_tag() -> None:
+    s = Session()
+    line = 'send ap lan2 Ether()/Dot1Q(vlan=100)/IP(src="198.51.100.65", dst="198.51.100.66")/UDP()'
+    journey = send(s, line).journeys[0]
+    tagged = wire_bytes(journey, "lan2.tagger")
+    # airoha-dsa-xfrm.md 2.2: VLAN 100 to port 2: the tag replaces the TPID, 01 04 00 64.
+    assert tagged[12:16] == bytes.fromhex("01040064")
+    # The switch puts the 802.1Q header back on the user port's wire.
+    assert wire_bytes(journey, "lan2.wire")[12:16] == bytes.fromhex("81000064")
+    # pc2 has no VLAN 100 device: dropped and counted.
+    assert journey.dropped is not None and journey.dropped.counters == {"rx_dropped": 1}

@@ -132,10 +132,36 @@ def journey_data(j: Journey) -> dict[str, Any]:
 JOURNEY_DATA = journey_data
 
 
+def _vlan_frame(session: Session, req: SendRequest) -> bytes | None:
+    """The frame, when the expression is an Ethernet frame with a VLAN header: such a
+    frame is sent as it is (no routing, no XFRM), to show the DSA tagger's merge."""
+    from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
+
+    from esplab.commands.packetexpr import build_packet
+
+    if req.expr in session.named:
+        return None
+    packet = build_packet(req.expr, session.named)
+    if not isinstance(packet, Ether) or not (Dot1Q in packet or Dot1AD in packet):
+        return None
+    dev = session.lab.node(req.node).dev(req.dev or "")
+    if "src" not in packet.fields:
+        packet.src = dev.mac
+    if "dst" not in packet.fields:
+        peer = session.lab.peer_of(req.node, dev.name)
+        packet.dst = session.lab.node(peer[0]).devs[peer[1]].mac if peer else "ff:ff:ff:ff:ff:ff"
+    return bytes(packet)
+
+
 def _send(session: Session, inv: Invocation) -> Result:
     from esplab.model.datapath import SendOptions
 
     req = parse_send(session, inv)
+    frame = _vlan_frame(session, req)
+    if frame is not None:
+        journey = session.lab.datapath.send_frame(req.node, req.dev or "", frame)
+        return JourneyResult(summary=f"journey {journey.id}: {journey.verdict}",
+                             journeys=[journey], data=journey_data(journey))
     packet = packet_bytes(session, req.expr, req.node, req.dev)
     journeys = []
     for n in range(req.count):
