@@ -133,9 +133,9 @@ def write_capture(path: str | Path, records: Iterable[CaptureRecord]) -> int:
     data = b"".join(blocks)
     try:
         target.write_bytes(data)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         raise CaptureFileError(
-            f"cannot write {target}: {exc.strerror or exc}",
+            f"cannot write {target}: {getattr(exc, "strerror", None) or exc}",
             hint="choose a writable path",
         ) from exc
     return len(recs)
@@ -249,8 +249,8 @@ def read_capture(path: str | Path) -> Iterator[CaptureRecord]:
     name = str(path)
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed in the generator's finally
-    except OSError as exc:
-        raise CaptureFileError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise CaptureFileError(f"cannot read {name}: {getattr(exc, "strerror", None) or exc}") from exc
     try:
         head = fh.read(4)
         if len(head) < 4:

@@ -110,3 +110,10 @@ def test_missing_and_unwritable_paths(tmp_path: Path) -> None:
         list(read_capture(tmp_path / "nope.pcap"))
     with pytest.raises(CaptureFileError, match="cannot write"):
         write_capture(tmp_path / "no" / "such" / "dir.pcapng", records())
+
+
+def test_impossible_path_names(tmp_path: Path) -> None:
+    with pytest.raises(CaptureFileError, match="cannot read"):
+        list(read_capture("bad\x00name.pcap"))
+    with pytest.raises(CaptureFileError, match="cannot write"):
+        write_capture("bad\x00name.pcapng", records())

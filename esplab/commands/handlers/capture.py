@@ -203,8 +203,8 @@ def _wireshark_keys(session: Session, inv: Invocation) -> Result:
         raise BadArgument(str(exc)) from exc
     try:
         path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CaptureFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise CaptureFileError(f"cannot write {path}: {getattr(exc, "strerror", None) or exc}") from exc
     capture = inv.args["capture"] or "CAPTURE.pcapng"
     command = tshark_command(capture, entries)  # type: ignore[arg-type]
     return TextResult(

@@ -144,9 +144,9 @@ def _save(session: Session, inv: Invocation) -> Result:
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=4096)
     try:
         path.write_text(text, encoding="utf-8")
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         raise BadArgument(
-            f"cannot write lab file {path}: {exc.strerror or exc}",
+            f"cannot write lab file {path}: {getattr(exc, "strerror", None) or exc}",
             hint="give a path in a directory that exists and that you may write to",
         ) from exc
     count = len(doc["steps"])

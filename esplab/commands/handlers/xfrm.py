@@ -111,7 +111,7 @@ def _load(session: Session, inv: Invocation) -> Result:
     path = Path(inv.args["file"])
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise BadArgument(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}",
                           hint="give the path of a text file of ip xfrm commands or output")\
             from exc
