@@ -135,7 +135,7 @@ def write_capture(path: str | Path, records: Iterable[CaptureRecord]) -> int:
         target.write_bytes(data)
     except (OSError, ValueError) as exc:
         raise CaptureFileError(
-            f"cannot write {target}: {getattr(exc, "strerror", None) or exc}",
+            f"cannot write {target}: {getattr(exc, 'strerror', None) or exc}",
             hint="choose a writable path",
         ) from exc
     return len(recs)
@@ -250,7 +250,8 @@ def read_capture(path: str | Path) -> Iterator[CaptureRecord]:
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed in the generator's finally
     except (OSError, ValueError) as exc:
-        raise CaptureFileError(f"cannot read {name}: {getattr(exc, "strerror", None) or exc}") from exc
+        why = getattr(exc, "strerror", None) or exc
+        raise CaptureFileError(f"cannot read {name}: {why}") from exc
     try:
         head = fh.read(4)
         if len(head) < 4:

@@ -204,7 +204,8 @@ def _wireshark_keys(session: Session, inv: Invocation) -> Result:
     try:
         path.write_text(text, encoding="utf-8")
     except (OSError, ValueError) as exc:
-        raise CaptureFileError(f"cannot write {path}: {getattr(exc, "strerror", None) or exc}") from exc
+        why = getattr(exc, "strerror", None) or exc
+        raise CaptureFileError(f"cannot write {path}: {why}") from exc
     capture = inv.args["capture"] or "CAPTURE.pcapng"
     command = tshark_command(capture, entries)  # type: ignore[arg-type]
     return TextResult(

@@ -146,7 +146,7 @@ def _save(session: Session, inv: Invocation) -> Result:
         path.write_text(text, encoding="utf-8")
     except (OSError, ValueError) as exc:
         raise BadArgument(
-            f"cannot write lab file {path}: {getattr(exc, "strerror", None) or exc}",
+            f"cannot write lab file {path}: {getattr(exc, 'strerror', None) or exc}",
             hint="give a path in a directory that exists and that you may write to",
         ) from exc
     count = len(doc["steps"])
