@@ -52,11 +52,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from esplab.capfile.formats import PacketJson  # noqa: E402
-from esplab.capfile.frames import FrameReader, PcapngWriter  # noqa: E402
 from esplab.capfile.pipeline import decode_capture  # noqa: E402
 from esplab.capfile.safile import SaSpec, parse_sa_text  # noqa: E402
 from esplab.model.esp import EspSA, encrypt  # noqa: E402
 from esplab.model.esp_ip import checksum  # noqa: E402
+from esplab.pcapio import FrameReader, PcapngWriter  # noqa: E402
 from esplab.wireshark import EspSaEntry, tshark_options  # noqa: E402
 
 CBC_KEY, SHA_KEY = bytes(range(16)), bytes(range(100, 120))

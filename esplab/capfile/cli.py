@@ -26,12 +26,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from esplab.capfile.formats import PacketJson, PacketRows, RunInfo, summary_dict
-from esplab.capfile.frames import FrameReader, Interface, PcapngWriter
 from esplab.capfile.linklayer import LINKTYPE_RAW
 from esplab.capfile.pipeline import Progress, RunResult, decode_capture
 from esplab.capfile.records import PacketRecord
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 from esplab.errors import EsplabError
+from esplab.pcapio import FrameReader, Interface, PcapngWriter
 
 if TYPE_CHECKING:  # rich is imported when something is printed for a person
     from rich.console import Console

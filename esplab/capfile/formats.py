@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from esplab.capfile.frames import Interface
 from esplab.capfile.linklayer import SUPPORTED_LINKTYPES
 from esplab.capfile.records import PacketRecord, SaResult, Summary
 from esplab.capfile.safile import SaFile
 from esplab.capfile.sequence import event_names
+from esplab.pcapio import Interface
 
 __all__ = [
     "AddressText",

@@ -27,11 +27,11 @@ from typing import Any
 
 from esplab.capfile.decoder import Decoder
 from esplab.capfile.formats import PacketJson, PacketRows
-from esplab.capfile.frames import FrameReader, Interface
 from esplab.capfile.pipeline import Progress, RunResult
 from esplab.capfile.records import PacketRecord, Summary
 from esplab.capfile.safile import SaSpec
 from esplab.errors import CaptureFileError, EsplabError
+from esplab.pcapio import FrameReader, Interface
 
 __all__ = ["OutItem", "ParallelResult", "WorkItem", "auto_jobs", "decode_parallel"]
 

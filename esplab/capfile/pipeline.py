@@ -1,6 +1,6 @@
 """Run a whole capture through the decoder: the loop ``decode`` and ``diagnose`` share.
 
-:func:`decode_capture` reads frames with :class:`~esplab.capfile.frames.FrameReader`,
+:func:`decode_capture` reads frames with :class:`~esplab.pcapio.FrameReader`,
 hands each to a :class:`~esplab.capfile.decoder.Decoder` and each ESP verdict to
 the caller's ``on_packet``, and stops early at ``limit`` frames. A capture that
 ends in the middle of a record is not an exception here: the result says how far
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from esplab.capfile.decoder import Decoder
-from esplab.capfile.frames import FrameReader, Interface
 from esplab.capfile.records import PacketRecord, Summary
 from esplab.capfile.safile import SaSpec
 from esplab.errors import CaptureFileError
+from esplab.pcapio import FrameReader, Interface
 
 __all__ = ["Progress", "RunResult", "decode_capture"]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from esplab.capfile import frames
-from esplab.capfile.frames import FrameReader, Interface, PcapngWriter
+from esplab import pcapio as frames
 from esplab.errors import CaptureFileError
 from esplab.pcap import LINKTYPE_ETHERNET, LINKTYPE_RAW, CaptureRecord, read_capture, write_capture
+from esplab.pcapio import FrameReader, Interface, PcapngWriter
 
 from .support import ipv4_udp
 

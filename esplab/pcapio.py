@@ -1,13 +1,12 @@
 """Capture files at full speed: a chunked pcap/pcapng reader and a streaming pcapng writer.
 
-``esplab.pcap`` reads one record at a time with a file read per field, which is
-right for the lab's small captures. A board capture can hold millions of packets,
-so :class:`FrameReader` reads the file in large chunks and cuts records out of
-them with precompiled ``struct`` formats; memory holds one chunk whatever the file
-size, and :attr:`FrameReader.position` says how far it got (for a progress bar).
-Every way a file can be bad becomes a :class:`~esplab.errors.CaptureFileError`
-naming the file, how many packets were read and what is wrong, as in
-``esplab.pcap``.
+A board capture can hold millions of packets, so :class:`FrameReader` reads the
+file in large chunks and cuts records out of them with precompiled ``struct``
+formats; memory holds one chunk whatever the file size, and
+:attr:`FrameReader.position` says how far it got (for a progress bar). Every way a
+file can be bad becomes a :class:`~esplab.errors.CaptureFileError` naming the file,
+how many packets were read and what is wrong. ``esplab.pcap`` (the lab's capture
+API) and ``esplab.capfile`` (decode, diagnose) both read and write through here.
 
 Formats: libpcap's classic file (both byte orders, microsecond and nanosecond
 magic) and pcapng (draft-ietf-opsawg-pcapng: section header, interface
@@ -80,8 +79,9 @@ class FrameReader:
         try:
             self._fh: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed by close()
             self.size = os.fstat(self._fh.fileno()).st_size
-        except OSError as exc:
-            raise CaptureFileError(f"cannot read {self.name}: {exc.strerror or exc}") from exc
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+            why = getattr(exc, "strerror", None) or exc
+            raise CaptureFileError(f"cannot read {self.name}: {why}") from exc
         self.interfaces: list[Interface] = []
         self.count = 0
         self._buf = b""
@@ -346,9 +346,10 @@ class PcapngWriter:
         self.name = str(path)
         try:
             self._fh: BinaryIO = open(path, "wb", buffering=CHUNK_SIZE)  # noqa: SIM115
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+            why = getattr(exc, "strerror", None) or exc
             raise CaptureFileError(
-                f"cannot write {self.name}: {exc.strerror or exc}", hint="choose a writable path"
+                f"cannot write {self.name}: {why}", hint="choose a writable path"
             ) from exc
         self._ifids: dict[tuple[str, int], int] = {}
         self.count = 0
