@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from esplab.commands.registry import Param
 from esplab.commands.session import Session
-from esplab.commands.tokens import tokenize
+from esplab.commands.tokens import split_words, tokenize
 from esplab.errors import EsplabError
 
 __all__ = [
@@ -60,20 +60,10 @@ def split_for_completion(text: str) -> tuple[list[str], str] | None:
 def _lenient_split(text: str) -> tuple[list[str], str] | None:
     """Like split_for_completion, but the word being typed may leave brackets or a
     quote open (``IP(dst="192.0.2.2", tt``)."""
-    depth = 0
-    quote: str | None = None
-    start = 0
-    for i, ch in enumerate(text):
-        if quote is not None:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth = max(0, depth - 1)
-        elif ch.isspace() and depth == 0:
-            start = i + 1
+    words = [w for w in split_words(text) if w[2] != "comment"]
+    start = len(text)
+    if words and words[-1][1] == len(text) and words[-1][2] == "word":
+        start = words[-1][0]
     try:
         done = tokenize(text[:start])
     except EsplabError:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from esplab.errors import UsageError
 
-__all__ = ["Token", "split_commands", "tokenize"]
+__all__ = ["Token", "split_commands", "split_words", "tokenize"]
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -142,3 +142,38 @@ def split_commands(text: str) -> list[str]:
             i = end
         commands.append(raw_line[seg_start:n])
     return [c.strip() for c in commands if c.strip()]
+
+
+def split_words(line: str) -> list[tuple[int, int, str]]:
+    """``(start, end, kind)`` for each word of ``line``: kind is ``word``, ``sep``
+    (a top-level ``;``) or ``comment``. Never fails on unfinished input."""
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if ch == ";":
+            out.append((i, i + 1, "sep"))
+            i += 1
+            continue
+        if ch == "#":
+            out.append((i, n, "comment"))
+            break
+        start, depth, quote = i, 0, None
+        while i < n:
+            ch = line[i]
+            if quote is not None:
+                quote = None if ch == quote else quote
+            elif ch in "'\"":
+                quote = ch
+            elif ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth = max(0, depth - 1)
+            elif depth == 0 and (ch.isspace() or ch == ";"):
+                break
+            i += 1
+        out.append((start, i, "word"))
+    return out

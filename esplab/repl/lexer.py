@@ -19,8 +19,9 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.lexers import Lexer
 
 from esplab.commands.session import Session
+from esplab.commands.tokens import split_words
 
-__all__ = ["CommandLexer", "split_words"]
+__all__ = ["CommandLexer"]
 
 _NUMBER = re.compile(r"^(0x[0-9a-fA-F]+|-?\d+)$")
 _EXPR_TOKEN = re.compile(
@@ -33,41 +34,6 @@ _EXPR_TOKEN = re.compile(
     r"""|(?P<other>.)""",
     re.DOTALL,
 )
-
-
-def split_words(line: str) -> list[tuple[int, int, str]]:
-    """``(start, end, kind)`` for each word of ``line``: kind is ``word``, ``sep``
-    (a top-level ``;``) or ``comment``. Never fails on unfinished input."""
-    out: list[tuple[int, int, str]] = []
-    i, n = 0, len(line)
-    while i < n:
-        ch = line[i]
-        if ch.isspace():
-            i += 1
-            continue
-        if ch == ";":
-            out.append((i, i + 1, "sep"))
-            i += 1
-            continue
-        if ch == "#":
-            out.append((i, n, "comment"))
-            break
-        start, depth, quote = i, 0, None
-        while i < n:
-            ch = line[i]
-            if quote is not None:
-                quote = None if ch == quote else quote
-            elif ch in "'\"":
-                quote = ch
-            elif ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth = max(0, depth - 1)
-            elif depth == 0 and (ch.isspace() or ch == ";"):
-                break
-            i += 1
-        out.append((start, i, "word"))
-    return out
 
 
 def _expression(word: str) -> StyleAndTextTuples:

@@ -11,9 +11,10 @@ from esplab.commands.complete import expression_completions
 from esplab.commands.handlers import all_commands, diff, settings
 from esplab.commands.registry import Registry
 from esplab.commands.session import Session
+from esplab.commands.tokens import split_words
 from esplab.repl.app import _Toolbar
 from esplab.repl.completer import EsplabCompleter, last_command
-from esplab.repl.lexer import CommandLexer, split_words
+from esplab.repl.lexer import CommandLexer
 from tests.commands import seed
 
 
