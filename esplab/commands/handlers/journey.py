@@ -12,7 +12,7 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument, NoSuchPacket, NotFound
 from esplab.model.journey import FIDELITY, Journey
 
-__all__ = ["COMMANDS", "JOURNEY_DATA", "journey_data", "packet_bytes"]
+__all__ = ["COMMANDS", "journey_data", "packet_bytes"]
 
 _OPTIONS = ("count", "seq", "iv")
 
@@ -129,7 +129,6 @@ def journey_data(j: Journey) -> dict[str, Any]:
     }
 
 
-JOURNEY_DATA = journey_data
 
 
 def _vlan_frame(session: Session, req: SendRequest) -> bytes | None:
