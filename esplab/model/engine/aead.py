@@ -161,8 +161,7 @@ def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: byte
     mem[: len(data)] = data
     words = (0x00000001, buf, buf, sa, tfm.state, 0, 0x80000 | tfm.handle & 0xFFFF,
              0x00400000 | length)
-    ticket = drv.submit(words, _finish, stages, tfm=tfm, encrypt=encrypt_, mem=mem)
-    return drv.complete(ticket)
+    return drv.transact(words, _finish, stages, {"tfm": tfm, "encrypt": encrypt_, "mem": mem})
 
 
 def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:

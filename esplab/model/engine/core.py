@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from esplab.layers.crypto_desc import HOST_READY, PE_READY
 from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
@@ -66,6 +66,7 @@ class Engine:
     stats: EngineStats = field(default_factory=EngineStats)
     last_error: str = ""
     _records: dict[bytes, SAParams] = field(default_factory=dict, repr=False)
+    _shown: Job | None = field(default=None, repr=False)
 
     def learn_hmac_blocks(self, alg: str, *blocks: bytes) -> None:
         """Speed path: remember key-xor-pad blocks so hashlib can continue their states
@@ -84,129 +85,31 @@ class Engine:
             p = self._records[key] = decode_sa(record, self.resume)
         return p
 
-    def _stage(self, tap: str, template: str, args: tuple[Any, ...], why: str, fidelity: Any,
-               data: bytes | None, kind: str, meta: dict[str, Any]) -> Stage:
-        """A stage of this engine (the per-packet ones are built inline, for speed)."""
-        return LazyStage(tap, self.node, template, why, fidelity, None,
-                         data if self.snapshots else None, kind, None, meta, args)
-
     def process(self, cmd: bytes, slot: int) -> tuple[bytes, list[Stage]]:
         """Run the command ``cmd`` (32 bytes from CDR slot ``slot``); return the result
         descriptor's 32 bytes and the stages, in order."""
-        w0, src, dst, sa_addr, state_addr, arc4, user, w7 = _DESC.unpack(cmd)
+        _, result, build = self.run_command(_DESC.unpack(cmd), cmd, slot)
+        return result, build()
+
+    def run_command(self, words: tuple[int, ...], cmd: bytes,
+                    slot: int) -> tuple[tuple[int, ...], bytes, Callable[[], list[Stage]]]:
+        """:meth:`process` for the command words ``words`` (``cmd`` packed): the result
+        descriptor's words and bytes, and a function that builds the stages (they are
+        built when someone reads them; what they show is fixed now)."""
+        w0, src, dst, sa_addr, state_addr, arc4, user, w7 = words
         length, bypass = w7 & 0xFFFFF, (w7 >> 24) * 4
-        snap = self.snapshots
-        stages: list[Stage] = [LazyStage("eip93.cdr", self.node, _CDR_TEXT, _CDR_WHY, "C", None,
-                                         cmd if snap else None, "cdr", None, {"slot": slot},
-                                         (slot, length, src, dst, sa_addr))]
-        job, p = self._run(w0, src, dst, sa_addr, state_addr, length, bypass, w7, stages)
+        self._shown = None
+        job, p, level, record, state, body = self._run(w0, src, dst, sa_addr, state_addr,
+                                                      length, bypass, w7)
         status = job.status
-        out_len = bypass + len(job.out) if job.out or not status else 0
-        result = _DESC.pack(
-            (w0 & 0xFC) | PE_READY | (job.pad_value & 0xFF) << 8 | status << 16
-            | (job.pad_count & 0xFF) << 24,
-            src, dst, sa_addr, state_addr, arc4, user,
-            (w7 & 0xFF000000) | PE_READY << 22 | (out_len & 0xFFFFF),
-        )
-        self._count(job, p, length)
-        if status:
-            names = status_names(status)
-            stages.append(self._stage(
-                "eip93.rdr", "RDR[{}]: {}, length {}: {}",
-                (slot, ", ".join(names), out_len, job.text), _RDR_WHY, "D", result, "rdr",
-                {"slot": slot, "errors": names, "choices": list(job.choices)}))
-        else:
-            stages.append(LazyStage("eip93.rdr", self.node, "RDR[{}]: OK, length {}", _RDR_WHY,
-                                    "D", None, result if snap else None, "rdr", None,
-                                    {"slot": slot, "errors": [], "choices": job.choices},
-                                    (slot, out_len)))
-        return result, stages
-
-    def _run(self, w0: int, src: int, dst: int, sa_addr: int, state_addr: int, length: int,
-             bypass: int, w7: int, stages: list[Stage]) -> tuple[Job, SAParams | None]:
-        if w0 & 3 != HOST_READY or w7 >> 22 & 3 != HOST_READY:
-            return fail(DESC_OWNER, f"ownership bits {w0 & 3}/{w7 >> 22 & 3}, expected "
-                        f"HOST_READY (1) in word 0 and word 7", "desc-owner"), None
-        memory = self.memory
-        try:
-            record = memory.read(sa_addr, SA_RECORD_SIZE)
-        except BusFault:
-            return fail(BUS, f"sa_addr {sa_addr:#010x} is outside DMA memory"), None
-        p = self._records.get(record[:0x6C] + record[0x7C:]) or self.params(record)
-        if p.error is not None:
-            stages.append(self._stage("eip93.sa", "SA {:#010x}: {}", (sa_addr, p.error[1]),
-                                      "sa_cmd0/sa_cmd1 decoded (eip93.md 3.2, 3.3)", "U", record,
-                                      "sa", {"choices": ["reserved-codes", "not-modelled"]}))
-            return fail(*p.error), p
-        state: bytes | None = None
-        if state_addr:
-            try:
-                state = memory.read(state_addr, STATE_RECORD_SIZE)
-            except BusFault:
-                return fail(BUS, f"state_addr {state_addr:#010x} is outside DMA memory"), p
-        if bypass > length:
-            return fail(INVALID_PK_LENGTH, f"bypass {bypass} bytes exceeds length {length}",
-                        "bypass"), p
-        tag_len = p.icv_len if p.opgroup == 0 and p.opcode == 1 and p.direction else 0
-        try:
-            data = memory.read(src, length + tag_len)
-        except BusFault:
-            return fail(BUS, f"src_addr {src:#010x} + {length + tag_len} bytes is outside DMA "
-                        "memory"), p
-        body = data[bypass:length] if bypass or tag_len else data
-        window = record[0x6C:0x7C]
-        at = src + bypass
-        if p.opgroup == 1:
-            if p.direction:
-                job = esp_inbound(p, body, window, state, self.resume)
-            else:
-                seq = int.from_bytes(window[0:4], "little")
-                job = esp_outbound(p, w0, body, seq, state, self.prng, self.resume, at)
-        else:
-            job = basic(p, w0, body, data[length:], state, self.prng, self.resume, at)
-        self._snap_inputs(stages, p, sa_addr, record, state_addr, state, src, body, job)
-        if job.status and not job.out:
-            return job, p
-        try:
-            memory.write(dst, data[:bypass] + job.out if bypass else job.out)  # [U] bypass
-            if job.sa_write is not None:
-                memory.write(sa_addr + job.sa_write[0], job.sa_write[1])
-            if job.state is not None and state_addr:
-                memory.write(state_addr, job.state)
-        except BusFault as exc:
-            return fail(BUS, f"write of {exc.size} bytes at {exc.addr:#010x} is outside DMA "
-                        "memory"), p
-        job.meta["choices"] = job.choices
-        stages.append(LazyStage(
-            "eip93.out", self.node, "{} bytes to {:#010x}: {}", _OUT_WHY[(p.opgroup, p.direction)],
-            job.fidelity, None, job.out if self.snapshots else None, "raw", None, job.meta,
-            (len(job.out), dst, job)))
-        return job, p
-
-    def _snap_inputs(self, stages: list[Stage], p: SAParams, sa_addr: int, record: bytes,
-                     state_addr: int, state: bytes | None, src: int, body: bytes,
-                     job: Job) -> None:
-        node, snap = self.node, self.snapshots
-        if job.sa_write is None:
-            stages.append(LazyStage("eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}", _SA_WHY,
-                                    p.fidelity, None, record if snap else None, "sa", None, None,
-                                    (sa_addr, p, p.spi)))
-        else:
-            offset, value = job.sa_write
-            stages.append(LazyStage(
-                "eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}; writes {} back at +{:#x}",
-                _SA_WHY, p.fidelity, None, record if snap else None, "sa", None, None,
-                (sa_addr, p, p.spi, _Word(value), offset)))
-        if state is not None:
-            stages.append(self._stage(
-                "eip93.state", "state {:#010x}{}",
-                (state_addr, ": IV/digest written back" if job.state is not None else ""),
-                "the state record is read at state_addr, which 0 skips (eip93.md 3.4, 8.5)",
-                "D", state, "state", {}))
-        stages.append(LazyStage("eip93.in", node, "{} bytes from {:#010x}", _IN_WHY, "C", None,
-                                body if snap else None, "raw", None, None, (len(body), src)))
-
-    def _count(self, job: Job, p: SAParams | None, length: int) -> None:
+        out = job.out
+        out_len = bypass + len(out) if out or not status else 0
+        rwords = ((w0 & 0xFC) | PE_READY | (job.pad_value & 0xFF) << 8 | status << 16
+                  | (job.pad_count & 0xFF) << 24,
+                  src, dst, sa_addr, state_addr, arc4, user,
+                  (w7 & 0xFF000000) | PE_READY << 22 | (out_len & 0xFFFFF))
+        result = _DESC.pack(*rwords)
+        # Counters (eip93 stats).
         st = self.stats
         st.processed += 1
         st.bytes_in += length
@@ -218,13 +121,164 @@ class Engine:
                     st.esp_out += 1
             else:
                 st.basic += 1
-        if job.status:
-            names = status_names(job.status)
+        if status:
+            names = status_names(status)
             st.errors.update(n for n in names if n != "EXT_ERR")
             self.last_error = f"{', '.join(names)}: {job.text}"
         else:
             st.succeeded += 1
-            st.bytes_out += len(job.out)
+            st.bytes_out += len(out)
+        trace = _Trace(self.node, self.snapshots, slot, cmd, result, words, length, out_len,
+                       job, p, level, record, state, body, self._shown or job)
+        return rwords, result, trace.stages
+
+    def _run(self, w0: int, src: int, dst: int, sa_addr: int, state_addr: int, length: int,
+             bypass: int, w7: int) -> tuple[Job, SAParams | None, int, bytes | None,
+                                            bytes | None, bytes]:
+        """The job and what its stages show: (job, SA, how far it got, record, state,
+        input). How far: 0 nothing read, 1 an SA record it refuses, 2 inputs read,
+        3 output written."""
+        if w0 & 3 != HOST_READY or w7 >> 22 & 3 != HOST_READY:
+            return fail(DESC_OWNER, f"ownership bits {w0 & 3}/{w7 >> 22 & 3}, expected "
+                        f"HOST_READY (1) in word 0 and word 7", "desc-owner"), None, 0, None, \
+                None, b""
+        memory = self.memory
+        try:
+            record = memory.read(sa_addr, SA_RECORD_SIZE)
+        except BusFault:
+            return (fail(BUS, f"sa_addr {sa_addr:#010x} is outside DMA memory"), None, 0, None,
+                    None, b"")
+        p = self._records.get(record[:0x6C] + record[0x7C:]) or self.params(record)
+        if p.error is not None:
+            return fail(*p.error), p, 1, record, None, b""
+        state: bytes | None = None
+        if state_addr:
+            try:
+                state = memory.read(state_addr, STATE_RECORD_SIZE)
+            except BusFault:
+                return (fail(BUS, f"state_addr {state_addr:#010x} is outside DMA memory"), p, 0,
+                        None, None, b"")
+        if bypass > length:
+            return (fail(INVALID_PK_LENGTH, f"bypass {bypass} bytes exceeds length {length}",
+                         "bypass"), p, 0, None, None, b"")
+        tag_len = p.icv_len if p.opgroup == 0 and p.opcode == 1 and p.direction else 0
+        try:
+            data = memory.read(src, length + tag_len)
+        except BusFault:
+            return (fail(BUS, f"src_addr {src:#010x} + {length + tag_len} bytes is outside DMA "
+                         "memory"), p, 0, None, None, b"")
+        body = data[bypass:length] if bypass or tag_len else data
+        at = src + bypass
+        if p.opgroup == 1:
+            if p.direction:
+                job = esp_inbound(p, body, record[0x6C:0x7C], state, self.resume)
+            else:
+                seq = int.from_bytes(record[0x6C:0x70], "little")
+                job = esp_outbound(p, w0, body, seq, state, self.prng, self.resume, at)
+        else:
+            job = basic(p, w0, body, data[length:], state, self.prng, self.resume, at)
+        if job.status and not job.out:
+            return job, p, 2, record, state, body
+        try:
+            memory.write(dst, data[:bypass] + job.out if bypass else job.out)  # [U] bypass
+            if job.sa_write is not None:
+                memory.write(sa_addr + job.sa_write[0], job.sa_write[1])
+            if job.state is not None and state_addr:
+                memory.write(state_addr, job.state)
+        except BusFault as exc:
+            self._shown = job  # the inputs' stages show the job that ran
+            return (fail(BUS, f"write of {exc.size} bytes at {exc.addr:#010x} is outside DMA "
+                         "memory"), p, 2, record, state, body)
+        job.meta["choices"] = job.choices
+        return job, p, 3, record, state, body
+
+
+class _Trace:
+    """What one job's stages show, captured when it ran; :meth:`stages` builds them."""
+
+    __slots__ = ("body", "cmd", "job", "length", "level", "node", "out_len", "p", "record",
+                 "result", "shown", "slot", "snap", "state", "words")
+
+    def __init__(self, node: str, snap: bool, slot: int, cmd: bytes, result: bytes,
+                 words: tuple[int, ...], length: int, out_len: int, job: Job,
+                 p: SAParams | None, level: int, record: bytes | None, state: bytes | None,
+                 body: bytes, shown: Job) -> None:
+        self.node = node
+        self.snap = snap
+        self.slot = slot
+        self.cmd = cmd
+        self.result = result
+        self.words = words
+        self.length = length
+        self.out_len = out_len
+        self.job = job
+        self.p = p
+        self.level = level
+        self.record = record
+        self.state = state
+        self.body = body
+        self.shown = shown  # the job the input stages show (a failed write replaces job)
+
+    def stages(self) -> list[Stage]:
+        """eip93.cdr, then eip93.sa, eip93.state, eip93.in and eip93.out as far as the job
+        got, then eip93.rdr."""
+        node, snap, slot, job, p = self.node, self.snap, self.slot, self.job, self.p
+        _, src, dst, sa_addr, state_addr, _, _, _ = self.words
+        stages: list[Stage] = [LazyStage("eip93.cdr", node, _CDR_TEXT, _CDR_WHY, "C", None,
+                                         self.cmd if snap else None, "cdr", None,
+                                         {"slot": slot},
+                                         (slot, self.length, src, dst, sa_addr))]
+        level, record = self.level, self.record
+        if level == 1:
+            assert p is not None and p.error is not None
+            stages.append(LazyStage("eip93.sa", node, "SA {:#010x}: {}", "sa_cmd0/sa_cmd1 "
+                                    "decoded (eip93.md 3.2, 3.3)", "U", None,
+                                    record if snap else None, "sa", None,
+                                    {"choices": ["reserved-codes", "not-modelled"]},
+                                    (sa_addr, p.error[1])))
+        elif level >= 2:
+            assert p is not None
+            ran = self.shown
+            if ran.sa_write is None:
+                stages.append(LazyStage("eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}",
+                                        _SA_WHY, p.fidelity, None, record if snap else None,
+                                        "sa", None, None, (sa_addr, p, p.spi)))
+            else:
+                offset, value = ran.sa_write
+                stages.append(LazyStage(
+                    "eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}; writes {} back at +{:#x}",
+                    _SA_WHY, p.fidelity, None, record if snap else None, "sa", None, None,
+                    (sa_addr, p, p.spi, _Word(value), offset)))
+            state = self.state
+            if state is not None:
+                stages.append(LazyStage(
+                    "eip93.state", node, "state {:#010x}{}",
+                    "the state record is read at state_addr, which 0 skips (eip93.md 3.4, 8.5)",
+                    "D", None, state if snap else None, "state", None, {},
+                    (state_addr, ": IV/digest written back" if ran.state is not None else "")))
+            body = self.body
+            stages.append(LazyStage("eip93.in", node, "{} bytes from {:#010x}", _IN_WHY, "C",
+                                    None, body if snap else None, "raw", None, None,
+                                    (len(body), src)))
+            if level == 3:
+                stages.append(LazyStage(
+                    "eip93.out", node, "{} bytes to {:#010x}: {}",
+                    _OUT_WHY[(p.opgroup, p.direction)], job.fidelity, None,
+                    job.out if snap else None, "raw", None, job.meta, (len(job.out), dst, job)))
+        result = self.result
+        if job.status:
+            names = status_names(job.status)
+            stages.append(LazyStage(
+                "eip93.rdr", node, "RDR[{}]: {}, length {}: {}", _RDR_WHY, "D", None,
+                result if snap else None, "rdr", None,
+                {"slot": slot, "errors": names, "choices": list(job.choices)},
+                (slot, ", ".join(names), self.out_len, job.text)))
+        else:
+            stages.append(LazyStage("eip93.rdr", node, "RDR[{}]: OK, length {}", _RDR_WHY,
+                                    "D", None, result if snap else None, "rdr", None,
+                                    {"slot": slot, "errors": [], "choices": job.choices},
+                                    (slot, self.out_len)))
+        return stages
 
 
 class _Word:

@@ -129,6 +129,33 @@ class EIP93Device:
         self._checked = entries
         return entries
 
+    def fast_rings(self) -> tuple[bytearray, bytearray, int, bool] | None:
+        """(CDR bytes, RDR bytes, entries, RDR interrupt on one result) when one command
+        written to an idle engine runs to completion at once with nothing else in the
+        rings; None when the general ring protocol must run (see :meth:`finish_one`)."""
+        if (self.pending or self.ready or not self.running
+                or self._regs.get(R.PE_CONFIG, 0) & (R.CONFIG_RESET_PE
+                                                     | R.CONFIG_RESET_RING_BITS)):
+            return None
+        try:
+            entries = self._geometry()
+        except EngineError:
+            return None
+        rings = self._rings
+        assert rings is not None
+        cdr, cdr_off, rdr, rdr_off, frees = rings
+        if frees != self.memory.frees or cdr_off or rdr_off:
+            return None
+        thresh = self._regs.get(R.RING_THRESH, 0)
+        return cdr.data, rdr.data, entries, bool((thresh >> 16 & 0x3FF) < 1 or thresh >> 31)
+
+    def finish_one(self, slot: int, entries: int, rdr_irq: bool) -> None:
+        """The register state after the engine ran the command in ``slot`` and the host
+        consumed its result (PE_RD_COUNT written with 1): the same state the register
+        sequence gives, without stepping through it."""
+        self.index = (slot + 1) % entries
+        self.raw_int |= R.INT_OPERATION_DONE | (R.INT_RDR_THRESH if rdr_irq else 0)
+
     # --- registers ---------------------------------------------------------------
 
     def read_reg(self, offset: int) -> int:

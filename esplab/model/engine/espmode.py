@@ -50,6 +50,9 @@ def pad_boundary(pad_ctrl: int) -> int:
     return 1 if top == 0 else 2 << top
 
 
+_BOUNDARY = tuple(pad_boundary(ctrl) for ctrl in range(256))
+
+
 def pad_bytes(pad_type: int, count: int) -> bytes:
     """Padding of ``count`` bytes for ``pad_type`` [U] pad-types."""
     if pad_type == 0:
@@ -87,12 +90,17 @@ def esp_outbound(
                    choices=("esp-seq-overflow", "esn-ignored"), fidelity="U")
     seq = sa_seq + 1  # [U] esp-seq-pre-increment
     next_header = ctrl >> 8 & 0xFF
-    iv_size = esp_iv_size(p)
-    iv = _iv(p, iv_size, prng, state, src)
-    align = max(p.block, pad_boundary(ctrl >> 24))
+    iv_size = 0 if p.cipher == 15 else 8 if p.cipher_mode == 2 else p.block  # esp_iv_size
+    prng_iv = p.iv_source == 3 and iv_size
+    iv = prng.take(iv_size, src) if prng_iv else _iv(p, iv_size, prng, state, src)  # [U] iv-prng
+    align = _BOUNDARY[ctrl >> 24 & 0xFF]
+    if p.block > align:
+        align = p.block
     length = len(data)
     pad = -(length + 2) % align
-    plain = data + pad_bytes(p.pad_type, pad) + bytes((pad, next_header))
+    pad_type = p.pad_type
+    padding = _MONOTONIC[:pad] if pad_type == 0 else pad_bytes(pad_type, pad)
+    plain = data + padding + bytes((pad, next_header))
     engine = p.engine
     chain = b""
     if engine is None:
@@ -102,17 +110,16 @@ def esp_outbound(
     else:
         cipher_text = engine.cbc_encrypt(iv, plain)
         chain = cipher_text[-p.block :]
-    esp = p.spi.to_bytes(4, "big") + seq.to_bytes(4, "big") + iv + cipher_text
+    esp = p.spi_bytes + seq.to_bytes(4, "big") + iv + cipher_text
     if p.alg is not None and p.copy_digest:
         esp += p.mac(resume, esp, state)[: p.icv_len]  # wire order (5.3)
-    prng_iv = p.iv_source == 3 and iv_size
     return Job(
-        out=esp, pad_value=next_header, pad_count=pad,
-        sa_write=(0x6C, seq.to_bytes(4, "little")), state=_save_iv(p, state, chain),
-        detail="ESP out SPI {:#010x} seq {}: {} bytes + {} pad + 2 (next header {}), ICV {}",
-        args=(p.spi, seq, length, pad, next_header, p.icv_len if p.copy_digest else 0),
-        choices=_OUT_PRNG if prng_iv else _OUT_CHOICES, fidelity="U" if prng_iv else "D",
-        meta={"seq": seq, "pad": pad, "next_header": next_header},
+        0, esp, next_header, pad, (0x6C, seq.to_bytes(4, "little")),
+        _save_iv(p, state, chain) if p.save_iv else None,
+        "ESP out SPI {:#010x} seq {}: {} bytes + {} pad + 2 (next header {}), ICV {}",
+        _OUT_PRNG if prng_iv else _OUT_CHOICES, "U" if prng_iv else "D",
+        {"seq": seq, "pad": pad, "next_header": next_header},
+        (p.spi, seq, length, pad, next_header, p.icv_len if p.copy_digest else 0),
     )
 
 

@@ -118,6 +118,53 @@ class Outcome:
     result: bytes = b""
 
 
+_STAGES: Any = Outcome.__dict__["stages"]  # the slot that holds Outcome.stages
+
+
+class _Pending:
+    """Stages still to be built: ``build()``'s go in at index ``at`` of ``stages``."""
+
+    __slots__ = ("at", "build", "stages")
+
+    def __init__(self, stages: list[Stage], at: int, build: Callable[[], list[Stage]]) -> None:
+        self.stages = stages
+        self.at = at
+        self.build = build
+
+
+class _DeferredOutcome(Outcome):
+    """An :class:`Outcome` whose stages are completed when ``stages`` is first read; it
+    is a plain Outcome again from then on."""
+
+    __slots__ = ()
+
+    @property
+    def stages(self) -> list[Stage]:
+        value = _STAGES.__get__(self, Outcome)
+        if type(value) is _Pending:
+            stages = value.stages
+            stages[value.at : value.at] = value.build()
+            _STAGES.__set__(self, stages)
+            value = stages
+        self.__class__ = Outcome  # type: ignore[assignment]
+        return value  # type: ignore[no-any-return]
+
+    @stages.setter
+    def stages(self, value: list[Stage]) -> None:
+        _STAGES.__set__(self, value)
+        self.__class__ = Outcome  # type: ignore[assignment]
+
+
+def defer_stages(outcome: Outcome, at: int, build: Callable[[], list[Stage]]) -> None:
+    """Insert ``build()``'s stages at index ``at`` of ``outcome.stages`` when someone first
+    reads them (the stages of a job, whose content is fixed when the job runs)."""
+    if type(outcome) is not Outcome or _STAGES.__get__(outcome, Outcome) is None:
+        outcome.stages[at:at] = build()
+        return
+    _STAGES.__set__(outcome, _Pending(_STAGES.__get__(outcome, Outcome), at, build))
+    outcome.__class__ = _DeferredOutcome
+
+
 @dataclass
 class DriverStats:
     """Driver-wide counters (``eip93 stats``)."""

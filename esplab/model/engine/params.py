@@ -161,6 +161,7 @@ class SAParams:
     inner: Any = None  # hashlib object in i_state after 64 bytes, if known
     outer: Any = None
     name: str = ""
+    spi_bytes: bytes = b""  # sa_spi in wire order
 
     @property
     def label(self) -> str:
@@ -252,6 +253,7 @@ def decode_sa(record: bytes, resume: HashResume) -> SAParams:
         key=record[0x08:0x28], i_digest=record[0x28:0x48], o_digest=record[0x48:0x68],
         spi=_word(record, 0x68), nonce=record[0x7C:0x80],
     )
+    p.spi_bytes = p.spi.to_bytes(4, "big")
     p.error = _check(p)
     if p.error is not None:
         return p

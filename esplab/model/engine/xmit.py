@@ -297,13 +297,13 @@ def esp_tx(
     words = (0x02000011 | (proto & 0xFF) << 8, buf + start, buf + off, sa.sa_addr,
              sa.state_addr, 0, 0x50000 | sa.handle & 0xFFFF, 0x00400000 | length)
     try:
-        ticket = drv.submit(words, _tx_finish, stages, sa=sa, head=skb[:off], pinned=pinned,
-                            offload=offload, length=length, mem=mem, off=off)
+        return drv.transact(words, _tx_finish, stages, {
+            "sa": sa, "head": skb[:off], "pinned": pinned, "offload": offload,
+            "length": length, "mem": mem, "off": off})
     except EngineError:
         if pinned is not None:
             drv.device.engine.prng.unpin(pinned)
         raise
-    return drv.complete(ticket)
 
 
 def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
@@ -404,9 +404,8 @@ def esp_rx(
     mem[: len(esp)] = esp
     words = (0x02000011, buf, buf, sa.sa_addr, sa.state_addr, 0, 0x60000 | sa.handle & 0xFFFF,
              0x00400000 | len(esp))
-    ticket = drv.submit(words, _rx_finish, stages, sa=sa, head=skb[:off], nh_off=nh_off,
-                        mem=mem)
-    return drv.complete(ticket)
+    return drv.transact(words, _rx_finish, stages,
+                        {"sa": sa, "head": skb[:off], "nh_off": nh_off, "mem": mem})
 
 
 def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
