@@ -14,6 +14,8 @@ import struct
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 from esplab.layers.crypto_desc import HOST_READY, PE_READY
 from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
@@ -128,9 +130,9 @@ class Engine:
         else:
             st.succeeded += 1
             st.bytes_out += len(out)
-        trace = _Trace(self.node, self.snapshots, slot, cmd, result, words, length, out_len,
-                       job, p, level, record, state, body, self._shown or job)
-        return rwords, result, trace.stages
+        return rwords, result, partial(_job_stages, (
+            self.node, self.snapshots, slot, cmd, result, words, length, out_len, job, p, level,
+            record, state, body, self._shown or job))
 
     def _run(self, w0: int, src: int, dst: int, sa_addr: int, state_addr: int, length: int,
              bypass: int, w7: int) -> tuple[Job, SAParams | None, int, bytes | None,
@@ -193,92 +195,63 @@ class Engine:
         return job, p, 3, record, state, body
 
 
-class _Trace:
-    """What one job's stages show, captured when it ran; :meth:`stages` builds them."""
-
-    __slots__ = ("body", "cmd", "job", "length", "level", "node", "out_len", "p", "record",
-                 "result", "shown", "slot", "snap", "state", "words")
-
-    def __init__(self, node: str, snap: bool, slot: int, cmd: bytes, result: bytes,
-                 words: tuple[int, ...], length: int, out_len: int, job: Job,
-                 p: SAParams | None, level: int, record: bytes | None, state: bytes | None,
-                 body: bytes, shown: Job) -> None:
-        self.node = node
-        self.snap = snap
-        self.slot = slot
-        self.cmd = cmd
-        self.result = result
-        self.words = words
-        self.length = length
-        self.out_len = out_len
-        self.job = job
-        self.p = p
-        self.level = level
-        self.record = record
-        self.state = state
-        self.body = body
-        self.shown = shown  # the job the input stages show (a failed write replaces job)
-
-    def stages(self) -> list[Stage]:
-        """eip93.cdr, then eip93.sa, eip93.state, eip93.in and eip93.out as far as the job
-        got, then eip93.rdr."""
-        node, snap, slot, job, p = self.node, self.snap, self.slot, self.job, self.p
-        _, src, dst, sa_addr, state_addr, _, _, _ = self.words
-        stages: list[Stage] = [LazyStage("eip93.cdr", node, _CDR_TEXT, _CDR_WHY, "C", None,
-                                         self.cmd if snap else None, "cdr", None,
-                                         {"slot": slot},
-                                         (slot, self.length, src, dst, sa_addr))]
-        level, record = self.level, self.record
-        if level == 1:
-            assert p is not None and p.error is not None
-            stages.append(LazyStage("eip93.sa", node, "SA {:#010x}: {}", "sa_cmd0/sa_cmd1 "
-                                    "decoded (eip93.md 3.2, 3.3)", "U", None,
-                                    record if snap else None, "sa", None,
-                                    {"choices": ["reserved-codes", "not-modelled"]},
-                                    (sa_addr, p.error[1])))
-        elif level >= 2:
-            assert p is not None
-            ran = self.shown
-            if ran.sa_write is None:
-                stages.append(LazyStage("eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}",
-                                        _SA_WHY, p.fidelity, None, record if snap else None,
-                                        "sa", None, None, (sa_addr, p, p.spi)))
-            else:
-                offset, value = ran.sa_write
-                stages.append(LazyStage(
-                    "eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}; writes {} back at +{:#x}",
-                    _SA_WHY, p.fidelity, None, record if snap else None, "sa", None, None,
-                    (sa_addr, p, p.spi, _Word(value), offset)))
-            state = self.state
-            if state is not None:
-                stages.append(LazyStage(
-                    "eip93.state", node, "state {:#010x}{}",
-                    "the state record is read at state_addr, which 0 skips (eip93.md 3.4, 8.5)",
-                    "D", None, state if snap else None, "state", None, {},
-                    (state_addr, ": IV/digest written back" if ran.state is not None else "")))
-            body = self.body
-            stages.append(LazyStage("eip93.in", node, "{} bytes from {:#010x}", _IN_WHY, "C",
-                                    None, body if snap else None, "raw", None, None,
-                                    (len(body), src)))
-            if level == 3:
-                stages.append(LazyStage(
-                    "eip93.out", node, "{} bytes to {:#010x}: {}",
-                    _OUT_WHY[(p.opgroup, p.direction)], job.fidelity, None,
-                    job.out if snap else None, "raw", None, job.meta, (len(job.out), dst, job)))
-        result = self.result
-        if job.status:
-            names = status_names(job.status)
-            stages.append(LazyStage(
-                "eip93.rdr", node, "RDR[{}]: {}, length {}: {}", _RDR_WHY, "D", None,
-                result if snap else None, "rdr", None,
-                {"slot": slot, "errors": names, "choices": list(job.choices)},
-                (slot, ", ".join(names), self.out_len, job.text)))
+def _job_stages(trace: tuple[Any, ...]) -> list[Stage]:
+    """One job's stages from what :meth:`Engine.run_command` captured when it ran:
+    eip93.cdr, then eip93.sa, eip93.state, eip93.in and eip93.out as far as the job got,
+    then eip93.rdr. ``ran`` is the job the input stages show (a failed write replaces
+    ``job``)."""
+    (node, snap, slot, cmd, result, words, length, out_len, job, p, level, record, state, body,
+     ran) = trace
+    _, src, dst, sa_addr, state_addr, _, _, _ = words
+    stages: list[Stage] = [LazyStage("eip93.cdr", node, _CDR_TEXT, _CDR_WHY, "C", None,
+                                     cmd if snap else None, "cdr", None, {"slot": slot},
+                                     (slot, length, src, dst, sa_addr))]
+    if level == 1:
+        assert p is not None and p.error is not None
+        stages.append(LazyStage("eip93.sa", node, "SA {:#010x}: {}", "sa_cmd0/sa_cmd1 "
+                                "decoded (eip93.md 3.2, 3.3)", "U", None,
+                                record if snap else None, "sa", None,
+                                {"choices": ["reserved-codes", "not-modelled"]},
+                                (sa_addr, p.error[1])))
+    elif level >= 2:
+        assert p is not None
+        if ran.sa_write is None:
+            stages.append(LazyStage("eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}",
+                                    _SA_WHY, p.fidelity, None, record if snap else None,
+                                    "sa", None, None, (sa_addr, p, p.spi)))
         else:
-            stages.append(LazyStage("eip93.rdr", node, "RDR[{}]: OK, length {}", _RDR_WHY,
-                                    "D", None, result if snap else None, "rdr", None,
-                                    {"slot": slot, "errors": [], "choices": job.choices},
-                                    (slot, self.out_len)))
-        return stages
+            offset, value = ran.sa_write
+            stages.append(LazyStage(
+                "eip93.sa", node, "SA {:#010x}: {}, SPI {:#010x}; writes {} back at +{:#x}",
+                _SA_WHY, p.fidelity, None, record if snap else None, "sa", None, None,
+                (sa_addr, p, p.spi, _Word(value), offset)))
+        if state is not None:
+            stages.append(LazyStage(
+                "eip93.state", node, "state {:#010x}{}",
+                "the state record is read at state_addr, which 0 skips (eip93.md 3.4, 8.5)",
+                "D", None, state if snap else None, "state", None, {},
+                (state_addr, ": IV/digest written back" if ran.state is not None else "")))
+        stages.append(LazyStage("eip93.in", node, "{} bytes from {:#010x}", _IN_WHY, "C",
+                                None, body if snap else None, "raw", None, None,
+                                (len(body), src)))
+        if level == 3:
+            stages.append(LazyStage(
+                "eip93.out", node, "{} bytes to {:#010x}: {}",
+                _OUT_WHY[(p.opgroup, p.direction)], job.fidelity, None,
+                job.out if snap else None, "raw", None, job.meta, (len(job.out), dst, job)))
+    if job.status:
+        names = status_names(job.status)
+        stages.append(LazyStage(
+            "eip93.rdr", node, "RDR[{}]: {}, length {}: {}", _RDR_WHY, "D", None,
+            result if snap else None, "rdr", None,
+            {"slot": slot, "errors": names, "choices": list(job.choices)},
+            (slot, ", ".join(names), out_len, job.text)))
+    else:
+        stages.append(LazyStage("eip93.rdr", node, "RDR[{}]: OK, length {}", _RDR_WHY,
+                                "D", None, result if snap else None, "rdr", None,
+                                {"slot": slot, "errors": [], "choices": job.choices},
+                                (slot, out_len)))
+    return stages
 
 
 class _Word:

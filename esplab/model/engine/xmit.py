@@ -96,7 +96,16 @@ def locate_esp(skb: bytes) -> tuple[int, int]:
 def fix_outer(head: bytes, esp_len: int) -> bytes:
     """The headers in front of ESP with the length (and IPv4 checksum) for ``esp_len``."""
     if head[0] >> 4 == 4:
-        return ipv4_fix(head, len(head) + esp_len, head[9])
+        if len(head) & 1:
+            return ipv4_fix(head, len(head) + esp_len, head[9])
+        # ipv4_fix for a whole header: RFC 1071 sum as the big-endian integer mod 0xffff.
+        h = head[:2] + (len(head) + esp_len).to_bytes(2, "big") + head[4:10] + b"\x00\x00"
+        rest = head[12:]
+        n = int.from_bytes(h + rest, "big")
+        total = n % 0xFFFF
+        if total == 0 and n:
+            total = 0xFFFF
+        return h[:10] + (~total & 0xFFFF).to_bytes(2, "big") + rest
     return head[:4] + (len(head) - 40 + esp_len).to_bytes(2, "big") + head[6:]
 
 
@@ -275,9 +284,9 @@ def esp_tx(
                         "C" if offload == "crypto" else "M",
                         args=(offload, sa.spi, length, proto))]
     mib = "XfrmOutStateProtoError" if offload == "crypto" else None
-    if drv.sas.get(sa.key) is not sa:
+    if drv.sas.get((sa.spi, sa.direction)) is not sa:
         return _drop(drv, stages, "no-state", f"SA {sa.spi:#x} is no longer offloaded", mib)
-    if len(skb) + 256 + 2 + sa.icv_len > DMA_BUFFER_SIZE:
+    if len(skb) + 258 + sa.icv_bits // 8 > DMA_BUFFER_SIZE:
         return _drop(drv, stages, "EMSGSIZE", f"{len(skb)} bytes do not fit a DMA buffer", mib,
                      fidelity="M")
     try:
