@@ -8,7 +8,8 @@ Airoha descriptor on lan ports), the wire, the peer's receive, XFRM input
 
 Every decision becomes a Stage with its reason and fidelity tag; a drop is a
 stage too, with the counter it bumped. Snapshots are bytes, taken only while
-tracing is on.
+tracing is on. Decision lines that format addresses are formatted when read
+(``LazyTextStage``); each hop parses the IP header once and passes it on.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.journey import Captured, Fidelity, Journey, Stage
+from esplab.model.journey import Captured, Fidelity, Journey, LazyTextStage, Stage
 from esplab.model.l2 import (
     ETH_P_8021AD,
     ETH_P_8021Q,
@@ -30,9 +31,11 @@ from esplab.model.l2 import (
     dsa_tx_stages,
     ether_frame,
 )
+from esplab.model.netdev import NetDev
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
-from esplab.model.xfrm.objects import Flow, XfrmState
+from esplab.model.xfrm.objects import XfrmState
+from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
     from esplab.model.lab import Lab
@@ -43,6 +46,8 @@ OFFLOADED = ("crypto", "packet")
 IPPROTO_ESP = 50
 IPPROTO_UDP = 17
 MAX_HOPS = 8
+
+_NO_OFFLOAD = OffloadVerdict("sw", "no offload requested", "C")
 
 
 @dataclass(frozen=True)
@@ -56,28 +61,33 @@ class SendOptions:
 class _Walk:
     """One journey being walked (keeps the hot path free of repeated lookups)."""
 
+    __slots__ = ("journey", "lab", "opts", "secpath", "snap", "stages")
+
     def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
         self.lab = lab
         self.journey = journey
+        self.stages = journey.stages
         self.opts = opts
         self.snap = lab.settings.tracing
         # The states that decrypted the packet on the current node (the skb's secpath).
         self.secpath: list[XfrmState] = []
 
     def add(self, stage: Stage) -> Stage:
+        stages = self.stages
+        stages.append(stage)
         if not self.snap:
             stage.data = None
-        self.journey.stages.append(stage)
-        if stage.data is not None:
+        elif stage.data is not None:
             self.lab.captures.add(
-                Captured(self.journey.id, len(self.journey.stages) - 1, stage.tap, stage.kind,
+                Captured(self.journey.id, len(stages) - 1, stage.tap, stage.kind,
                          stage.data, {"decision": stage.decision, **stage.meta})
             )
         return stage
 
     def extend(self, stages: Iterable[Stage]) -> None:
+        add = self.add
         for stage in stages:
-            self.add(stage)
+            add(stage)
 
     def drop(self, tap: str, device: str, reason: str, counter: str | None, why: str,
              fidelity: Fidelity = "C", data: bytes | None = None) -> None:
@@ -147,47 +157,56 @@ class Datapath:
     # -- IP output ---------------------------------------------------------
     def _output(self, walk: _Walk, node: Node, packet: bytes, bound: str | None,
                 hops: int) -> None:
+        name = node.name
         try:
             info = parse_ip(packet)
         except Exception as exc:
-            walk.drop(f"{node.name}.out", node.name, "not an IP packet", None, str(exc))
+            walk.drop(f"{name}.out", name, "not an IP packet", None, str(exc))
             return
-        dst = _addrs(packet)[1]
+        src, dst = _addrs(packet)
         route = node.route(dst)
         if route is None:
-            walk.drop(f"{node.name}.route", node.name, f"no route to {dst}", None,
+            walk.drop(f"{name}.route", name, f"no route to {dst}", None,
                       "no route matches the destination (ENETUNREACH)")
             return
         dev_name = bound or route.dev
         via = route.via if route.dev == dev_name else None
         nexthop = via or dst
-        walk.add(Stage(f"{node.name}.route", node.name,
-                       f"{dst} via {nexthop} dev {dev_name}" if via else f"{dst} dev {dev_name}",
-                       why=f"longest-prefix match: {route.render()}", data=None))
+        walk.add(LazyTextStage(f"{name}.route", name,
+                               "{} via {} dev {}" if via else "{} dev {}",
+                               f"longest-prefix match: {node.route_text(route)}", "C", None,
+                               None, args=(dst, nexthop, dev_name) if via else (dst, dev_name)))
         # XFRM output: policy, state, datapath.
-        flow = _flow(info, packet, dev_name)
-        decision = node.xfrm.resolve_output(flow)
+        decision = node.xfrm.resolve_output_key(_flow_key(info, packet, src, dst, dev_name))
         if decision.verdict == "bypass":
-            walk.add(Stage(f"{node.name}.xfrm.policy(out)", node.name, "no policy: plain IP",
-                           why="no outbound policy matches this flow", fidelity="C"))
+            walk.add(Stage(f"{name}.xfrm.policy(out)", name, "no policy: plain IP",
+                           "no outbound policy matches this flow", "C"))
             self._transmit(walk, node, dev_name, nexthop, packet, hops)
             return
         policy = decision.policy
-        pol_text = (f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority "
-                    f"{policy.priority}" if policy else "policy")
         if decision.verdict != "ipsec":
+            pol_text = (f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority "
+                        f"{policy.priority}" if policy else "policy")
             reason = {"block": "policy action block", "no-state": "no SA for the template"}.get(
                 decision.verdict, decision.counter or decision.verdict)
-            walk.drop(f"{node.name}.xfrm.policy(out)", node.name, reason, decision.counter,
+            walk.drop(f"{name}.xfrm.policy(out)", name, reason, decision.counter,
                       f"{pol_text}: {reason} ({decision.counter})")
             return
-        walk.add(Stage(f"{node.name}.xfrm.policy(out)", node.name, f"{pol_text}: ipsec",
-                       why="the flow matches an outbound policy with templates", fidelity="C"))
+        if policy:
+            walk.add(LazyTextStage(f"{name}.xfrm.policy(out)", name,
+                                   "policy {} -> {} dir out priority {}: ipsec",
+                                   "the flow matches an outbound policy with templates", "C",
+                                   args=(policy.sel.src, policy.sel.dst, policy.priority)))
+        else:
+            walk.add(Stage(f"{name}.xfrm.policy(out)", name, "policy: ipsec",
+                           "the flow matches an outbound policy with templates", "C"))
+        first: IpInfo | None = info
         for state in decision.states:
-            out = self._esp_output(walk, node, state, packet, dev_name)
+            out = self._esp_output(walk, node, state, packet, dev_name, first)
             if out is None:
                 return
             packet = out
+            first = None
         if decision.states and decision.states[-1].mode == "tunnel":
             tun_dst = decision.states[-1].dst
             route = node.route(tun_dst)
@@ -199,11 +218,11 @@ class Datapath:
         self._transmit(walk, node, dev_name, nexthop, packet, hops)
 
     def _esp_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
-                    dev_name: str) -> bytes | None:
-        """Protect ``packet`` with ``state`` on the datapath the state selects."""
-        tap = f"{node.name}.xfrm.state"
+                    dev_name: str, info: IpInfo | None = None) -> bytes | None:
+        """Protect ``packet`` with ``state`` on the datapath the state selects
+        (``info``: its parsed header, when the caller has it)."""
         meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
-        verdict = OffloadVerdict("sw", "no offload requested", "C")
+        verdict = _NO_OFFLOAD
         fallback = self.lab.fallbacks.get(id(state))
         if state.offload is None and fallback is not None and fallback[0] is state:
             verdict = OffloadVerdict("sw", f"not offloaded: {fallback[1]}, so the state was "
@@ -213,7 +232,8 @@ class Datapath:
         sa = runtime.get(state)
         if state.offload is not None:
             out_dev = node.dev(dev_name)
-            info = parse_ip(packet)
+            if info is None:
+                info = parse_ip(packet)
             outer = 0 if state.mode != "tunnel" else (20 if state.dst.version == 4 else 40)
             outer += 8 if state.encap is not None else 0
             size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
@@ -229,8 +249,9 @@ class Datapath:
                           "fallback (seed 001; airoha-dsa-xfrm.md 3.2, 6.18)")
                 return None
         datapath = verdict.datapath
-        if datapath in ("crypto", "packet"):
+        if datapath in OFFLOADED:
             return self._offload_output(walk, node, state, packet, dev_name, datapath)
+        tap = f"{node.name}.xfrm.state"
         if self._use_engine_aead(node):
             from esplab.model.engine_path import SW_INPUT, aead_output
 
@@ -255,11 +276,11 @@ class Datapath:
             return None
         runtime.sync(state, sa)
         seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
-        walk.add(Stage(f"{node.name}.esp", node.name,
-                       f"software ESP: spi {state.spi:#010x} seq {seq} ({state.mode})",
-                       why=f"kernel esp4/esp6 builds header, IV, padding, trailer and ICV; "
-                       f"{verdict.reason}", fidelity="C", data=out, kind="ip",
-                       meta={**meta, "seq": seq, "datapath": "sw"}))
+        walk.add(LazyTextStage(
+            f"{node.name}.esp", node.name, "software ESP: spi {:#010x} seq {} ({})",
+            "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + verdict.reason,
+            "C", None, out, "ip", meta={**meta, "seq": seq, "datapath": "sw"},
+            args=(state.spi, seq, state.mode)))
         return out
 
     # -- L2 and the wire ---------------------------------------------------------
@@ -281,21 +302,25 @@ class Datapath:
                       fidelity="M")
             return
         frame = ether_frame(neigh.mac, dev.mac, packet)
-        self._xmit(walk, node, dev_name, frame, hops, f"xmit {len(frame)} bytes to {neigh.mac}")
+        self._xmit(walk, node, dev_name, frame, hops, f"xmit {len(frame)} bytes to {neigh.mac}",
+                   dev)
 
     def _xmit(self, walk: _Walk, node: Node, dev_name: str, frame: bytes, hops: int,
-              decision: str) -> None:
-        """A frame leaves ``dev_name``: counters, the DSA tagger on user ports, the wire."""
-        dev = node.dev(dev_name)
-        dev.counters.tx_packets += 1
-        dev.counters.tx_bytes += len(frame)
+              decision: str, dev: NetDev | None = None) -> None:
+        """A frame leaves ``dev_name`` (``dev``, when the caller has it): counters, the
+        DSA tagger on user ports, the wire."""
+        if dev is None:
+            dev = node.dev(dev_name)
+        counters = dev.counters
+        counters.tx_packets += 1
+        counters.tx_bytes += len(frame)
         tname = _tapname(node, dev_name)
-        walk.add(Stage(f"{tname}.tx", dev_name, decision, counters={"tx_packets": 1},
-                       data=None))
+        walk.add(Stage(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1}))
         if dev.kind == "dsa-user" and dev.switch_port is not None:
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
         else:
-            walk.add(Stage(f"{tname}.wire", dev_name, "on the wire", data=frame, kind="ether"))
+            walk.add(Stage(f"{tname}.wire", dev_name, "on the wire", "", "C", {},
+                           frame if walk.snap else None, "ether"))
         peer = self.lab.peer_of(node.name, dev_name)
         if peer is None:
             walk.journey.verdict = f"sent out {dev_name} (nothing connected)"
@@ -332,8 +357,9 @@ class Datapath:
             walk.drop(f"{_tapname(node, dev_name)}.rx", dev_name, "device is down", "rx_dropped",
                       f"{node.name} {dev_name} is down")
             return
-        dev.counters.rx_packets += 1
-        dev.counters.rx_bytes += len(frame)
+        counters = dev.counters
+        counters.rx_packets += 1
+        counters.rx_bytes += len(frame)
         if self.lab.xdp_state is not None:
             from esplab.model.xdp_lab import xdp_rx_hook
 
@@ -350,8 +376,8 @@ class Datapath:
             return
         packet = frame[14:]
         walk.add(Stage(f"{_tapname(node, dev_name)}.rx", dev_name,
-                       f"{node.name} {dev_name} receives {len(frame)} bytes",
-                       counters={"rx_packets": 1}, data=packet, kind="ip"))
+                       f"{node.name} {dev_name} receives {len(frame)} bytes", "", "C",
+                       {"rx_packets": 1}, packet if walk.snap else None))
         self._input(walk, node, dev_name, packet, hops)
 
     # -- IP input ----------------------------------------------------------------
@@ -360,24 +386,24 @@ class Datapath:
             walk.drop(f"{node.name}.route", node.name, "too many hops", None, "routing loop")
             return
         info = parse_ip(packet)
-        dst = _addrs(packet)[1]
+        src, dst = _addrs(packet)
         walk.secpath = []
         if (info.proto == IPPROTO_ESP or _is_natt(info, packet)) and node.owns(dst):
-            inner = self._esp_input(walk, node, dev_name, packet, info)
+            inner = self._esp_input(walk, node, dev_name, packet, info, dst)
             if inner is None:
                 return
             packet = inner
             info = parse_ip(packet)
-            dst = _addrs(packet)[1]
+            src, dst = _addrs(packet)
         local = node.owns(dst)
-        if not self._policy_check(walk, node, dev_name, packet, info, local):
+        if not self._policy_check(walk, node, dev_name, packet, info, local, src, dst):
             return
         if local:
-            key = (info.proto, *_addrs(packet))
-            node.count_flow(key, len(packet))
-            walk.add(Stage(f"{node.name}.deliver", node.name,
-                           f"delivered to {dst} (proto {info.proto}, {len(packet)} bytes)",
-                           data=packet, kind="ip"))
+            node.count_flow((info.proto, src, dst), len(packet))
+            walk.add(LazyTextStage(f"{node.name}.deliver", node.name,
+                                   "delivered to {} (proto {}, {} bytes)", "", "C", None,
+                                   packet if walk.snap else None, "ip",
+                                   args=(dst, info.proto, len(packet))))
             walk.journey.verdict = f"delivered to {node.name}"
             walk.journey.delivered = True
             return
@@ -390,10 +416,10 @@ class Datapath:
 
     # -- IPsec input and the engine ------------------------------------------------
     def _esp_input(self, walk: _Walk, node: Node, dev_name: str, packet: bytes,
-                   info: IpInfo) -> bytes | None:
-        """XFRM input for an ESP packet addressed to ``node``: the inner packet or None."""
+                   info: IpInfo, dst: IPv4Address | IPv6Address) -> bytes | None:
+        """XFRM input for an ESP packet addressed to ``node`` (at ``dst``): the inner
+        packet or None."""
         off = info.hlen + (8 if info.proto == IPPROTO_UDP else 0)
-        dst = _addrs(packet)[1]
         if len(packet) < off + 8:
             node.xfrm.mib.bump("XfrmInHdrError")
             walk.drop(f"{node.name}.xfrm", node.name, "ESP header truncated", "XfrmInHdrError",
@@ -415,11 +441,13 @@ class Datapath:
         return inner
 
     def _policy_check(self, walk: _Walk, node: Node, dev_name: str, packet: bytes,
-                      info: IpInfo, local: bool) -> bool:
+                      info: IpInfo, local: bool, src: IPv4Address | IPv6Address,
+                      dst: IPv4Address | IPv6Address) -> bool:
         """``__xfrm_policy_check``: the inbound (or forward) policy must be satisfied by
         the states that decrypted the packet (airoha-dsa-xfrm.md 3.2, 3.8) [C]."""
         direction: Literal["in", "fwd"] = "in" if local else "fwd"
-        policy = node.xfrm.lookup_policy(_flow(info, packet, dev_name), direction)
+        policy = node.xfrm.lookup_policy_key(
+            _flow_key(info, packet, src, dst, dev_name), direction)
         if policy is None:
             return True  # no policy: the default is to allow
         tap = f"{node.name}.xfrm.policy({direction})"
@@ -467,12 +495,13 @@ class Datapath:
             walk.drop(f"{node.name}.xfrm", node.name, f"{res.reason}: {res.detail}", res.mib,
                       "software ESP input (esp_input / xfrm_input)", data=packet)
             return None
-        walk.add(Stage(f"{node.name}.xfrm", node.name,
-                       f"software ESP: spi {state.spi:#010x} seq {res.seq} ICV good, next "
-                       f"header {res.next_header}, pad {res.pad_len}",
-                       why="xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)",
-                       data=res.packet, kind="ip",
-                       meta={"spi": f"{state.spi:#010x}", "seq": res.seq, "datapath": "sw"}))
+        walk.add(LazyTextStage(
+            f"{node.name}.xfrm", node.name,
+            "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
+            "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)", "C", None,
+            res.packet if walk.snap else None, "ip",
+            meta={"spi": f"{state.spi:#010x}", "seq": res.seq, "datapath": "sw"},
+            args=(state.spi, res.seq, res.next_header, res.pad_len)))
         return res.packet
 
     def _offload_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
@@ -525,21 +554,37 @@ def _tapname(node: Node, dev: str) -> str:
     return dev if node.role == "ap" else node.name
 
 
+# Address objects by their packed bytes: a walk meets the same few addresses again
+# and again, and the objects are immutable.
+_ADDRS: dict[bytes, IPv4Address | IPv6Address] = {}
+_ADDRS_MAX = 4096
+
+
+def _addr(raw: bytes) -> IPv4Address | IPv6Address:
+    addr = _ADDRS.get(raw)
+    if addr is None:
+        if len(_ADDRS) >= _ADDRS_MAX:
+            _ADDRS.clear()
+        addr = _ADDRS[raw] = IPv4Address(raw) if len(raw) == 4 else IPv6Address(raw)
+    return addr
+
+
 def _addrs(packet: bytes) -> tuple[IPv4Address | IPv6Address, IPv4Address | IPv6Address]:
     """Source and destination of an IPv4/IPv6 header (already checked by parse_ip)."""
     if packet[0] >> 4 == 6:
-        return IPv6Address(packet[8:24]), IPv6Address(packet[24:40])
-    return IPv4Address(packet[12:16]), IPv4Address(packet[16:20])
+        return _addr(packet[8:24]), _addr(packet[24:40])
+    return _addr(packet[12:16]), _addr(packet[16:20])
 
 
-def _flow(info: IpInfo, packet: bytes, dev: str) -> Flow:
-    src, dst = _addrs(packet)
-    sport = dport = 0
+def _flow_key(info: IpInfo, packet: bytes, src: IPv4Address | IPv6Address,
+              dst: IPv4Address | IPv6Address, dev: str) -> FlowKey:
+    """What a policy lookup needs of ``packet``: ``Flow(*key)`` is its flow."""
     off = info.hlen
     if info.proto in (6, 17) and len(packet) >= off + 4:
-        sport, dport = struct.unpack("!HH", packet[off : off + 4])
-    return Flow(src=src, dst=dst, proto=info.proto,
-                sport=sport, dport=dport, dev=dev)
+        return (src, dst, info.proto, int.from_bytes(packet[off : off + 2], "big"),
+                int.from_bytes(packet[off + 2 : off + 4], "big"), dev)
+    return (src, dst, info.proto, 0, 0, dev)
+
 
 
 def _is_natt(info: IpInfo, packet: bytes) -> bool:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from esplab.errors import DecodeError
 from esplab.model import esp as esp_core
-from esplab.model.esp_ip import parse_ip
+from esplab.model.esp_ip import IPPROTO_ESP, ipv4_fix, parse_ip
 from esplab.model.journey import Captured, Stage
 
 if TYPE_CHECKING:
@@ -91,6 +92,44 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
     port.unprogram = unprogram
 
 
+def _esp_headers(sa: EspSA, packet: bytes, seq: int | None) -> bytes:
+    """``esp_core.encrypt(sa, packet, seq=seq, iv=zeros)`` up to the end of the ESP
+    header (SPI and sequence number), with every check and count it makes, but
+    without running the cipher: only the headers are kept, and their lengths follow
+    from the payload's. Anything out of the ordinary (a bad sequence number, not a
+    whole IP packet, a transport-mode fragment, UDP encapsulation) runs ``encrypt``
+    itself, so it fails or succeeds exactly as it does."""
+    tunnel = sa.mode == "tunnel"
+    if (seq is not None and not 0 <= seq <= sa.seq_max) or sa.encap is not None:
+        return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
+    try:
+        info = parse_ip(packet, esp_split=not tunnel, after_fragment=sa.esp_after_v6_fragment)
+    except DecodeError:
+        return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
+    if tunnel:
+        size = info.end
+    elif info.fragment:
+        return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
+    else:
+        size = info.end - info.hlen
+    esp_core._check_size(sa, info.version, info.hlen, size, tunnel)
+    seq = esp_core._take_seq(sa, seq, size)
+    # SPI || SEQ || IV || E(payload || pad || pad length || next header) || ICV: every
+    # cipher here keeps the length, and the ICV (or AEAD tag) is icv_len bytes.
+    clen = size + (-(size + 2) % sa.align) + 2
+    body = (sa.spi_bytes + (seq & 0xFFFFFFFF).to_bytes(4, "big")
+            + bytes(sa.iv_size + clen + sa.icv_len))
+    if tunnel:
+        return esp_core._tunnel_header(sa, packet, info.version, info.dsfield, info.df, size,
+                                       IPPROTO_ESP, body, None)
+    if info.version == 4:
+        return ipv4_fix(packet[: info.hlen], info.hlen + len(body), IPPROTO_ESP) + body
+    head6 = bytearray(packet[: info.hlen])
+    head6[info.nh_off] = IPPROTO_ESP
+    head6[4:6] = (info.hlen - 40 + len(body)).to_bytes(2, "big")
+    return bytes(head6) + body
+
+
 def build_skb(sa: EspSA, packet: bytes, seq: int | None) -> tuple[bytes, int, int]:
     """The skb the kernel hands the driver: (skb, ESP offset, next header).
 
@@ -99,7 +138,7 @@ def build_skb(sa: EspSA, packet: bytes, seq: int | None) -> tuple[bytes, int, in
     """
     from esplab.model.engine.xmit import locate_esp
 
-    esp = esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
+    esp = _esp_headers(sa, packet, seq)
     off = locate_esp(esp)[0]
     if sa.mode == "tunnel":
         payload, proto = packet, 4 if packet[0] >> 4 == 4 else 41

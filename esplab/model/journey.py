@@ -30,6 +30,7 @@ __all__ = [
     "Fidelity",
     "Journey",
     "JourneyLog",
+    "LazyTextStage",
     "Stage",
     "decode_snapshot",
 ]
@@ -94,6 +95,48 @@ class Stage:
 
     def packet(self) -> Packet | None:
         return None if self.data is None else decode_snapshot(self.kind, self.data)
+
+
+class LazyTextStage(Stage):
+    """A Stage whose ``decision`` is ``decision.format(*args)``, formatted when first read.
+
+    Formatting addresses and numbers into decision lines costs more than the rest of
+    a stage, and a walk without tracing may never read them. The arguments must be
+    values that do not change afterwards (numbers, strings, addresses, prefixes).
+    The parameters are Stage's, in its order, plus ``args``; without ``args`` the
+    decision is taken as it is (so ``dataclasses.replace`` works). It compares,
+    prints and copies like any Stage.
+    """
+
+    def __init__(self, tap: str, device: str, decision: str, why: str = "",
+                 fidelity: Fidelity = "C", counters: dict[str, int] | None = None,
+                 data: bytes | None = None, kind: str = "ip", drop: str | None = None,
+                 meta: dict[str, Any] | None = None, args: tuple[Any, ...] = ()) -> None:
+        d = self.__dict__
+        d["tap"] = tap
+        d["device"] = device
+        d["_template"] = decision
+        d["_args"] = args
+        d["why"] = why
+        d["fidelity"] = fidelity
+        d["counters"] = {} if counters is None else counters
+        d["data"] = data
+        d["kind"] = kind
+        d["drop"] = drop
+        d["meta"] = {} if meta is None else meta
+
+    @property
+    def decision(self) -> str:
+        d = self.__dict__
+        text: str | None = d.get("_decision")
+        if text is None:
+            args = d["_args"]
+            text = d["_decision"] = d["_template"].format(*args) if args else d["_template"]
+        return text
+
+    @decision.setter
+    def decision(self, text: str) -> None:
+        self.__dict__["_decision"] = text
 
 
 @dataclass

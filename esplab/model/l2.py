@@ -41,10 +41,21 @@ def mac_bytes(mac: str) -> bytes:
     return bytes(int(x, 16) for x in mac.split(":"))
 
 
+# (dst, src, IPv6?) -> the 14 header bytes; MACs are few, so this stays small.
+_HEADERS: dict[tuple[str, str, bool], bytes] = {}
+_HEADERS_MAX = 1024
+
+
 def ether_frame(dst: str, src: str, payload: bytes) -> bytes:
     """An Ethernet II frame for an IP packet (no FCS, as captures show it)."""
-    etype = ETH_P_IPV6 if payload[:1] and payload[0] >> 4 == 6 else ETH_P_IP
-    return mac_bytes(dst) + mac_bytes(src) + struct.pack("!H", etype) + payload
+    key = (dst, src, bool(payload[:1]) and payload[0] >> 4 == 6)
+    head = _HEADERS.get(key)
+    if head is None:
+        if len(_HEADERS) >= _HEADERS_MAX:
+            _HEADERS.clear()
+        etype = ETH_P_IPV6 if key[2] else ETH_P_IP
+        head = _HEADERS[key] = mac_bytes(dst) + mac_bytes(src) + struct.pack("!H", etype)
+    return head + payload
 
 
 def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:

@@ -62,6 +62,7 @@ class Lab:
         self.journeys.resize(self.settings.journey_ring)
         self.captures.resize(self.settings.capture_ring)
         self._ports: dict[tuple[str, str], PortOffload] = {}
+        self._peers: dict[tuple[str, str], tuple[str, str] | None] = {}
         self.fallbacks: dict[int, tuple[Any, str]] = {}
         self._runtimes: dict[str, Any] = {}
         self._datapath: Any = None
@@ -136,10 +137,20 @@ class Lab:
         return len(states) + len(pols)
 
     def peer_of(self, node: str, dev: str) -> tuple[str, str] | None:
-        """The (node, dev) at the other end of a wire, if any."""
-        if (node, dev) in LINKS:
-            return LINKS[(node, dev)]
-        for a, b in LINKS.items():
-            if b == (node, dev):
-                return a
-        return None
+        """The (node, dev) at the other end of a wire, if any (the wires are fixed)."""
+        key = (node, dev)
+        try:
+            return self._peers[key]
+        except KeyError:
+            pass
+        peer: tuple[str, str] | None = None
+        if key in LINKS:
+            peer = LINKS[key]
+        else:
+            for a, b in LINKS.items():
+                if b == key:
+                    peer = a
+                    break
+        if len(self._peers) < 1024:
+            self._peers[key] = peer
+        return peer

@@ -4,6 +4,10 @@ Routing is longest-prefix match over the node's table; neighbours are static
 (preset at boot, changeable with ``ip neigh``), so no ARP/ND exchange is needed to
 reach a peer, which keeps journeys short and deterministic. Every modelled rule
 here is ordinary Linux behaviour.
+
+Route, neighbour and local-address lookups are remembered per node. Whoever
+changes ``routes``, ``neigh`` or a device's ``addrs`` calls :meth:`Node.invalidate`
+(replacing or resizing the route or neighbour list is noticed on its own).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ __all__ = ["Flow", "Neighbour", "Node", "Route"]
 
 IPAddress = IPv4Address | IPv6Address
 IPNetwork = IPv4Network | IPv6Network
+
+_MEMO_MAX = 4096  # entries a lookup cache holds before it starts again
 
 
 @dataclass
@@ -81,6 +87,31 @@ class Node:
     flows: dict[tuple[Any, ...], Flow] = field(default_factory=dict)
     xfrm: Any = None
     ip_id: int = 0
+    # Lookup caches (see invalidate): dst -> route, (addr, dev) -> neighbour, the
+    # addresses the node owns, route -> its rendered text; and the lists they were
+    # built from, with their lengths.
+    _routes_for: dict[IPAddress, Route | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _routes_seen: tuple[list[Route] | None, int] = field(
+        default=(None, 0), init=False, repr=False, compare=False)
+    _neigh_for: dict[tuple[IPAddress, str], Neighbour | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _neigh_seen: tuple[list[Neighbour] | None, int] = field(
+        default=(None, 0), init=False, repr=False, compare=False)
+    _owned: frozenset[IPAddress] | None = field(
+        default=None, init=False, repr=False, compare=False)
+    _route_text: dict[int, tuple[Route, str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+
+    def invalidate(self) -> None:
+        """Forget the remembered lookups: call after changing routes, neighbours or
+        the addresses of a device."""
+        self._routes_for.clear()
+        self._routes_seen = (None, 0)
+        self._neigh_for.clear()
+        self._neigh_seen = (None, 0)
+        self._owned = None
+        self._route_text.clear()
 
     def dev(self, name: str) -> NetDev:
         try:
@@ -92,16 +123,43 @@ class Node:
 
     def route(self, dst: IPAddress) -> Route | None:
         """Longest-prefix match; None when unreachable."""
+        routes = self.routes
+        seen = self._routes_seen
+        memo = self._routes_for
+        if seen[0] is not routes or seen[1] != len(routes):
+            memo.clear()
+            self._route_text.clear()
+            self._routes_seen = (routes, len(routes))
+        elif dst in memo:
+            return memo[dst]
         best: Route | None = None
-        for route in self.routes:
+        for route in routes:
             if route.dst.version != dst.version or dst not in route.dst:
                 continue
             if best is None or route.dst.prefixlen > best.dst.prefixlen:
                 best = route
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[dst] = best
         return best
 
+    def route_text(self, route: Route) -> str:
+        """``route.render()``, remembered until the routes change."""
+        hit = self._route_text.get(id(route))
+        if hit is not None and hit[0] is route:
+            return hit[1]
+        text = route.render()
+        if len(self._route_text) >= _MEMO_MAX:
+            self._route_text.clear()
+        self._route_text[id(route)] = (route, text)
+        return text
+
     def owns(self, addr: IPAddress) -> bool:
-        return any(iface.ip == addr for dev in self.devs.values() for iface in dev.addrs)
+        owned = self._owned
+        if owned is None:
+            owned = self._owned = frozenset(
+                iface.ip for dev in self.devs.values() for iface in dev.addrs)
+        return addr in owned
 
     def source_for(self, dev: str, version: int) -> IPAddress | None:
         for iface in self.dev(dev).addrs:
@@ -110,7 +168,20 @@ class Node:
         return None
 
     def lookup_neigh(self, addr: IPAddress, dev: str) -> Neighbour | None:
-        return next((n for n in self.neigh if n.addr == addr and n.dev == dev), None)
+        neigh = self.neigh
+        seen = self._neigh_seen
+        memo = self._neigh_for
+        key = (addr, dev)
+        if seen[0] is not neigh or seen[1] != len(neigh):
+            memo.clear()
+            self._neigh_seen = (neigh, len(neigh))
+        elif key in memo:
+            return memo[key]
+        found = next((n for n in neigh if n.addr == addr and n.dev == dev), None)
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[key] = found
+        return found
 
     def next_ip_id(self) -> int:
         self.ip_id = (self.ip_id + 1) & 0xFFFF

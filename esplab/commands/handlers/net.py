@@ -214,11 +214,13 @@ def _addr(session: Session, node: Node, args: _Args, stats: bool, family: int | 
             raise KernelError("EEXIST", f"{iface} on {dev.name}")
         dev.addrs.append(iface)
         node.routes.append(Route(iface.network, dev.name, src=iface.ip, proto="kernel"))
+        node.invalidate()
         return MessageResult(summary=f"{iface} added to {dev.name}")
     if iface not in dev.addrs:
         raise KernelError("EADDRNOTAVAIL", f"{iface} not on {dev.name}")
     dev.addrs.remove(iface)
     node.routes = [r for r in node.routes if not (r.proto == "kernel" and r.src == iface.ip)]
+    node.invalidate()
     return MessageResult(summary=f"{iface} removed from {dev.name}")
 
 
@@ -261,6 +263,7 @@ def _route(session: Session, node: Node, args: _Args, stats: bool, family: int |
     if verb in ("del", "delete"):
         before = len(node.routes)
         node.routes = [r for r in node.routes if r.dst != prefix]
+        node.invalidate()
         if len(node.routes) == before:
             raise KernelError("ESRCH", f"no route {prefix}")
         return MessageResult(summary=f"route {prefix} deleted")
@@ -276,6 +279,7 @@ def _route(session: Session, node: Node, args: _Args, stats: bool, family: int |
         raise KernelError("EEXIST", f"route {prefix}")
     node.routes = [r for r in node.routes if r.dst != prefix]
     node.routes.append(Route(prefix, dev_name, via=via))
+    node.invalidate()
     return MessageResult(summary=f"route {prefix} via {via or '-'} dev {dev_name}")
 
 
@@ -317,6 +321,7 @@ def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int |
         if current is None:
             raise KernelError("ENOENT", f"no neighbour {addr} on {dev_name}")
         node.neigh.remove(current)
+        node.invalidate()
         return MessageResult(summary=f"neighbour {addr} deleted")
     if mac is None:
         raise BadArgument("ip neigh add needs 'lladdr MAC'")
@@ -325,6 +330,7 @@ def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int |
     if current is not None:
         node.neigh.remove(current)
     node.neigh.append(Neighbour(addr, dev_name, mac))
+    node.invalidate()
     return MessageResult(summary=f"neighbour {addr} lladdr {mac} dev {dev_name}")
 
 

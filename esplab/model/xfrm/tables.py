@@ -10,9 +10,9 @@ as ``xfrm_add_sa`` / ``xfrm_add_policy`` do on their error paths.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from esplab.errors import DuplicateSA, KernelError
 from esplab.model.xfrm.lookup import find_output_state, find_policy, mark_ok
@@ -55,6 +55,12 @@ PriorityRule: TypeAlias = Literal["rfc", "mainline"]
 DEFAULT_EPOCH = 1767225600
 
 _IPSEC_PROTOS = (IPPROTO_ESP, IPPROTO_AH, IPPROTO_COMP)
+
+#: What the datapath asks about: (src, dst, proto, sport, dport, dev) of a flow with
+#: no mark and no if_id, i.e. ``Flow(*key)``.
+FlowKey: TypeAlias = tuple[Address, Address, int, int, int, "str | None"]
+
+_MEMO_MAX = 4096  # remembered lookups before the memo starts again
 
 
 @dataclass
@@ -108,6 +114,25 @@ class XfrmNode:
     _pos_gen: int = field(default=0, init=False, repr=False)
     # The device each offloaded object is bound to (the kernel's xso.dev / xdo.dev).
     _bound: dict[int, OffloadDevice] = field(default_factory=dict, init=False, repr=False)
+    # Remembered lookups, valid while the SAD, the SPD and the settings they were made
+    # under stay as they are (every change below calls _changed).
+    _memo: dict[Hashable, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _memo_settings: tuple[str, bool] = field(
+        default=("", False), init=False, repr=False, compare=False)
+
+    def _changed(self) -> None:
+        """The SAD or the SPD changed: forget remembered lookups."""
+        self._memo.clear()
+
+    def _lookups(self) -> dict[Hashable, Any]:
+        """The memo of lookups, emptied first when the settings changed."""
+        rule = self.settings.policy_priority_rule, self.settings.sub_policy
+        memo = self._memo
+        if rule != self._memo_settings or len(memo) >= _MEMO_MAX:
+            memo.clear()
+            self._memo_settings = rule
+        return memo
 
     # ------------------------------------------------------------------ SAD
 
@@ -151,6 +176,7 @@ class XfrmNode:
                 hint="use 'ip xfrm state update' or delete it first",
             )
         self._states.append(state)
+        self._changed()
         if dev is not None:
             self._bound[id(state)] = dev
         return state
@@ -186,6 +212,7 @@ class XfrmNode:
         old.lifetime = state.lifetime
         if state.if_id:
             old.if_id = state.if_id
+        self._changed()
         return old
 
     def find_state(self, sid: StateId) -> XfrmState | None:
@@ -207,6 +234,7 @@ class XfrmNode:
 
     def _unlink_state(self, x: XfrmState) -> None:
         self._states.remove(x)
+        self._changed()
         dev = self._bound.pop(id(x), None)
         if dev is not None:
             dev.state_delete(x)
@@ -316,6 +344,7 @@ class XfrmNode:
         self._pos_gen += 1
         pol.pos = self._pos_gen
         self._policies.append(pol)
+        self._changed()
         if dev is not None:
             self._bound[id(pol)] = dev
         return pol
@@ -355,6 +384,7 @@ class XfrmNode:
 
     def _unlink_policy(self, p: XfrmPolicy) -> None:
         self._policies.remove(p)
+        self._changed()
         dev = self._bound.pop(id(p), None)
         if dev is not None:
             dev.policy_delete(p)
@@ -389,6 +419,18 @@ class XfrmNode:
                 return sub
         return find_policy(self._policies, flow, dir, "main", mainline=mainline)
 
+    def lookup_policy_key(self, key: FlowKey, dir: Literal["in", "out", "fwd"]
+                          ) -> XfrmPolicy | None:
+        """:meth:`lookup_policy` for ``Flow(*key)``, remembered until the tables or
+        the settings change."""
+        memo = self._lookups()
+        mkey = (dir, key)
+        try:
+            hit: XfrmPolicy | None = memo[mkey]
+        except KeyError:
+            hit = memo[mkey] = self.lookup_policy(Flow(*key), dir)
+        return hit
+
     def lookup_state_output(
         self, flow: Flow, policy: XfrmPolicy, tmpl: XfrmTemplate
     ) -> XfrmState | None:
@@ -401,7 +443,13 @@ class XfrmNode:
     ) -> XfrmState | None:
         """``xfrm_state_lookup`` by (daddr, spi, proto, mark) for received IPsec.
         Pure: the caller counts ``XfrmInNoStates`` on a miss."""
-        return self._locate(dst, spi, proto, mark)
+        memo = self._lookups()
+        mkey = ("sa", dst, spi, proto, mark)
+        try:
+            hit: XfrmState | None = memo[mkey]
+        except KeyError:
+            hit = memo[mkey] = self._locate(dst, spi, proto, mark)
+        return hit
 
     def resolve_output(self, flow: Flow) -> OutputDecision:
         """Policy lookup plus template resolution for an outbound flow, with the MIB
@@ -426,6 +474,19 @@ class XfrmNode:
                 return OutputDecision("error", pol, tuple(states), "XfrmOutStateDirError")
             states.append(x)
         return OutputDecision("ipsec", pol, tuple(states))
+
+    def resolve_output_key(self, key: FlowKey) -> OutputDecision:
+        """:meth:`resolve_output` for ``Flow(*key)``: the decision is remembered until
+        the tables or the settings change; the MIB counter a refusal bumps is bumped
+        on every call, as ``resolve_output`` does."""
+        memo = self._lookups()
+        mkey = ("out", key)
+        hit: OutputDecision | None = memo.get(mkey)
+        if hit is None:
+            hit = memo[mkey] = self.resolve_output(Flow(*key))
+        elif hit.counter is not None:
+            self.mib.bump(hit.counter)
+        return hit
 
     # ------------------------------------------------------------------ devices
 
