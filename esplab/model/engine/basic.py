@@ -34,7 +34,13 @@ def tag_words(alg: str, digest: bytes) -> bytes:
     if alg == "md5":
         return digest
     n = len(digest) // 4
-    return struct.pack(f"<{n}I", *struct.unpack(f">{n}I", digest[: 4 * n]))
+    swap = _SWAP.get(n)
+    if swap is None:
+        swap = _SWAP[n] = (struct.Struct(f">{n}I"), struct.Struct(f"<{n}I"))
+    return swap[1].pack(*swap[0].unpack(digest[: 4 * n]))
+
+
+_SWAP: dict[int, tuple[struct.Struct, struct.Struct]] = {}  # words -> (big, little) formats
 
 
 def _iv_size(p: SAParams) -> int:
@@ -112,7 +118,7 @@ def basic(
                            detail=f"tag mismatch: got {tag_in.hex()}, computed {expected.hex()}")
         out, chain = _crypt(p, iv, body, encrypt=False)
         return Job(out=(header if p.copy_header else b"") + out, state=_with_iv(state, p, chain),
-                   detail="{}: {} header + {} bytes", args=(p.label, len(header), len(body)),
+                   detail="{}: {} header + {} bytes", args=(p, len(header), len(body)),
                    choices=choices)
     out, chain = _crypt(p, iv, body, encrypt=True)
     tag = b""
@@ -122,7 +128,7 @@ def basic(
     return Job(out=(header if p.copy_header else b"") + out + tag,
                state=_with_iv(state, p, chain), choices=choices,
                detail="{}: {} header + {} bytes + {}-byte tag",
-               args=(p.label, len(header), len(body), len(tag)))
+               args=(p, len(header), len(body), len(tag)))
 
 
 def _hash(p: SAParams, ctrl: int, data: bytes, state: bytes | None, resume: HashResume) -> Job:

@@ -58,6 +58,8 @@ class EIP93Device:
     _programmed: set[int] = field(default_factory=set, repr=False)
     _checked: int = field(default=0, repr=False)  # ring size once _geometry passed
     _rings: tuple[Region, int, Region, int, int] | None = field(default=None, repr=False)
+    #: What :meth:`fast_rings` found, until a register write or a freed region changes it.
+    fast: tuple[bytearray, bytearray, int, bool, int] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.engine = Engine(self.memory, Prng(self.seed), node=self.node,
@@ -129,13 +131,12 @@ class EIP93Device:
         self._checked = entries
         return entries
 
-    def fast_rings(self) -> tuple[bytearray, bytearray, int, bool] | None:
-        """(CDR bytes, RDR bytes, entries, RDR interrupt on one result) when one command
-        written to an idle engine runs to completion at once with nothing else in the
-        rings; None when the general ring protocol must run (see :meth:`finish_one`)."""
-        if (self.pending or self.ready or not self.running
-                or self._regs.get(R.PE_CONFIG, 0) & (R.CONFIG_RESET_PE
-                                                     | R.CONFIG_RESET_RING_BITS)):
+    def fast_rings(self) -> tuple[bytearray, bytearray, int, bool, int] | None:
+        """(CDR bytes, RDR bytes, entries, RDR interrupt on one result, ``memory.frees``)
+        when one command written to an idle engine runs to completion at once with
+        nothing else in the rings; None when the general ring protocol must run (see
+        ``EIP93Driver.transact``). The caller checks ``pending``, ``ready`` and ``running``."""
+        if self._regs.get(R.PE_CONFIG, 0) & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
             return None
         try:
             entries = self._geometry()
@@ -147,14 +148,9 @@ class EIP93Device:
         if frees != self.memory.frees or cdr_off or rdr_off:
             return None
         thresh = self._regs.get(R.RING_THRESH, 0)
-        return cdr.data, rdr.data, entries, bool((thresh >> 16 & 0x3FF) < 1 or thresh >> 31)
-
-    def finish_one(self, slot: int, entries: int, rdr_irq: bool) -> None:
-        """The register state after the engine ran the command in ``slot`` and the host
-        consumed its result (PE_RD_COUNT written with 1): the same state the register
-        sequence gives, without stepping through it."""
-        self.index = (slot + 1) % entries
-        self.raw_int |= R.INT_OPERATION_DONE | (R.INT_RDR_THRESH if rdr_irq else 0)
+        self.fast = (cdr.data, rdr.data, entries,
+                     bool((thresh >> 16 & 0x3FF) < 1 or thresh >> 31), frees)
+        return self.fast
 
     # --- registers ---------------------------------------------------------------
 
@@ -214,7 +210,7 @@ class EIP93Device:
         else:
             self._regs[offset] = value
             self._checked = 0
-            self._rings = None
+            self._rings = self.fast = None
             if offset in _RING_REGS:
                 self._programmed.add(offset)
             elif offset == R.PE_CONFIG:
@@ -278,7 +274,7 @@ class EIP93Device:
         assert self._rings is not None
         cdr_region, cdr_off, rdr_region, rdr_off, frees = self._rings
         if frees != self.memory.frees:  # memory was freed since: check the rings again
-            self._checked, self._rings = 0, None
+            self._checked, self._rings, self.fast = 0, None, None
             return self.run(limit)
         cdr, rdr = cdr_region.data, rdr_region.data
         update = config & R.CONFIG_EN_CDR_UPDATE

@@ -43,6 +43,7 @@ from esplab.model.journey import Stage
 __all__ = ["EIP93Driver"]
 
 _DESC = struct.Struct("<8I")
+_CLEARED = struct.Struct("<4x6I4x")  # a CDR entry with words 0 and 7 cleared
 _ZERO_WORD = bytes(4)
 
 class EIP93Driver:
@@ -221,12 +222,14 @@ class EIP93Driver:
         """
         dev = self.device
         slot = self.head
-        fast = None
-        if not self._inflight and not self._done and dev.index == slot == self.tail:
+        fast = dev.fast
+        if fast is None or fast[4] != self.memory.frees:
             fast = dev.fast_rings()
-        if fast is None or fast[2] != self.entries:
+        if (fast is None or fast[2] != self.entries or dev.pending or dev.ready
+                or not dev.running or self._inflight or self._done or dev.index != slot
+                or self.tail != slot):
             return self.complete(self.submit(words, finish, stages, **context))
-        cdr, rdr, entries, rdr_irq = fast
+        cdr, rdr, entries, rdr_irq, _ = fast
         offset = slot * DESCRIPTOR_SIZE
         cmd = _DESC.pack(*words)
         ticket = Ticket(slot, finish, stages, context)
@@ -235,11 +238,11 @@ class EIP93Driver:
         rdr[offset : offset + DESCRIPTOR_SIZE] = result
         # The CDR entry as the driver leaves it after reading the result (words 0 and 7
         # cleared, which also covers the engine's EN_CDR_UPDATE ownership bits).
-        cdr[offset : offset + DESCRIPTOR_SIZE] = cmd
-        cdr[offset : offset + 4] = _ZERO_WORD
-        cdr[offset + 28 : offset + 32] = _ZERO_WORD
-        dev.finish_one(slot, entries, rdr_irq)
-        self.head = self.tail = (slot + 1) % entries
+        cdr[offset : offset + DESCRIPTOR_SIZE] = _CLEARED.pack(*words[1:7])
+        # The engine's index and interrupt status once it has run the command.
+        self.head = self.tail = dev.index = (slot + 1) % entries
+        dev.raw_int |= R.INT_OPERATION_DONE | R.INT_RDR_THRESH if rdr_irq else \
+            R.INT_OPERATION_DONE
         stats = self.stats
         stats.submitted += 1
         stats.completed += 1
@@ -251,8 +254,9 @@ class EIP93Driver:
         else:
             stages[at:at] = job_stages()
         if dev.raw_int & R.INT_RDR_THRESH and not dev.ready:
-            dev.write_reg(R.INT_CLR, R.INT_RDR_THRESH)  # tasklet end: clear, then unmask
-            dev.write_reg(R.MASK_ENABLE, R.INT_RDR_THRESH)
+            # Tasklet end: INT_CLR, then MASK_ENABLE (no results wait: nothing re-latches).
+            dev.raw_int &= ~R.INT_RDR_THRESH
+            dev.int_mask |= R.INT_RDR_THRESH
         return outcome
 
     def _route(self, stages: list[Stage]) -> None:
