@@ -389,13 +389,15 @@ class EIP93Driver:
 
     # --- datapaths (see xmit.py and aead.py) -----------------------------------------
 
-    def crypto_tx(self, sa: OffloadedSA, skb: bytes, **kwargs: Any) -> Outcome:
+    def crypto_tx(self, sa: OffloadedSA, skb: bytes, *, proto: int,
+                  esp_offset: int | None = None, iv: bytes | None = None) -> Outcome:
         """Crypto offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
-        return xmit.esp_tx(self, sa, skb, "crypto", **kwargs)
+        return xmit.esp_tx(self, sa, skb, "crypto", proto=proto, esp_offset=esp_offset, iv=iv)
 
-    def packet_tx(self, sa: OffloadedSA, skb: bytes, **kwargs: Any) -> Outcome:
+    def packet_tx(self, sa: OffloadedSA, skb: bytes, *, proto: int,
+                  esp_offset: int | None = None, iv: bytes | None = None) -> Outcome:
         """Packet offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
-        return xmit.esp_tx(self, sa, skb, "packet", **kwargs)
+        return xmit.esp_tx(self, sa, skb, "packet", proto=proto, esp_offset=esp_offset, iv=iv)
 
     def rx(self, skb: bytes, **kwargs: Any) -> Outcome | None:
         """Crypto or packet offload RX; see :func:`~esplab.model.engine.xmit.esp_rx`."""

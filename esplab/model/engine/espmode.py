@@ -156,7 +156,7 @@ def esp_inbound(
 ) -> Job:
     """``data`` is the ESP packet from SPI to the end of the ICV; ``window`` is SA bytes
     0x6C..0x7B (sa_seqnum[0..1], sa_seqnum_mask[0..1])."""
-    iv_size = esp_iv_size(p)
+    iv_size = 0 if p.cipher == 15 else 8 if p.cipher_mode == 2 else p.block  # esp_iv_size
     icv_len = p.icv_len if p.alg is not None else 0
     head = 8 + iv_size
     end = len(data) - icv_len
@@ -202,7 +202,8 @@ def esp_inbound(
         detail, args = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes", ()
     else:
         payload = plain[: len(plain) - 2 - pad]
-        if plain[len(payload) : -2] != pad_bytes(p.pad_type, pad):
+        if plain[len(payload) : -2] != (_MONOTONIC[:pad] if p.pad_type == 0
+                                        else pad_bytes(p.pad_type, pad)):
             status = PAD_ERR
             found = plain[len(payload) : -2].hex()
             detail, args = f"padding {found} is not what pad_type {p.pad_type} makes", ()
