@@ -158,10 +158,10 @@ class _DeferredOutcome(Outcome):
 def defer_stages(outcome: Outcome, at: int, build: Callable[[], list[Stage]]) -> None:
     """Insert ``build()``'s stages at index ``at`` of ``outcome.stages`` when someone first
     reads them (the stages of a job, whose content is fixed when the job runs)."""
-    if type(outcome) is not Outcome or _STAGES.__get__(outcome, Outcome) is None:
+    if type(outcome) is not Outcome:  # a subclass, or stages deferred already
         outcome.stages[at:at] = build()
         return
-    _STAGES.__set__(outcome, _Pending(_STAGES.__get__(outcome, Outcome), at, build))
+    outcome.stages = _Pending(outcome.stages, at, build)  # type: ignore[assignment]
     outcome.__class__ = _DeferredOutcome
 
 
