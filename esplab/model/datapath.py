@@ -15,7 +15,7 @@ tracing is on. Decision lines that format addresses are formatted when read
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
@@ -88,6 +88,14 @@ class _Walk:
         add = self.add
         for stage in stages:
             add(stage)
+
+    def extend_later(self, build: Callable[[], list[Stage]]) -> None:
+        """The stages ``build()`` returns (fixed by now): built at once while tracing, so
+        their snapshots are captured, else when the journey's stages are first read."""
+        if self.snap:
+            self.extend(build())
+        else:
+            self.journey.extend_later(build, keep_data=False)
 
     def drop(self, tap: str, device: str, reason: str, counter: str | None, why: str,
              fidelity: Fidelity = "C", data: bytes | None = None) -> None:
@@ -250,7 +258,7 @@ class Datapath:
                 return None
         datapath = verdict.datapath
         if datapath in OFFLOADED:
-            return self._offload_output(walk, node, state, packet, dev_name, datapath)
+            return self._offload_output(walk, node, state, packet, dev_name, datapath, info)
         tap = f"{node.name}.xfrm.state"
         if self._use_engine_aead(node):
             from esplab.model.engine_path import SW_INPUT, aead_output
@@ -505,11 +513,12 @@ class Datapath:
         return res.packet
 
     def _offload_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
-                        dev_name: str, datapath: str) -> bytes | None:
+                        dev_name: str, datapath: str, info: IpInfo | None = None
+                        ) -> bytes | None:
         from esplab.model.engine_path import engine_output
 
         try:
-            return engine_output(self.lab, walk, node, state, packet, dev_name, datapath)
+            return engine_output(self.lab, walk, node, state, packet, dev_name, datapath, info)
         except (BadArgument, DecodeError) as exc:
             node.xfrm.mib.bump("XfrmOutStateProtoError")
             walk.drop(f"{dev_name}.xfrmdev", dev_name, str(exc), "XfrmOutStateProtoError",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.errors import DecodeError
 from esplab.model import esp as esp_core
-from esplab.model.esp_ip import IPPROTO_ESP, ipv4_fix, parse_ip
+from esplab.model.esp_ip import IPPROTO_ESP, IpInfo, ipv4_fix, parse_ip
 from esplab.model.journey import Captured, Stage
 
 if TYPE_CHECKING:
@@ -92,20 +92,24 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
     port.unprogram = unprogram
 
 
-def _esp_headers(sa: EspSA, packet: bytes, seq: int | None) -> bytes:
+def _esp_headers(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None = None
+                 ) -> bytes:
     """``esp_core.encrypt(sa, packet, seq=seq, iv=zeros)`` up to the end of the ESP
     header (SPI and sequence number), with every check and count it makes, but
     without running the cipher: only the headers are kept, and their lengths follow
     from the payload's. Anything out of the ordinary (a bad sequence number, not a
     whole IP packet, a transport-mode fragment, UDP encapsulation) runs ``encrypt``
-    itself, so it fails or succeeds exactly as it does."""
+    itself, so it fails or succeeds exactly as it does. ``info``: ``parse_ip(packet)``
+    when the caller has it (an IPv4 header parses the same for ESP)."""
     tunnel = sa.mode == "tunnel"
     if (seq is not None and not 0 <= seq <= sa.seq_max) or sa.encap is not None:
         return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
-    try:
-        info = parse_ip(packet, esp_split=not tunnel, after_fragment=sa.esp_after_v6_fragment)
-    except DecodeError:
-        return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
+    if info is None or info.version != 4:
+        try:
+            info = parse_ip(packet, esp_split=not tunnel,
+                            after_fragment=sa.esp_after_v6_fragment)
+        except DecodeError:
+            return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
     if tunnel:
         size = info.end
     elif info.fragment:
@@ -130,22 +134,35 @@ def _esp_headers(sa: EspSA, packet: bytes, seq: int | None) -> bytes:
     return bytes(head6) + body
 
 
-def build_skb(sa: EspSA, packet: bytes, seq: int | None) -> tuple[bytes, int, int]:
+def build_skb(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None = None
+              ) -> tuple[bytes, int, int]:
     """The skb the kernel hands the driver: (skb, ESP offset, next header).
 
     The headers come from the software ESP output mode (the kernel's xfrm mode
     output + esp header build); the IV room is zeros and the payload stays plain.
+    ``info`` is ``parse_ip(packet)`` when the caller has it.
     """
     from esplab.model.engine.xmit import locate_esp
 
-    esp = _esp_headers(sa, packet, seq)
+    esp = _esp_headers(sa, packet, seq, info)
     off = locate_esp(esp)[0]
     if sa.mode == "tunnel":
         payload, proto = packet, 4 if packet[0] >> 4 == 4 else 41
     else:
-        info = parse_ip(packet)
+        if info is None:
+            info = parse_ip(packet)
         payload, proto = packet[info.hlen :], info.proto
     return esp[: off + 8] + bytes(sa.iv_size) + payload, off, proto
+
+
+def _add_stages(walk: Any, outcome: Any) -> None:
+    """The driver's and the engine's stages of ``outcome``, in the walk. A finished,
+    successful outcome's stages are final, so they may be built when read; others
+    (a failure, a job the engine still holds) are taken as they are now."""
+    if outcome.ok and not outcome.pending:
+        walk.extend_later(lambda: outcome.stages)
+    else:
+        walk.extend(outcome.stages)
 
 
 def _hw(lab: Lab, state: XfrmState) -> Any:
@@ -154,8 +171,9 @@ def _hw(lab: Lab, state: XfrmState) -> Any:
 
 
 def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes,
-                  dev_name: str, datapath: str) -> bytes | None:
-    """Crypto or packet offload TX through the driver and the engine."""
+                  dev_name: str, datapath: str, info: IpInfo | None = None) -> bytes | None:
+    """Crypto or packet offload TX through the driver and the engine (``info``:
+    ``parse_ip(packet)``, when the caller has it)."""
     hw = _hw(lab, state)
     drv = lab.eip93
     if hw is None:
@@ -166,19 +184,19 @@ def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byt
     if datapath == "crypto":
         # Crypto offload: the kernel assigns the sequence number (3.9) [C].
         sa = runtime.get(state)
-        skb, off, proto = build_skb(sa, packet, walk.opts.seq)
+        skb, off, proto = build_skb(sa, packet, walk.opts.seq, info)
         runtime.sync(state, sa)
     else:
         # Packet offload: the engine counts; a pinned seq is written into the SA record
         # first (sa_seqnum holds the last number used, eip93.md 4.6) [M].
         scratch = runtime.scratch(state)
-        skb, off, proto = build_skb(scratch, packet, 1)
+        skb, off, proto = build_skb(scratch, packet, 1, info)
         if walk.opts.seq is not None:
             drv.memory.write(hw.sa_addr + 0x6C, ((walk.opts.seq - 1) & 0xFFFFFFFF)
                              .to_bytes(4, "little"))
     tx = drv.crypto_tx if datapath == "crypto" else drv.packet_tx
     outcome = tx(hw, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
-    walk.extend(outcome.stages)
+    _add_stages(walk, outcome)
     if not outcome.ok:
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
@@ -187,7 +205,7 @@ def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byt
         return None
     if datapath == "packet":
         state.curlft.packets += 1
-        state.curlft.bytes += protected_length(packet, state.mode)
+        state.curlft.bytes += protected_length(packet, state.mode, info)
         state.replay.oseq = outcome.seq or state.replay.oseq
     return bytes(outcome.data)
 
@@ -201,7 +219,7 @@ def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byte
     outcome = drv.rx(packet, dev=dev_name)
     if outcome is None:
         return SW_INPUT
-    walk.extend(outcome.stages)
+    _add_stages(walk, outcome)
     if not outcome.ok:
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
@@ -290,7 +308,7 @@ def aead_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
     skb, off, proto = build_skb(sa, packet, walk.opts.seq)
     runtime.sync(state, sa)
     outcome = lab.eip93.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
-    walk.extend(outcome.stages)
+    _add_stages(walk, outcome)
     if not outcome.ok:
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
@@ -310,7 +328,7 @@ def aead_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
         return SW_INPUT
     off = locate_esp(packet)[0]
     outcome = lab.eip93.sw_aead_rx(tfm, packet, esp_offset=off)
-    walk.extend(outcome.stages)
+    _add_stages(walk, outcome)
     if not outcome.ok:
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
@@ -322,10 +340,13 @@ def aead_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
     return software_finish(lab, walk, node, state, packet, outcome.seq or 0,
                            bytes(outcome.data), outcome.next_header or 0, "sw+aead")
 
-def protected_length(packet: bytes, mode: str) -> int:
+def protected_length(packet: bytes, mode: str, info: IpInfo | None = None) -> int:
     """What a lifetime counts for one packet, as the software path does: the inner
-    packet in tunnel mode, the upper-layer payload in transport mode."""
-    return len(packet) if mode == "tunnel" else len(packet) - parse_ip(packet).hlen
+    packet in tunnel mode, the upper-layer payload in transport mode (``info``:
+    ``parse_ip(packet)``, when the caller has it)."""
+    if mode == "tunnel":
+        return len(packet)
+    return len(packet) - (info if info is not None else parse_ip(packet)).hlen
 
 
 def hw_iv(lab: Lab, state: XfrmState) -> int:

@@ -159,6 +159,54 @@ class Journey:
     def taps(self) -> list[str]:
         return [s.tap for s in self.stages]
 
+    def extend_later(self, build: Callable[[], list[Stage]], *, keep_data: bool) -> None:
+        """Append the stages ``build()`` returns, building them only when ``stages`` is
+        first read (their content must be fixed by now); without ``keep_data`` their
+        snapshots are dropped, as a walk without tracing does."""
+        self.__dict__["_stages"].append(_Later(build, keep_data))
+        self.__dict__["_later"] = True
+
+
+class _Later:
+    """A place in a journey's stages for stages still to be built."""
+
+    __slots__ = ("build", "keep_data")
+
+    def __init__(self, build: Callable[[], list[Stage]], keep_data: bool) -> None:
+        self.build = build
+        self.keep_data = keep_data
+
+
+def _journey_stages(self: Journey) -> list[Stage]:
+    d = self.__dict__
+    stages: list[Stage] = d["_stages"]
+    if d.get("_later"):
+        d["_later"] = False
+        # Expand in place: a walk in progress holds this list.
+        i = 0
+        while i < len(stages):
+            item: Any = stages[i]
+            if type(item) is _Later:
+                built = item.build()
+                if not item.keep_data:
+                    for stage in built:
+                        stage.data = None
+                stages[i : i + 1] = built
+                i += len(built)
+            else:
+                i += 1
+    return stages
+
+
+def _set_journey_stages(self: Journey, stages: list[Stage]) -> None:
+    self.__dict__["_stages"] = stages
+    self.__dict__["_later"] = False
+
+
+# ``Journey.stages`` reads through extend_later's pending places (a dataclass field
+# with a default factory leaves no class attribute, so the property takes its name).
+Journey.stages = property(_journey_stages, _set_journey_stages)  # type: ignore[assignment]
+
 
 @dataclass(frozen=True)
 class Captured:
@@ -170,6 +218,18 @@ class Captured:
     kind: str
     data: bytes
     meta: dict[str, Any]
+
+    def __init__(self, journey: int, index: int, tap: str, kind: str, data: bytes,
+                 meta: dict[str, Any]) -> None:
+        # One record per snapshot while tracing: set the fields directly rather than
+        # through the frozen class's __setattr__.
+        d = self.__dict__
+        d["journey"] = journey
+        d["index"] = index
+        d["tap"] = tap
+        d["kind"] = kind
+        d["data"] = data
+        d["meta"] = meta
 
     def packet(self) -> Packet:
         return decode_snapshot(self.kind, self.data)
@@ -184,10 +244,11 @@ class Captures:
         self.known: set[str] = set()
 
     def add(self, record: Captured) -> None:
-        if record.tap not in self._rings:
-            self._rings[record.tap] = deque(maxlen=self.size)
-        self._rings[record.tap].append(record)
-        self.known.add(record.tap)
+        ring = self._rings.get(record.tap)
+        if ring is None:
+            ring = self._rings[record.tap] = deque(maxlen=self.size)
+            self.known.add(record.tap)
+        ring.append(record)
 
     def resize(self, size: int) -> None:
         self.size = size

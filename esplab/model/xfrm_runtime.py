@@ -83,13 +83,16 @@ class SaRuntime:
 
     def sync(self, state: XfrmState, sa: EspSA) -> None:
         """Copy what the data path changed back into the state (ip -s xfrm state)."""
-        state.replay.oseq = sa.oseq & 0xFFFFFFFF
-        state.replay.oseq_hi = sa.oseq >> 32
-        state.replay.seq = sa.replay.seq
-        state.replay.seq_hi = sa.replay.seq_hi
-        state.replay.bitmap = sa.replay.bitmap
-        state.curlft.packets = sa.stats.packets
-        state.curlft.bytes = sa.stats.bytes
-        state.stats.replay = sa.stats.replay
-        state.stats.replay_window = sa.stats.replay_window
-        state.stats.integrity_failed = sa.stats.integrity_failed
+        replay, window, stats, oseq = state.replay, sa.replay, sa.stats, sa.oseq
+        replay.oseq = oseq & 0xFFFFFFFF
+        replay.oseq_hi = oseq >> 32
+        replay.seq = window.seq
+        replay.seq_hi = window.seq_hi
+        replay.bitmap = window.bitmap
+        curlft = state.curlft
+        curlft.packets = stats.packets
+        curlft.bytes = stats.bytes
+        counts = state.stats
+        counts.replay = stats.replay
+        counts.replay_window = stats.replay_window
+        counts.integrity_failed = stats.integrity_failed
