@@ -68,7 +68,7 @@ class Engine:
     stats: EngineStats = field(default_factory=EngineStats)
     last_error: str = ""
     _records: dict[bytes, SAParams] = field(default_factory=dict, repr=False)
-    _shown: Job | None = field(default=None, repr=False)
+    _shown: Job | None = field(default=None, init=False, repr=False, compare=False)
 
     def learn_hmac_blocks(self, alg: str, *blocks: bytes) -> None:
         """Speed path: remember key-xor-pad blocks so hashlib can continue their states

@@ -59,7 +59,8 @@ class EIP93Device:
     _checked: int = field(default=0, repr=False)  # ring size once _geometry passed
     _rings: tuple[Region, int, Region, int, int] | None = field(default=None, repr=False)
     #: What :meth:`fast_rings` found, until a register write or a freed region changes it.
-    fast: tuple[bytearray, bytearray, int, bool, int] | None = field(default=None, repr=False)
+    fast: tuple[bytearray, bytearray, int, bool, int] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.engine = Engine(self.memory, Prng(self.seed), node=self.node,
