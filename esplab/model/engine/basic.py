@@ -99,7 +99,10 @@ def basic(
         return fail(ZERO_LENGTH, "length 0: the engine has no zero-length jobs", "zero-length")
     if p.opcode == 3:
         return _hash(p, ctrl, data, state, resume)
-    iv, data = _load_iv(p, data, state, prng, src)
+    if p.iv_source == 2 and p.cipher_mode == 1 and state is not None and p.engine is not None:
+        iv = state[: p.block]  # _load_iv for the mainline AEAD: CBC, IV from the state record
+    else:
+        iv, data = _load_iv(p, data, state, prng, src)
     offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
     if offset > len(data):
         return fail(INVALID_PK_LENGTH, f"hash_crypt_offset {offset} bytes exceeds the "
@@ -120,7 +123,12 @@ def basic(
         return Job(out=(header if p.copy_header else b"") + out, state=_with_iv(state, p, chain),
                    detail="{}: {} header + {} bytes", args=(p, len(header), len(body)),
                    choices=choices)
-    out, chain = _crypt(p, iv, body, encrypt=True)
+    engine = p.engine
+    if engine is not None and p.cipher_mode == 1:  # _crypt for CBC
+        out = engine.cbc_encrypt(iv, body)
+        chain = out[-p.block :]
+    else:
+        out, chain = _crypt(p, iv, body, encrypt=True)
     tag = b""
     if hashing and p.copy_digest:
         assert p.alg is not None
