@@ -31,6 +31,7 @@ IPAddress = IPv4Address | IPv6Address
 IPNetwork = IPv4Network | IPv6Network
 
 _MEMO_MAX = 4096  # entries a lookup cache holds before it starts again
+_MISS: Any = object()
 
 
 @dataclass
@@ -130,8 +131,10 @@ class Node:
             memo.clear()
             self._route_text.clear()
             self._routes_seen = (routes, len(routes))
-        elif dst in memo:
-            return memo[dst]
+        else:
+            hit: Route | None = memo.get(dst, _MISS)
+            if hit is not _MISS:
+                return hit
         best: Route | None = None
         for route in routes:
             if route.dst.version != dst.version or dst not in route.dst:
@@ -175,8 +178,10 @@ class Node:
         if seen[0] is not neigh or seen[1] != len(neigh):
             memo.clear()
             self._neigh_seen = (neigh, len(neigh))
-        elif key in memo:
-            return memo[key]
+        else:
+            hit: Neighbour | None = memo.get(key, _MISS)
+            if hit is not _MISS:
+                return hit
         found = next((n for n in neigh if n.addr == addr and n.dev == dev), None)
         if len(memo) >= _MEMO_MAX:
             memo.clear()
@@ -188,7 +193,9 @@ class Node:
         return self.ip_id
 
     def count_flow(self, key: tuple[Any, ...], size: int) -> None:
-        flow = self.flows.setdefault(key, Flow())
+        flow = self.flows.get(key)
+        if flow is None:
+            flow = self.flows[key] = Flow()
         flow.packets += 1
         flow.bytes += size
 
