@@ -53,6 +53,7 @@ _ERRNO = {"AUTH_ERR": "EBADMSG", "PAD_ERR": "EBADMSG", "BUS": "EIO", "DESC_OWNER
           "INVALID_CRYPTO_OP": "EINVAL", "INVALID_CRYPTO_ALGO": "EINVAL", "SPI": "EINVAL",
           "ZERO_LENGTH": "EBADMSG", "INVALID_PK_LENGTH": "EBADMSG",
           "BLOCK_SIZE_ERR": "EBADMSG", "PROCESSING": "EIO"}
+_MONOTONIC = bytes(range(1, 256))
 _WHY = ("mainline AEAD: opcode 1, IV from the state record, hash_crypt_offset = assoclen "
         "(eip93.md 3.5)")
 
@@ -216,7 +217,7 @@ def esp_output(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, proto: int,
         iv = drv.sw_rng.randbytes(tfm.iv_size)  # [M] sw-aead-iv
     payload = skb[start:]
     pad = -(len(payload) + 2) % max(tfm.blocksize, 4)
-    plain = payload + bytes(range(1, pad + 1)) + bytes((pad, proto & 0xFF))
+    plain = payload + _MONOTONIC[:pad] + bytes((pad, proto & 0xFF))  # 1, 2, 3...
     outcome = encrypt(drv, tfm, skb[off : off + 8] + iv, iv, plain)
     if outcome.ok:
         outcome.data = fix_outer(skb[:off], len(outcome.data)) + outcome.data

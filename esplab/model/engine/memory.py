@@ -12,6 +12,7 @@ names the address.
 from __future__ import annotations
 
 import bisect
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from esplab.errors import EngineError
@@ -125,7 +126,7 @@ class DmaMemory:
 
     def read(self, addr: int, size: int) -> bytes:
         """``size`` bytes at ``addr`` (a bus read)."""
-        i = bisect.bisect_right(self._bases, addr) - 1
+        i = bisect_right(self._bases, addr) - 1
         if i >= 0 and size >= 0:
             region = self._regions[i]
             off = addr - region.base
@@ -135,7 +136,7 @@ class DmaMemory:
 
     def write(self, addr: int, data: bytes) -> None:
         """Store ``data`` at ``addr`` (a bus write)."""
-        i = bisect.bisect_right(self._bases, addr) - 1
+        i = bisect_right(self._bases, addr) - 1
         if i >= 0:
             region = self._regions[i]
             off = addr - region.base
