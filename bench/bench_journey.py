@@ -11,6 +11,12 @@ journeys per second. It then fills the journey ring and reports the memory one
 retained journey costs (tracemalloc), and checks that the ring stays bounded.
 Targets (issue 5): at least 5,000 journeys/s with snapshots and 20,000/s
 without, for 64-byte payloads through packet offload.
+
+With ``--split`` it also reports, per journey with tracing off, the microseconds
+spent in the EIP-93 driver and engine (``crypto_tx``/``packet_tx``), in software
+ESP (``esp.encrypt``/``esp.decrypt``), and in the rest of the walk::
+
+    python bench/bench_journey.py 2000 --split
 """
 
 from __future__ import annotations
@@ -19,11 +25,14 @@ import gc
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from esplab.commands.session import Session
+from esplab.model import esp as esp_core
 from esplab.model.datapath import SendOptions
 
 AUTH = "0x0102030405060708090a0b0c0d0e0f1011121314"
@@ -78,6 +87,44 @@ def rate(path: str, tracing: bool, n: int) -> float:
     return best
 
 
+def split(path: str, n: int) -> dict[str, float]:
+    """Microseconds per journey (tracing off): engine, software ESP, the rest."""
+    s = session(path, False)
+    data = packet()
+    send = s.lab.datapath.send
+    for _ in range(200):
+        send("ap", "wan", data)
+    spent = {"engine": 0.0, "esp": 0.0}
+    drv = s.lab.eip93
+    saved = [(drv, name) for name in ("crypto_tx", "packet_tx")]
+    saved += [(esp_core, name) for name in ("encrypt", "decrypt")]
+    originals = [(obj, name, getattr(obj, name)) for obj, name in saved]
+
+    def timed(fn: Callable[..., Any], key: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[key] += time.perf_counter() - start
+        return call
+
+    for obj, name, fn in originals:
+        setattr(obj, name, timed(fn, "engine" if obj is drv else "esp"))
+    try:
+        start = time.perf_counter()
+        for _ in range(n):
+            send("ap", "wan", data)
+        total = time.perf_counter() - start
+    finally:
+        for obj, name, fn in originals:
+            setattr(obj, name, fn)
+    us = {key: value / n * 1e6 for key, value in spent.items()}
+    us["walk"] = total / n * 1e6 - us["engine"] - us["esp"]
+    us["total"] = total / n * 1e6
+    return us
+
+
 def memory_per_journey(path: str, ring: int) -> tuple[float, int]:
     s = session(path, True)
     s.lab.journeys.resize(ring)
@@ -98,13 +145,22 @@ def memory_per_journey(path: str, ring: int) -> tuple[float, int]:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    n = int(args[0]) if args else 2000
     print(f"journeys/s, ap -> host over wan, 64-byte UDP payload ({n} journeys, best of 3)\n")
     print("| datapath | snapshots on | tracing off |")
     print("|---|---:|---:|")
     for path in PATHS:
         on, off = rate(path, True, n), rate(path, False, n)
         print(f"| {path} | {on:,.0f} | {off:,.0f} |")
+    if "--split" in sys.argv:
+        print("\nus per journey, tracing off (the timers add a little to each part)\n")
+        print("| datapath | total | EIP-93 driver+engine | software ESP | rest of the walk |")
+        print("|---|---:|---:|---:|---:|")
+        for path in PATHS:
+            us = split(path, n)
+            print(f"| {path} | {us['total']:.1f} | {us['engine']:.1f} | {us['esp']:.1f} "
+                  f"| {us['walk']:.1f} |")
     per, kept = memory_per_journey("packet", 256)
     print(f"\nmemory per retained journey (packet offload, snapshots on): {per / 1024:.1f} KiB")
     s = session("sw", True)
