@@ -140,16 +140,17 @@ def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: byte
         raise BadArgument(f"assoclen {len(assoc)}", valid="a multiple of 4 up to 1020 bytes")
     if len(iv) != tfm.iv_size:
         raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{tfm.iv_size} bytes for {tfm.name}")
-    stages = [drv.stage("{} {}: assoclen {}, {} bytes", _WHY, "D",
-                        args=(tfm.name, "encrypt" if encrypt_ else "decrypt", len(assoc),
-                              length - len(assoc)))]
+    first = ("{} {}: assoclen {}, {} bytes", _WHY, "D",
+             (tfm.name, "encrypt" if encrypt_ else "decrypt", len(assoc), length - len(assoc)))
     if len(data) > DMA_BUFFER_SIZE:
+        stages = drv.opening(first)
         stages.append(drv.stage(f"{len(data)} bytes do not fit a DMA buffer", _WHY, "M",
                                 drop="EMSGSIZE"))
         return Outcome(False, stages=stages, errno="EMSGSIZE", reason="EMSGSIZE")
     try:
         slot = drv.next_slot()
     except RingFull as exc:
+        stages = drv.opening(first)
         stages.append(drv.stage(str(exc), "the request is refused (EBUSY)", drop="ring-full"))
         return Outcome(False, stages=stages, errno="EBUSY", reason="ring-full")
     memory = drv.memory
@@ -162,7 +163,7 @@ def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: byte
     mem[: len(data)] = data
     words = (0x00000001, buf, buf, sa, tfm.state, 0, 0x80000 | tfm.handle & 0xFFFF,
              0x00400000 | length)
-    return drv.transact(words, _finish, stages, {"tfm": tfm, "encrypt": encrypt_, "mem": mem})
+    return drv.transact(words, _finish, first, {"tfm": tfm, "encrypt": encrypt_, "mem": mem})
 
 
 def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import random
 import struct
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from esplab.errors import EngineError, KernelError, NotFound, RingFull
@@ -43,6 +45,8 @@ from esplab.model.journey import Stage
 __all__ = ["EIP93Driver"]
 
 _DESC = struct.Struct("<8I")
+#: A request's first driver stage, unbuilt: (decision template, why, fidelity, args).
+Opening = tuple[str, str, str, tuple[Any, ...]]
 _CLEARED = struct.Struct("<4x6I4x")  # a CDR entry with words 0 and 7 cleared
 _ZERO_WORD = bytes(4)
 
@@ -212,13 +216,20 @@ class EIP93Driver:
         self._route(kicked)
         return ticket
 
-    def transact(self, words: tuple[int, ...], finish: Finish, stages: list[Stage],
+    def opening(self, first: Opening) -> list[Stage]:
+        """The stages of a request so far: its first, from (template, why, fidelity, args)."""
+        return [self.stage(first[0], first[1], first[2], args=first[3])]
+
+    def transact(self, words: tuple[int, ...], finish: Finish, first: Opening,
                  context: dict[str, Any]) -> Outcome:
-        """``complete(submit(...))``: one command through the rings and its outcome.
+        """``complete(submit(words, finish, opening(first), **context))``: one command
+        through the rings and its outcome.
 
         With nothing in flight and a running, idle engine the command runs to completion
         at once, so the register and ring steps in between are not observable: they are
-        skipped and memory, registers and counters end as the full protocol leaves them.
+        skipped and memory, registers and counters end as the full protocol leaves them;
+        the first stage and the engine's are then built when the outcome's stages are
+        first read.
         """
         dev = self.device
         slot = self.head
@@ -228,13 +239,13 @@ class EIP93Driver:
         if (fast is None or fast[2] != self.entries or dev.pending or dev.ready
                 or not dev.running or self._inflight or self._done or dev.index != slot
                 or self.tail != slot):
-            return self.complete(self.submit(words, finish, stages, **context))
+            return self.complete(self.submit(words, finish, self.opening(first), **context))
         cdr, rdr, entries, rdr_irq, _ = fast
+        stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
         offset = slot * DESCRIPTOR_SIZE
         cmd = _DESC.pack(*words)
         ticket = Ticket(slot, finish, stages, context)
         result_words, result, job_stages = dev.engine.run_command(words, cmd, slot)
-        at = len(stages)
         rdr[offset : offset + DESCRIPTOR_SIZE] = result
         # The CDR entry as the driver leaves it after reading the result (words 0 and 7
         # cleared, which also covers the engine's EN_CDR_UPDATE ownership bits).
@@ -249,15 +260,19 @@ class EIP93Driver:
         outcome = ticket.outcome = finish(self, result_words, ticket)
         outcome.slot = slot
         outcome.result = result
+        opened = partial(self._opened, first, job_stages)
         if outcome.stages is stages:
-            defer_stages(outcome, at, job_stages)  # built when read
+            defer_stages(outcome, 0, opened)  # built when read
         else:
-            stages[at:at] = job_stages()
+            stages[0:0] = opened()
         if dev.raw_int & R.INT_RDR_THRESH and not dev.ready:
             # Tasklet end: INT_CLR, then MASK_ENABLE (no results wait: nothing re-latches).
             dev.raw_int &= ~R.INT_RDR_THRESH
             dev.int_mask |= R.INT_RDR_THRESH
         return outcome
+
+    def _opened(self, first: Opening, job_stages: Callable[[], list[Stage]]) -> list[Stage]:
+        return self.opening(first) + job_stages()
 
     def _route(self, stages: list[Stage]) -> None:
         """Give engine stages to the ticket of their slot (each job starts at eip93.cdr)."""

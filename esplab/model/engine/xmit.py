@@ -280,20 +280,20 @@ def esp_tx(
     if len(skb) < start:
         raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
     length = len(skb) - start
-    stages = [drv.stage("{} TX SPI {:#x}: {} bytes, next header {}", _TX_MAP_WHY,
-                        "C" if offload == "crypto" else "M",
-                        args=(offload, sa.spi, length, proto))]
+    first = ("{} TX SPI {:#x}: {} bytes, next header {}", _TX_MAP_WHY,
+             "C" if offload == "crypto" else "M", (offload, sa.spi, length, proto))
     mib = "XfrmOutStateProtoError" if offload == "crypto" else None
     if drv.sas.get((sa.spi, sa.direction)) is not sa:
-        return _drop(drv, stages, "no-state", f"SA {sa.spi:#x} is no longer offloaded", mib)
+        return _drop(drv, drv.opening(first), "no-state",
+                     f"SA {sa.spi:#x} is no longer offloaded", mib)
     if len(skb) + 258 + sa.icv_bits // 8 > DMA_BUFFER_SIZE:
-        return _drop(drv, stages, "EMSGSIZE", f"{len(skb)} bytes do not fit a DMA buffer", mib,
-                     fidelity="M")
+        return _drop(drv, drv.opening(first), "EMSGSIZE",
+                     f"{len(skb)} bytes do not fit a DMA buffer", mib, fidelity="M")
     try:
         slot = drv.next_slot()
     except RingFull as exc:
         drv.stats.tx_errors += 1
-        return _drop(drv, stages, "ring-full", str(exc), mib)
+        return _drop(drv, drv.opening(first), "ring-full", str(exc), mib)
     buf, mem = drv.buffer(slot)
     mem[: len(skb)] = skb
     if offload == "crypto" and drv.settings.crypto_tx_seq == "sync":
@@ -306,7 +306,7 @@ def esp_tx(
     words = (0x02000011 | (proto & 0xFF) << 8, buf + start, buf + off, sa.sa_addr,
              sa.state_addr, 0, 0x50000 | sa.handle & 0xFFFF, 0x00400000 | length)
     try:
-        return drv.transact(words, _tx_finish, stages, {
+        return drv.transact(words, _tx_finish, first, {
             "sa": sa, "head": skb[:off], "pinned": pinned, "offload": offload,
             "length": length, "mem": mem, "off": off})
     except EngineError:
@@ -397,23 +397,23 @@ def esp_rx(
     if sa is None or sa.dev != dev:
         return None
     esp = skb[off:]
-    stages = [drv.stage("{} RX SPI {:#x}: {} bytes of ESP", _RX_MAP_WHY,
-                        "C" if sa.offload == "crypto" else "M",
-                        args=(sa.offload, spi, len(esp)))]
+    first = ("{} RX SPI {:#x}: {} bytes of ESP", _RX_MAP_WHY,
+             "C" if sa.offload == "crypto" else "M", (sa.offload, spi, len(esp)))
     if len(esp) > DMA_BUFFER_SIZE:
         drv.stats.rx_errors += 1
-        return _drop(drv, stages, "EMSGSIZE", f"{len(esp)} bytes do not fit a DMA buffer",
+        return _drop(drv, drv.opening(first), "EMSGSIZE",
+                     f"{len(esp)} bytes do not fit a DMA buffer",
                      rx_status(["PROCESSING"], sa)[1], fidelity="M")
     try:
         slot = drv.next_slot()
     except RingFull as exc:
         drv.stats.rx_errors += 1
-        return _drop(drv, stages, "ring-full", str(exc), rx_status([], sa)[1])
+        return _drop(drv, drv.opening(first), "ring-full", str(exc), rx_status([], sa)[1])
     buf, mem = drv.buffer(slot)
     mem[: len(esp)] = esp
     words = (0x02000011, buf, buf, sa.sa_addr, sa.state_addr, 0, 0x60000 | sa.handle & 0xFFFF,
              0x00400000 | len(esp))
-    return drv.transact(words, _rx_finish, stages,
+    return drv.transact(words, _rx_finish, first,
                         {"sa": sa, "head": skb[:off], "nh_off": nh_off, "mem": mem})
 
 
