@@ -181,8 +181,7 @@ def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome
         # The tag arrives as hash-state words: swap each SHA word back (eip93.md 5.3) [U].
         cut = len(out) - tfm.authsize
         out = out[:cut] + tag_words(tfm.alg, out[cut:])
-    ticket.stages.append(drv.stage("{} done: {} bytes", _WHY, "D", args=(tfm.name, len(out)),
-                                   data=out))
+    drv.closing(ticket, "{} done: {} bytes", _WHY, "D", (tfm.name, len(out)), out)
     return Outcome(True, out, ticket.stages)
 
 

@@ -220,6 +220,17 @@ class EIP93Driver:
         """The stages of a request so far: its first, from (template, why, fidelity, args)."""
         return [self.stage(first[0], first[1], first[2], args=first[3])]
 
+    def closing(self, ticket: Ticket, decision: str, why: str, fidelity: Any,
+                args: tuple[Any, ...], data: bytes, kind: str = "raw") -> None:
+        """Append the driver's last stage of a completed request to ``ticket.stages``
+        (unbuilt while the ticket defers its stages; it must be the last one added)."""
+        if ticket.lazy:
+            ticket.last = (decision, why, fidelity, args,
+                           data if self.device.snapshots else None, kind)
+        else:
+            ticket.stages.append(self.stage(decision, why, fidelity, args=args, data=data,
+                                            kind=kind))
+
     def transact(self, words: tuple[int, ...], finish: Finish, first: Opening,
                  context: dict[str, Any]) -> Outcome:
         """``complete(submit(words, finish, opening(first), **context))``: one command
@@ -244,7 +255,7 @@ class EIP93Driver:
         stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
         offset = slot * DESCRIPTOR_SIZE
         cmd = _DESC.pack(*words)
-        ticket = Ticket(slot, finish, stages, context)
+        ticket = Ticket(slot, finish, stages, context, None, True)
         result_words, result, job_stages = dev.engine.run_command(words, cmd, slot)
         rdr[offset : offset + DESCRIPTOR_SIZE] = result
         # The CDR entry as the driver leaves it after reading the result (words 0 and 7
@@ -260,7 +271,7 @@ class EIP93Driver:
         outcome = ticket.outcome = finish(self, result_words, ticket)
         outcome.slot = slot
         outcome.result = result
-        opened = partial(self._opened, first, job_stages)
+        opened = partial(self._opened, first, job_stages, ticket.last)
         if outcome.stages is stages:
             defer_stages(outcome, 0, opened)  # built when read
         else:
@@ -271,8 +282,15 @@ class EIP93Driver:
             dev.int_mask |= R.INT_RDR_THRESH
         return outcome
 
-    def _opened(self, first: Opening, job_stages: Callable[[], list[Stage]]) -> list[Stage]:
-        return self.opening(first) + job_stages()
+    def _opened(self, first: Opening, job_stages: Callable[[], list[Stage]],
+                last: tuple[Any, ...] | None) -> list[Stage]:
+        """The first stage, the engine's and the deferred last one (see ``closing``)."""
+        stages = self.opening(first) + job_stages()
+        if last is not None:
+            decision, why, fidelity, args, data, kind = last
+            stages.append(LazyStage("eip93.driver", self.node, decision, why, fidelity, None,
+                                    data, kind, None, {}, args))
+        return stages
 
     def _route(self, stages: list[Stage]) -> None:
         """Give engine stages to the ticket of their slot (each job starts at eip93.cdr)."""

@@ -194,3 +194,6 @@ class Ticket:
     stages: list[Stage]
     context: dict[str, Any] = field(default_factory=dict)
     outcome: Outcome | None = None
+    #: Set while the driver defers the stages: the last one, unbuilt (see ``closing``).
+    lazy: bool = False
+    last: tuple[Any, ...] | None = None

@@ -343,9 +343,8 @@ def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     stats.packets += 1
     stats.bytes += ctx["length"]
     drv.stats.tx_packets += 1
-    ticket.stages.append(drv.stage("TX done: ESP seq {}, {} bytes; IP length set to {}",
-                                   _TX_DONE_WHY, "D", args=(seq, len(esp), len(packet)),
-                                   data=packet, kind="ip"))
+    drv.closing(ticket, "TX done: ESP seq {}, {} bytes; IP length set to {}", _TX_DONE_WHY,
+                "D", (seq, len(esp), len(packet)), packet, "ip")
     return Outcome(True, packet, ticket.stages, seq=seq, status="CRYPTO_SUCCESS")
 
 
@@ -446,15 +445,13 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     drv.stats.rx_packets += 1
     if sa.offload == "crypto":
         data = ctx["head"] + out
-        ticket.stages.append(drv.stage(
-            "RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, trailer "
-            "removed", _RX_CRYPTO_WHY, "D", args=(seq, next_header, len(payload)), data=data,
-            kind="ip"))
+        drv.closing(ticket, "RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, "
+                    "CRYPTO_SUCCESS, trailer removed", _RX_CRYPTO_WHY, "D",
+                    (seq, next_header, len(payload)), data, "ip")
     else:
         data = decapsulate(ctx["head"], ctx["nh_off"], payload, next_header,
                            sa.mode == "tunnel")
-        ticket.stages.append(drv.stage(
-            "RX done: seq {}, next header {}; decapsulated, {} bytes", _RX_PACKET_WHY, "M",
-            args=(seq, next_header, len(data)), data=data, kind="ip"))
+        drv.closing(ticket, "RX done: seq {}, next header {}; decapsulated, {} bytes",
+                    _RX_PACKET_WHY, "M", (seq, next_header, len(data)), data, "ip")
     return Outcome(True, data, ticket.stages, status="CRYPTO_SUCCESS", seq=seq,
                    next_header=next_header)
