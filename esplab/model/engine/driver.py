@@ -254,9 +254,10 @@ class EIP93Driver:
         cdr, rdr, entries, rdr_irq, _ = fast
         stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
         offset = slot * DESCRIPTOR_SIZE
-        cmd = _DESC.pack(*words)
+        engine = dev.engine
+        cmd = _DESC.pack(*words) if engine.snapshots else b""  # only a snapshot shows them
         ticket = Ticket(slot, finish, stages, context, None, True)
-        result_words, result, job_stages = dev.engine.run_command(words, cmd, slot)
+        result_words, result, job_stages = engine.run_command(words, cmd, slot)
         rdr[offset : offset + DESCRIPTOR_SIZE] = result
         # The CDR entry as the driver leaves it after reading the result (words 0 and 7
         # cleared, which also covers the engine's EN_CDR_UPDATE ownership bits).
