@@ -93,19 +93,24 @@ def locate_esp(skb: bytes) -> tuple[int, int]:
                       valid="an IP packet whose (last extension) header names protocol 50")
 
 
+def _ipv4_fix(head: bytes, total_length: int, protocol: int) -> bytes:
+    """``ipv4_fix`` (new total length, protocol and checksum) with fewer copies."""
+    if len(head) & 1 or len(head) < 12:
+        return ipv4_fix(head, total_length, protocol)
+    # RFC 1071: the sum is the big-endian integer mod 0xffff (0xffff for a nonzero multiple).
+    h = head[:2] + total_length.to_bytes(2, "big") + head[4:9] + bytes((protocol,)) + b"\x00\x00"
+    rest = head[12:]
+    n = int.from_bytes(h + rest, "big")
+    total = n % 0xFFFF
+    if total == 0 and n:
+        total = 0xFFFF
+    return h[:10] + (~total & 0xFFFF).to_bytes(2, "big") + rest
+
+
 def fix_outer(head: bytes, esp_len: int) -> bytes:
     """The headers in front of ESP with the length (and IPv4 checksum) for ``esp_len``."""
     if head[0] >> 4 == 4:
-        if len(head) & 1:
-            return ipv4_fix(head, len(head) + esp_len, head[9])
-        # ipv4_fix for a whole header: RFC 1071 sum as the big-endian integer mod 0xffff.
-        h = head[:2] + (len(head) + esp_len).to_bytes(2, "big") + head[4:10] + b"\x00\x00"
-        rest = head[12:]
-        n = int.from_bytes(h + rest, "big")
-        total = n % 0xFFFF
-        if total == 0 and n:
-            total = 0xFFFF
-        return h[:10] + (~total & 0xFFFF).to_bytes(2, "big") + rest
+        return _ipv4_fix(head, len(head) + esp_len, head[9])
     return head[:4] + (len(head) - 40 + esp_len).to_bytes(2, "big") + head[6:]
 
 
@@ -120,7 +125,7 @@ def decapsulate(head: bytes, nh_off: int, payload: bytes, next_header: int,
         # RFC 6040 decapsulation as the kernel's software path does by default.
         return inner_set_ce_and_dscp(payload, ds, ecn=True, dscp=False)
     if head[0] >> 4 == 4:
-        return ipv4_fix(head, len(head) + len(payload), next_header) + payload
+        return _ipv4_fix(head, len(head) + len(payload), next_header) + payload
     fixed = bytearray(head)
     fixed[nh_off] = next_header
     fixed[4:6] = (len(head) - 40 + len(payload)).to_bytes(2, "big")
