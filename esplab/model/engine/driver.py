@@ -249,7 +249,8 @@ class EIP93Driver:
             fast = dev.fast_rings()
         if (fast is None or fast[2] != self.entries or dev.pending or dev.ready
                 or not dev.running or self._inflight or self._done or dev.index != slot
-                or self.tail != slot):
+                or self.tail != slot or fast[0] is not self._cdr_mem
+                or fast[1] is not self._rdr_mem):  # the engine's rings are the driver's
             return self.complete(self.submit(words, finish, self.opening(first), **context))
         cdr, rdr, entries, rdr_irq, _ = fast
         stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
