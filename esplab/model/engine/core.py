@@ -95,10 +95,9 @@ class Engine:
 
     def run_command(self, words: tuple[int, ...], cmd: bytes,
                     slot: int) -> tuple[tuple[int, ...], bytes, Callable[[], list[Stage]]]:
-        """:meth:`process` for the command words ``words`` (``cmd`` packed, which only
-        the eip93.cdr stage's snapshot uses): the result descriptor's words and bytes, and
-        a function that builds the stages (they are built when someone reads them; what
-        they show is fixed now)."""
+        """:meth:`process` for the command words ``words`` (``cmd`` packed): the result
+        descriptor's words and bytes, and a function that builds the stages (they are
+        built when someone reads them; what they show is fixed now)."""
         w0, src, dst, sa_addr, state_addr, arc4, user, w7 = words
         length, bypass = w7 & 0xFFFFF, (w7 >> 24) * 4
         self._shown = None

@@ -47,7 +47,6 @@ __all__ = ["EIP93Driver"]
 _DESC = struct.Struct("<8I")
 #: A request's first driver stage, unbuilt: (decision template, why, fidelity, args).
 Opening = tuple[str, str, str, tuple[Any, ...]]
-_CLEARED = struct.Struct("<4x6I4x")  # a CDR entry with words 0 and 7 cleared
 _ZERO_WORD = bytes(4)
 
 class EIP93Driver:
@@ -255,14 +254,19 @@ class EIP93Driver:
         cdr, rdr, entries, rdr_irq, _ = fast
         stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
         offset = slot * DESCRIPTOR_SIZE
-        engine = dev.engine
-        cmd = _DESC.pack(*words) if engine.snapshots else b""  # only a snapshot shows them
+        # The ring memory the engine sees is as submit() leaves it: the RDR slot's words 0
+        # and 7 cleared, the command in the CDR slot.
+        rdr[offset : offset + 4] = _ZERO_WORD
+        rdr[offset + 28 : offset + 32] = _ZERO_WORD
+        cmd = _DESC.pack(*words)
+        cdr[offset : offset + DESCRIPTOR_SIZE] = cmd
         ticket = Ticket(slot, finish, stages, context, None, True)
-        result_words, result, job_stages = engine.run_command(words, cmd, slot)
+        result_words, result, job_stages = dev.engine.run_command(words, cmd, slot)
         rdr[offset : offset + DESCRIPTOR_SIZE] = result
         # The CDR entry as the driver leaves it after reading the result (words 0 and 7
         # cleared, which also covers the engine's EN_CDR_UPDATE ownership bits).
-        cdr[offset : offset + DESCRIPTOR_SIZE] = _CLEARED.pack(*words[1:7])
+        cdr[offset : offset + 4] = _ZERO_WORD
+        cdr[offset + 28 : offset + 32] = _ZERO_WORD
         # The engine's index and interrupt status once it has run the command.
         self.head = self.tail = dev.index = (slot + 1) % entries
         dev.raw_int |= R.INT_OPERATION_DONE | R.INT_RDR_THRESH if rdr_irq else \
