@@ -154,6 +154,16 @@ class _DeferredOutcome(Outcome):
         _STAGES.__set__(self, value)
         self.__class__ = Outcome  # type: ignore[assignment]
 
+    def __eq__(self, other: object) -> bool:
+        _ = self.stages  # a plain Outcome from here on: compare as one
+        return self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        _ = self.stages  # copies and pickles are of the plain Outcome
+        return self.__reduce_ex__(protocol)
+
 
 def defer_stages(outcome: Outcome, at: int, build: Callable[[], list[Stage]]) -> None:
     """Insert ``build()``'s stages at index ``at`` of ``outcome.stages`` when someone first
