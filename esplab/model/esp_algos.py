@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
@@ -26,6 +26,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algori
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from esplab.errors import BadArgument
+from esplab.model.xfrm.algos import ALGORITHMS as KERNEL_ALGORITHMS
+from esplab.model.xfrm.algos import AlgoInfo as KernelAlgo
 
 try:
     from cryptography.hazmat.decrepit.ciphers import algorithms as _legacy
@@ -93,101 +95,52 @@ def _hmac_bits(digest_bits: int) -> tuple[int, ...]:
     return tuple(range(8, digest_bits + 1, 8))
 
 
-ENC_ALGOS: Mapping[str, AlgoInfo] = MappingProxyType(
+# The names, aliases, key lengths, ICV lengths and Scapy names come from the kernel
+# table in esplab.model.xfrm.algos; the ESP core adds what it needs to run a cipher:
+# (block size, IV size) per cipher. RFC 3686 4 and RFC 4106 8.1: the key material
+# ends with a 4-byte nonce/salt and the IV on the wire is 8 bytes.
+_CIPHER_SHAPE: Mapping[str, tuple[int, int]] = MappingProxyType(
     {
-        "cbc(aes)": AlgoInfo(
-            "enc", "cbc(aes)", ("aes",), (16, 24, 32), 16, 16, scapy_name="AES-CBC"
-        ),
-        "cbc(des3_ede)": AlgoInfo(
-            "enc", "cbc(des3_ede)", ("des3_ede",), (24,), 8, 8, scapy_name="3DES"
-        ),
-        "cbc(des)": AlgoInfo("enc", "cbc(des)", ("des",), (8,), 8, 8, scapy_name="DES"),
-        # RFC 3686 4: the key material ends with the 4-byte nonce; 8-byte IV on the wire.
-        "rfc3686(ctr(aes))": AlgoInfo(
-            "enc", "rfc3686(ctr(aes))", (), (20, 28, 36), 1, 8, 4, scapy_name="AES-CTR"
-        ),
-        "ecb(cipher_null)": AlgoInfo(
-            "enc", "ecb(cipher_null)", ("cipher_null",), (0,), 1, 0, scapy_name="NULL"
-        ),
+        "cbc(aes)": (16, 16),
+        "cbc(des3_ede)": (8, 8),
+        "cbc(des)": (8, 8),
+        "rfc3686(ctr(aes))": (1, 8),
+        "ecb(cipher_null)": (1, 0),
+        "rfc4106(gcm(aes))": (1, 8),
     }
+)
+# ``auth digest_null ''``: no ICV at all (RFC 4303 3.2: confidentiality only).
+_AUTH_NAMES = frozenset(
+    {"digest_null", "hmac(md5)", "hmac(sha1)", "hmac(sha256)", "hmac(sha384)", "hmac(sha512)"}
 )
 
-AUTH_ALGOS: Mapping[str, AlgoInfo] = MappingProxyType(
-    {
-        "hmac(md5)": AlgoInfo(
-            "auth",
-            "hmac(md5)",
-            ("md5",),
-            (),
-            icv_bits=_hmac_bits(128),
-            default_icv_bits=96,
-            digest_bits=128,
-            scapy_name="HMAC-MD5-96",
-        ),
-        "hmac(sha1)": AlgoInfo(
-            "auth",
-            "hmac(sha1)",
-            ("sha1",),
-            (),
-            icv_bits=_hmac_bits(160),
-            default_icv_bits=96,
-            digest_bits=160,
-            scapy_name="HMAC-SHA1-96",
-        ),
-        # The kernel default for sha256 is 96 bits (pre-RFC 4868 drafts); RFC 4868 wants
-        # 128, which is what ``auth-trunc ... 128`` and every IKE daemon set.
-        "hmac(sha256)": AlgoInfo(
-            "auth",
-            "hmac(sha256)",
-            ("sha256",),
-            (),
-            icv_bits=_hmac_bits(256),
-            default_icv_bits=96,
-            digest_bits=256,
-            scapy_name="SHA2-256-128",
-        ),
-        "hmac(sha384)": AlgoInfo(
-            "auth",
-            "hmac(sha384)",
-            ("sha384",),
-            (),
-            icv_bits=_hmac_bits(384),
-            default_icv_bits=192,
-            digest_bits=384,
-            scapy_name="SHA2-384-192",
-        ),
-        "hmac(sha512)": AlgoInfo(
-            "auth",
-            "hmac(sha512)",
-            ("sha512",),
-            (),
-            icv_bits=_hmac_bits(512),
-            default_icv_bits=256,
-            digest_bits=512,
-            scapy_name="SHA2-512-256",
-        ),
-        # ``auth digest_null ''``: no ICV at all (RFC 4303 3.2: confidentiality only).
-        "digest_null": AlgoInfo("auth", "digest_null", (), (0,), icv_bits=(0,), scapy_name="NULL"),
-    }
-)
 
-AEAD_ALGOS: Mapping[str, AlgoInfo] = MappingProxyType(
-    {
-        # RFC 4106 8.1: key material = AES key || 4-byte salt; ICV 8, 12 or 16 bytes.
-        "rfc4106(gcm(aes))": AlgoInfo(
-            "aead",
-            "rfc4106(gcm(aes))",
-            (),
-            (20, 28, 36),
-            1,
-            8,
-            4,
-            icv_bits=(64, 96, 128),
-            default_icv_bits=128,
-            scapy_name="AES-GCM",
-        ),
-    }
-)
+def _from_kernel(k: KernelAlgo) -> AlgoInfo:
+    scapy = k.scapy[0][1] if k.scapy else None
+    if k.kind == "auth":
+        if not k.full_bits:
+            return AlgoInfo("auth", k.name, k.aliases, (0,), icv_bits=(0,), scapy_name=scapy)
+        # The kernel's default truncation (sha256: 96, not RFC 4868's 128, which is what
+        # ``auth-trunc ... 128`` and every IKE daemon set).
+        return AlgoInfo("auth", k.name, k.aliases, (), icv_bits=_hmac_bits(k.full_bits),
+                        default_icv_bits=k.default_icv_bits, digest_bits=k.full_bits,
+                        scapy_name=scapy)
+    block, iv = _CIPHER_SHAPE[k.name]
+    kind: Kind = "aead" if k.kind == "aead" else "enc"
+    return AlgoInfo(kind, k.name, k.aliases, k.key_bytes or (), block, iv, k.salt_bytes,
+                    icv_bits=k.icv_bits, default_icv_bits=k.icv_bits[-1] if k.icv_bits else 0,
+                    scapy_name=scapy)
+
+
+def _table(kind: str, names: Collection[str]) -> Mapping[str, AlgoInfo]:
+    return MappingProxyType(
+        {k.name: _from_kernel(k) for k in KERNEL_ALGORITHMS if k.kind == kind and k.name in names}
+    )
+
+
+ENC_ALGOS: Mapping[str, AlgoInfo] = _table("enc", _CIPHER_SHAPE)
+AUTH_ALGOS: Mapping[str, AlgoInfo] = _table("auth", _AUTH_NAMES)
+AEAD_ALGOS: Mapping[str, AlgoInfo] = _table("aead", _CIPHER_SHAPE)
 
 _TABLES: Mapping[Kind, Mapping[str, AlgoInfo]] = MappingProxyType(
     {"enc": ENC_ALGOS, "auth": AUTH_ALGOS, "aead": AEAD_ALGOS}

@@ -56,7 +56,7 @@ def test_unknown_name_suggests_the_closest():
         make_enc("cbc(aes", bytes(16))
     msg = str(exc.value)
     assert "unknown enc algorithm 'cbc(aes'" in msg
-    assert "valid: cbc(aes)" in msg
+    assert "cbc(aes)" in msg.split("valid:")[1].split(";")[0].split(", ")
     assert "did you mean cbc(aes)?" in msg
 
 
