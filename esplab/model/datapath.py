@@ -38,6 +38,7 @@ from esplab.model.xfrm.objects import XfrmState
 from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
+    from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
 
 __all__ = ["Datapath", "SendOptions"]
@@ -238,6 +239,9 @@ class Datapath:
                                      "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)")
         runtime = self.lab.sa_runtime(node.name)
         sa = runtime.get(state)
+        if state.mode == "tunnel" and self._tunnel_too_big(walk, node, state, sa, packet,
+                                                           dev_name, info):
+            return None
         if state.offload is not None:
             out_dev = node.dev(dev_name)
             if info is None:
@@ -511,6 +515,36 @@ class Datapath:
             meta={"spi": f"{state.spi:#010x}", "seq": res.seq, "datapath": "sw"},
             args=(state.spi, res.seq, res.next_header, res.pad_len)))
         return res.packet
+
+    def _tunnel_too_big(self, walk: _Walk, node: Node, state: XfrmState, sa: EspSA,
+                        packet: bytes, dev_name: str, info: IpInfo | None) -> bool:
+        """The xfrm tunnel size check (airoha-dsa-xfrm.md 3.4 check 5, 3.7) [C]: a DF (or
+        IPv6) inner packet whose ESP packet would not fit the device gets ICMP with the
+        MTU less the ESP overhead, and is refused: -EMSGSIZE, XfrmOutStateModeError on
+        the software path (crypto offload of an over-size packet takes it too),
+        XfrmOutError under packet offload (no software fallback)."""
+        if info is None:
+            info = parse_ip(packet)
+        if not (packet[0] >> 4 == 6 or info.df):
+            return False
+        out_dev = node.dev(dev_name)
+        outer = (20 if state.dst.version == 4 else 40) + (8 if state.encap is not None else 0)
+        size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
+        if size <= out_dev.mtu:
+            return False
+        mtu = out_dev.mtu - (size - len(packet))
+        packet_offload = state.offload is not None and state.offload.type == "packet"
+        counter = "XfrmOutError" if packet_offload else "XfrmOutStateModeError"
+        node.xfrm.mib.bump(counter)
+        icmp = _icmp_too_big(node, dev_name, packet, mtu)
+        walk.drop(f"{node.name}.xfrm.state", node.name,
+                  f"ESP packet of {size} bytes > mtu {out_dev.mtu}: ICMP with mtu {mtu}",
+                  counter, "tunnel mode: the inner packet may not be fragmented, so its sender "
+                  f"learns the path MTU less the ESP overhead ({size - len(packet)} bytes); "
+                  "the snapshot is that ICMP message", data=icmp)
+        if icmp is not None and not node.owns(_addrs(packet)[0]):
+            self.send(node.name, None, icmp)  # a forwarded packet: back to its sender
+        return True
 
     def _offload_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
                         dev_name: str, datapath: str, info: IpInfo | None = None

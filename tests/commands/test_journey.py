@@ -245,3 +245,27 @@ def test_vlan_frame_merges_with_the_mtk_tag() -> None:
     assert wire_bytes(journey, "lan2.wire")[12:16] == bytes.fromhex("81000064")
     # pc2 has no VLAN 100 device: dropped and counted.
     assert journey.dropped is not None and journey.dropped.counters == {"rx_dropped": 1}
+
+
+def test_tunnel_mode_pmtu_tells_the_inner_sender_the_reduced_mtu() -> None:
+    # airoha-dsa-xfrm.md 3.4 check 5 / 3.7: the tunnel size check sends ICMP with the
+    # MTU less the ESP overhead to the inner packet's sender, XfrmOutStateModeError.
+    s = Session()
+    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 reqid 4 "
+              f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}")
+    s.execute("ip xfrm policy add src 198.51.100.0/24 dst 203.0.113.0/24 dir out "
+              "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 4 mode tunnel")
+    s.execute("ip link set wan mtu 1280")
+    big = 'IP(dst="203.0.113.1", flags="DF")/UDP(dport=9)/Raw(b"x"*1200)'
+    journey = send(s, f"send pc1 eth0 {big}").journeys[0]
+    drop = journey.dropped
+    assert drop is not None and drop.tap == "ap.xfrm.state"
+    assert drop.counters == {"XfrmOutStateModeError": 1}
+    from scapy.layers.inet import ICMP
+
+    icmp = IP(wire_bytes(journey, "ap.xfrm.state"))
+    # 1228-byte inner packet: 20 outer + 8 ESP + 16 IV + ALIGN(1230, 16)=1232 + 12 ICV
+    # = 1288 on the wire, 60 bytes of overhead, so the inner path MTU is 1280 - 60.
+    assert icmp.dst == "198.51.100.2" and icmp[ICMP].nexthopmtu == 1220
+    back = s.lab.journeys.get()
+    assert back is not None and back.delivered and back.stages[-1].tap == "pc1.deliver"
