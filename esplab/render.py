@@ -286,7 +286,7 @@ def _render_help(result: HelpResult) -> RenderableType:
 def _render_table(result: TableResult) -> RenderableType:
     table = Table(title=result.title or None, header_style="bold")
     for column in result.columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # wrap long values, never cut them
     for row in result.rows:
         table.add_row(*row)
     return table

@@ -109,3 +109,21 @@ def test_macs_come_from_the_seed() -> None:
     a, b, c = Session(), Session(), Session(options=SessionOptions(seed=1))
     assert wan(a) == wan(b)
     assert wan(a) != wan(c)
+
+
+def test_xfrm_tables_and_proc_file(session: Session) -> None:
+    session.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
+                    "reqid 1 mode transport auth sha1 0x" + "01" * 20 + " enc aes 0x" + "02" * 16)
+    session.execute("ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
+                    "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode transport")
+    session.execute('send ap wan IP(dst="192.0.2.2")/UDP()')  # the host has no SA for it
+    stat = session.execute("host xfrm stat")
+    assert stat.data["XfrmInNoStates"] == 1
+    assert [row[0] for row in stat.rows] == ["XfrmInNoStates"]  # type: ignore[attr-defined]
+    assert len(session.execute("host xfrm stat --all").rows) == 32  # type: ignore[attr-defined]
+    states = session.execute("xfrm states")
+    assert states.data == {"states": ["0x00001000"]}
+    assert session.execute("xfrm policies").data == {"policies": 1}
+    # airoha-dsa-xfrm.md 3.8: "%-24s\t%lu" per counter, in the kernel's order.
+    proc = text(session, "host cat /proc/net/xfrm_stat")
+    assert proc.splitlines()[3] == "XfrmInNoStates          \t1"

@@ -8,10 +8,11 @@ iproute2 prints.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
-from esplab.commands.result import MessageResult, Result, TextResult
+from esplab.commands.result import MessageResult, Result, TableResult, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.node import Node
@@ -89,11 +90,58 @@ def xfrm_completions(session: Session, words: list[str]) -> list[str]:
     return _STATE_KEYS if words[0].startswith("s") else _POLICY_KEYS
 
 
-def _stat(session: Session, inv: Invocation) -> Result:
+def _proc(session: Session, inv: Invocation) -> Result:
+    """/proc/net/xfrm_stat exactly as the kernel prints it."""
     node = session.lab.node(inv.node)
     text = node.xfrm.mib.render()
     return TextResult(summary=f"{node.name}: /proc/net/xfrm_stat", text=text.rstrip("\n"),
                       data=dict(node.xfrm.mib))
+
+
+def _algos(x: Any) -> str:
+    parts = []
+    for algo in (x.aead, x.enc, x.auth):
+        if algo is not None:
+            parts.append(algo.name + (f"/{algo.icv_bits}" if algo.icv_bits else ""))
+    return " + ".join(parts)
+
+
+def _xfrm(session: Session, inv: Invocation) -> Result:
+    """xfrm stat | states | policies: the node's XFRM side as tables."""
+    node = session.lab.node(inv.node)
+    what = inv.args["what"]
+    if what == "stat":
+        counters = dict(node.xfrm.mib)
+        rows: list[tuple[str, ...]] = [(name, str(value)) for name, value in counters.items()
+                                       if value or inv.args["all"]]
+        return TableResult(
+            summary=f"{node.name}: {sum(1 for v in counters.values() if v)} XFRM counter(s) "
+            "moved" + ("" if inv.args["all"] else " (--all shows every counter)"),
+            title=f"{node.name} /proc/net/xfrm_stat", columns=("counter", "value"), rows=rows,
+            data=counters)
+    if what == "states":
+        rows = [
+            (f"{x.spi:#010x}", f"{x.src} > {x.dst}", x.mode, _algos(x),
+             f"{x.offload.type} {x.offload.dev} {x.offload.dir}" if x.offload else "-",
+             f"{x.curlft.packets}/{x.curlft.bytes}",
+             f"{x.stats.replay}/{x.stats.replay_window}/{x.stats.integrity_failed}")
+            for x in node.xfrm.states
+        ]
+        return TableResult(
+            summary=f"{node.name}: {len(rows)} state(s)", title=f"{node.name} SAD",
+            columns=("spi", "src > dst", "mode", "algorithms", "offload", "pkts/bytes",
+                     "replay/win/failed"),
+            rows=rows, data={"states": [r[0] for r in rows]})
+    rows = [
+        (p.dir, f"{p.sel.src} > {p.sel.dst}", str(p.priority), p.action,
+         ", ".join(f"{t.src} > {t.dst} reqid {t.reqid} {t.mode}" for t in p.templates) or "-",
+         f"packet {p.offload.dev}" if p.offload else "-")
+        for p in node.xfrm.policies
+    ]
+    return TableResult(
+        summary=f"{node.name}: {len(rows)} policy(ies)", title=f"{node.name} SPD",
+        columns=("dir", "selector", "priority", "action", "templates", "offload"),
+        rows=rows, data={"policies": len(rows)})
 
 
 def _cat(session: Session, inv: Invocation) -> Result:
@@ -101,7 +149,7 @@ def _cat(session: Session, inv: Invocation) -> Result:
     if path != "/proc/net/xfrm_stat":
         raise BadArgument(f"cat: {path}: not available in the lab",
                           valid=["/proc/net/xfrm_stat"], value=path)
-    return _stat(session, inv)
+    return _proc(session, inv)
 
 
 def _load(session: Session, inv: Invocation) -> Result:
@@ -126,11 +174,16 @@ def _load(session: Session, inv: Invocation) -> Result:
 COMMANDS = (
     Command(
         name="xfrm",
-        summary="the XFRM counters of the current node (/proc/net/xfrm_stat)",
-        handler=_stat,
-        params=(Param("what", choices=("stat",), help="stat"),),
-        usage_text="[NODE] xfrm stat",
+        summary="the node's XFRM side as tables: counters, states, policies",
+        handler=_xfrm,
+        params=(
+            Param("what", choices=("stat", "states", "policies"), help="what to show"),
+            Param("all", kind="flag", help="stat: every counter, not only those that moved"),
+        ),
+        usage_text="[NODE] xfrm stat [--all] | states | policies",
         example="host xfrm stat",
+        details="cat /proc/net/xfrm_stat prints the counters exactly as the kernel does; "
+        "ip xfrm state/policy print exactly as iproute2 does.",
     ),
     Command(
         name="cat",
