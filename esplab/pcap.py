@@ -40,6 +40,7 @@ KIND_LINKTYPES = {
     "ip": LINKTYPE_RAW,
     "ether": LINKTYPE_ETHERNET,
     "mtk": linktypes.DLT_MTK_ETHER,
+    "mtk-rx": linktypes.DLT_MTK_ETHER_RX,
     "qdma": linktypes.DLT_QDMA_DESC,
     "qdma-rx": linktypes.DLT_QDMA_DESC,  # read back with the TX layout; .as_rx() for RX
     "cdr": linktypes.DLT_EIP93_CMD_DESC,

@@ -15,7 +15,7 @@ from esplab.layers.crypto_desc import (
     EIP93CommandDescriptor,
     EIP93ResultDescriptor,
 )
-from esplab.layers.dsa import MTKEther, QDMADescriptor
+from esplab.layers.dsa import MTKEther, MTKEtherRx, QDMADescriptor
 from esplab.layers.esp_offload import ESPTrailer, XfrmOffload
 from esplab.layers.sa_record import EIP93SARecord, EIP93StateRecord
 from esplab.layers.xdp import XDPDesc
@@ -28,6 +28,7 @@ __all__ = [
     "EIP93StateRecord",
     "ESPTrailer",
     "MTKEther",
+    "MTKEtherRx",
     "QDMADescriptor",
     "XDPDesc",
     "XfrmOffload",
@@ -42,6 +43,7 @@ LAYERS = {
         EIP93SARecord,
         EIP93StateRecord,
         MTKEther,
+        MTKEtherRx,
         QDMADescriptor,
         ESPTrailer,
         XfrmOffload,

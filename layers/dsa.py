@@ -27,9 +27,11 @@ from scapy.fields import (
     LEShortField,
     MACField,
     XBitField,
+    XByteField,
     XLEIntField,
     XLEShortField,
     XShortEnumField,
+    XShortField,
 )
 from scapy.layers.inet import IP
 from scapy.layers.inet6 import IPv6
@@ -37,7 +39,7 @@ from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Packet, bind_layers
 
 from esplab.layers._fixed import TruncatablePacket
-from esplab.layers.linktypes import DLT_MTK_ETHER, DLT_QDMA_DESC
+from esplab.layers.linktypes import DLT_MTK_ETHER, DLT_MTK_ETHER_RX, DLT_QDMA_DESC
 
 __all__ = [
     "ETH_P_8021AD",
@@ -219,6 +221,45 @@ class MTKEther(TruncatablePacket):
         return self.sprintf(
             "%MTKEther.src% > %MTKEther.dst% tag %MTKEther.tpid_sel% "
             "mask=%MTKEther.port_mask% (%MTKEther.type%)"
+        )
+
+
+class MTKEtherRx(TruncatablePacket):
+    """A frame from the switch to the CPU with the MediaTek special tag (section 2.3).
+
+    ::
+
+        offset 0      6      12           13             14 .. 15    16 .. 17
+              +------+------+------------+-----+-------+-----------+---------+
+              | dst  | src  | reserved0  | rsv | sport | reserved1 |  type   |
+              +------+------+------------+-----+-------+-----------+---------+
+                            |  8 bits    |  5  |   3   |  16 bits  | 16 bits |
+
+    Linux reads only ``src_port`` (byte 13 bits 2:0) and strips the 4 bytes [C];
+    no public source defines the other bits, which are modelled as zero and
+    ignored [U]. A VLAN-tagged frame keeps its 802.1Q header after the tag (the
+    CPU port's egress mode is "stack"), so ``type`` is then 0x8100.
+    """
+
+    name = "MTK DSA Ethernet (to CPU)"
+    fields_desc = [
+        MACField("dst", "ff:ff:ff:ff:ff:ff"),
+        MACField("src", "00:00:00:00:00:00"),
+        XByteField("reserved0", 0),
+        BitField("reserved_13", 0, 5),
+        BitField("src_port", 0, 3),
+        XShortField("reserved1", 0),
+        XShortEnumField("type", 0x9000, ETHER_TYPES),
+    ]
+
+    def to_ether(self) -> Ether:
+        """What Linux delivers on the user port: the 4 tag bytes dropped."""
+        return Ether(mtk_tag_rcv(self)[1])
+
+    def mysummary(self) -> str:
+        return self.sprintf(
+            "%MTKEtherRx.src% > %MTKEtherRx.dst% from port %MTKEtherRx.src_port% "
+            "(%MTKEtherRx.type%)"
         )
 
 
@@ -443,10 +484,16 @@ bind_layers(MTKEther, ARP, type=0x0806)
 bind_layers(MTKEther, Dot1Q, type=0x8100)
 bind_layers(MTKEther, IPv6, type=0x86DD)
 bind_layers(MTKEther, Dot1AD, type=0x88A8)
+bind_layers(MTKEtherRx, IP, type=0x0800)
+bind_layers(MTKEtherRx, ARP, type=0x0806)
+bind_layers(MTKEtherRx, Dot1Q, type=0x8100)
+bind_layers(MTKEtherRx, IPv6, type=0x86DD)
+bind_layers(MTKEtherRx, Dot1AD, type=0x88A8)
 bind_layers(QDMADescriptor, Ether)
 bind_layers(QDMARxDescriptor, Ether)
 
 conf.l2types.register(DLT_MTK_ETHER, MTKEther)
+conf.l2types.register(DLT_MTK_ETHER_RX, MTKEtherRx)
 conf.l2types.register(DLT_QDMA_DESC, QDMADescriptor)
 # RX descriptors are written with the same link type and read back with the TX
 # layout (the bytes do not say which); QDMADescriptor.as_rx() gives the RX view.

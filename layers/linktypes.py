@@ -14,6 +14,7 @@ __all__ = [
     "DLT_EIP93_SA_RECORD",
     "DLT_EIP93_STATE_RECORD",
     "DLT_MTK_ETHER",
+    "DLT_MTK_ETHER_RX",
     "DLT_QDMA_DESC",
     "DLT_XDP_DESC",
     "DLT_XFRM_OFFLOAD",
@@ -28,6 +29,7 @@ DLT_MTK_ETHER = 151  # DLT_USER4: MTKEther (frame with the MediaTek special tag)
 DLT_QDMA_DESC = 152  # DLT_USER5: QDMADescriptor (optionally followed by the frame)
 DLT_XFRM_OFFLOAD = 153  # DLT_USER6: XfrmOffload metadata followed by an IP packet
 DLT_XDP_DESC = 154  # DLT_USER7: XDPDesc
+DLT_MTK_ETHER_RX = 155  # DLT_USER8: MTKEtherRx (frame from the switch to the CPU)
 
 LINKTYPE_NAMES = {
     DLT_EIP93_CMD_DESC: "EIP-93 command descriptor",
@@ -38,4 +40,5 @@ LINKTYPE_NAMES = {
     DLT_QDMA_DESC: "Airoha QDMA descriptor",
     DLT_XFRM_OFFLOAD: "XFRM offload metadata",
     DLT_XDP_DESC: "AF_XDP descriptor",
+    DLT_MTK_ETHER_RX: "Ethernet with MediaTek DSA tag, to the CPU",
 }

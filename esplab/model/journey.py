@@ -46,7 +46,8 @@ FIDELITY = {
 
 # How a snapshot's bytes are decoded, by its kind.
 Kind = Literal[
-    "ip", "ether", "mtk", "qdma", "qdma-rx", "cdr", "rdr", "sa", "state", "offload", "xdp", "raw"
+    "ip", "ether", "mtk", "mtk-rx", "qdma", "qdma-rx", "cdr", "rdr", "sa", "state", "offload",
+    "xdp", "raw"
 ]
 
 
@@ -65,6 +66,7 @@ def decode_snapshot(kind: str, data: bytes) -> Packet:
         "mtk": layers.MTKEther,
         "qdma": layers.QDMADescriptor,
         "qdma-rx": QDMARxDescriptor,
+        "mtk-rx": layers.MTKEtherRx,
         "cdr": layers.EIP93CommandDescriptor,
         "rdr": layers.EIP93ResultDescriptor,
         "sa": layers.EIP93SARecord,

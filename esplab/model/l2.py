@@ -105,7 +105,7 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             "eth0.wire", "eth0", f"switch tags the frame from port {port} for the CPU",
             why="towards the CPU the tag is 00 0N 00 00; Linux reads only bits 2:0 of byte "
             "13, the other bits are modelled as zero (2.3) [U]",
-            fidelity="U", data=tagged if keep else None, kind="mtk",
+            fidelity="U", data=tagged if keep else None, kind="mtk-rx",
         ),
         Stage(
             "eth0.dma", "eth0", f"GDM1 strips the tag (STAG_EN), RX msg0.SPTAG={port}",

@@ -595,3 +595,31 @@ def test_pcap_rx_descriptor_comes_back_with_the_tx_layout(tmp_path: Path) -> Non
     assert type(back) is QDMADescriptor
     assert raw(back) == raw(rx)
     assert back.as_rx().sptag == 3
+
+
+def test_rx_tag_class_names_the_source_port(tmp_path: Path) -> None:
+    from scapy.utils import rdpcap, wrpcap
+
+    from esplab.layers.dsa import MTKEtherRx
+
+    # airoha-dsa-xfrm.md 2.3: from port 3, untagged: DA SA 00 03 00 00 08 00 45 ...
+    frame = bytes.fromhex("020000000002" "020000000001" "00030000" "0800") + bytes(IP())
+    pkt = MTKEtherRx(frame)
+    assert pkt.src_port == 3 and pkt.reserved0 == 0 and pkt.reserved1 == 0
+    assert pkt.type == 0x0800 and IP in pkt
+    assert bytes(pkt) == frame
+    # Linux reads only bits 2:0 of byte 13 and drops the 4 bytes (2.3).
+    assert bytes(pkt.to_ether())[12:14] == b"\x08\x00"
+    # The RX class has its own link type, so a pcap reads back into it.
+    path = tmp_path / "rx.pcap"
+    wrpcap(str(path), [pkt])
+    back = rdpcap(str(path))[0]
+    assert isinstance(back, MTKEtherRx) and back.src_port == 3
+
+
+@given(st.binary(max_size=64))
+def test_rx_tag_class_dissects_any_bytes(data: bytes) -> None:
+    from esplab.layers.dsa import MTKEtherRx
+
+    pkt = MTKEtherRx(data)
+    assert bytes(pkt) == data

@@ -26,6 +26,7 @@ ALIASES = {
     "sa": "EIP93SARecord",
     "state": "EIP93StateRecord",
     "mtk": "MTKEther",
+    "mtk-rx": "MTKEtherRx",
     "qdma": "QDMADescriptor",
     "trailer": "ESPTrailer",
     "offload": "XfrmOffload",
