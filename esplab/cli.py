@@ -43,11 +43,7 @@ def _subcommand(name: str, argv: Sequence[str]) -> int:
     import importlib
 
     module_name, func_name, _ = SUBCOMMANDS[name]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError:
-        print(f"esplab: '{name}' is not available in this build", file=sys.stderr)
-        return EXIT_USAGE
+    module = importlib.import_module(module_name)
     result: int = getattr(module, func_name)(list(argv))
     return result
 
