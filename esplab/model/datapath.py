@@ -9,21 +9,19 @@ Airoha descriptor on lan ports), the wire, the peer's receive, XFRM input
 Every decision becomes a Stage with its reason and fidelity tag; a drop is a
 stage too, with the counter it bumped. Snapshots are bytes, taken only while
 tracing is on. Decision lines that format addresses are formatted when read
-(``LazyTextStage``); each hop parses the IP header once and passes it on.
+(``LazyTextStage``); each hop parses the IP header once and passes it on. What a
+walk carries is :class:`~esplab.model.walk.Walk`; path MTU is in :mod:`~esplab.model.pmtu`.
 """
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
 
 from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.journey import Captured, Fidelity, Journey, LazyTextStage, Stage
+from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import (
     ETH_P_8021AD,
     ETH_P_8021Q,
@@ -34,75 +32,28 @@ from esplab.model.l2 import (
 from esplab.model.netdev import NetDev
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
+from esplab.model.pmtu import too_big, tunnel_too_big
+from esplab.model.walk import (
+    IPPROTO_UDP,
+    SendOptions,
+    Walk,
+    addrs,
+    flow_key,
+    is_natt,
+    tapname,
+)
 from esplab.model.xfrm.objects import XfrmState
-from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
-    from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
 
 __all__ = ["Datapath", "SendOptions"]
 
 OFFLOADED = ("crypto", "packet")
 IPPROTO_ESP = 50
-IPPROTO_UDP = 17
 MAX_HOPS = 8
 
 _NO_OFFLOAD = OffloadVerdict("sw", "no offload requested", "C")
-
-
-@dataclass(frozen=True)
-class SendOptions:
-    """Pins for bit-exact reproduction: the ESP sequence number and IV of this packet."""
-
-    seq: int | None = None
-    iv: bytes | None = None
-
-
-class _Walk:
-    """One journey being walked (keeps the hot path free of repeated lookups)."""
-
-    __slots__ = ("journey", "lab", "opts", "secpath", "snap", "stages")
-
-    def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
-        self.lab = lab
-        self.journey = journey
-        self.stages = journey.stages
-        self.opts = opts
-        self.snap = lab.settings.tracing
-        # The states that decrypted the packet on the current node (the skb's secpath).
-        self.secpath: list[XfrmState] = []
-
-    def add(self, stage: Stage) -> Stage:
-        stages = self.stages
-        stages.append(stage)
-        if not self.snap:
-            stage.data = None
-        elif stage.data is not None:
-            self.lab.captures.add(
-                Captured(self.journey.id, len(stages) - 1, stage.tap, stage.kind,
-                         stage.data, {"decision": stage.decision, **stage.meta})
-            )
-        return stage
-
-    def extend(self, stages: Iterable[Stage]) -> None:
-        add = self.add
-        for stage in stages:
-            add(stage)
-
-    def extend_later(self, build: Callable[[], list[Stage]]) -> None:
-        """The stages ``build()`` returns (fixed by now): built at once while tracing, so
-        their snapshots are captured, else when the journey's stages are first read."""
-        if self.snap:
-            self.extend(build())
-        else:
-            self.journey.extend_later(build, keep_data=False)
-
-    def drop(self, tap: str, device: str, reason: str, counter: str | None, why: str,
-             fidelity: Fidelity = "C", data: bytes | None = None) -> None:
-        self.add(Stage(tap, device, f"drop: {reason}", why=why, fidelity=fidelity,
-                       counters={counter: 1} if counter else {}, data=data, drop=reason))
-        self.journey.verdict = f"dropped at {tap}: {reason}"
 
 
 class Datapath:
@@ -124,7 +75,7 @@ class Datapath:
                                   hint=f"ip link set {dev} up")
         lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
-        walk = _Walk(lab, journey, opts or SendOptions())
+        walk = Walk(lab, journey, opts or SendOptions())
         walk.add(Stage(f"{node}.out", node, f"{node} sends {len(packet)} bytes",
                        data=packet, kind="ip", meta={"len": len(packet)}))
         self._output(walk, src, packet, dev, hops=0)
@@ -143,7 +94,7 @@ class Datapath:
                               hint=f"ip link set {dev} up")
         self.lab.engine_snapshots(self.lab.settings.tracing)
         journey = self.lab.journeys.new(f"{node} {dev} (frame)")
-        walk = _Walk(self.lab, journey, SendOptions())
+        walk = Walk(self.lab, journey, SendOptions())
         walk.add(Stage(f"{node}.out", node, f"{node} sends a {len(frame)}-byte frame",
                        data=frame, kind="ether"))
         self._xmit(walk, src, dev, frame, 0, f"xmit {len(frame)} bytes as given")
@@ -158,13 +109,13 @@ class Datapath:
         if peer is None:
             journey.verdict = f"sent out {dev} (nothing connected)"
             return
-        walk = _Walk(self.lab, journey, SendOptions())
+        walk = Walk(self.lab, journey, SendOptions())
         self._receive(walk, self.lab.node(peer[0]), peer[1], frame, 1)
         if not journey.verdict:
             journey.verdict = "no verdict"
 
     # -- IP output ---------------------------------------------------------
-    def _output(self, walk: _Walk, node: Node, packet: bytes, bound: str | None,
+    def _output(self, walk: Walk, node: Node, packet: bytes, bound: str | None,
                 hops: int) -> None:
         name = node.name
         try:
@@ -172,7 +123,7 @@ class Datapath:
         except Exception as exc:
             walk.drop(f"{name}.out", name, "not an IP packet", None, str(exc))
             return
-        src, dst = _addrs(packet)
+        src, dst = addrs(packet)
         route = node.route(dst)
         if route is None:
             walk.drop(f"{name}.route", name, f"no route to {dst}", None,
@@ -186,7 +137,7 @@ class Datapath:
                                f"longest-prefix match: {node.route_text(route)}", "C", None,
                                None, args=(dst, nexthop, dev_name) if via else (dst, dev_name)))
         # XFRM output: policy, state, datapath.
-        decision = node.xfrm.resolve_output_key(_flow_key(info, packet, src, dst, dev_name))
+        decision = node.xfrm.resolve_output_key(flow_key(info, packet, src, dst, dev_name))
         if decision.verdict == "bypass":
             walk.add(Stage(f"{name}.xfrm.policy(out)", name, "no policy: plain IP",
                            "no outbound policy matches this flow", "C"))
@@ -226,7 +177,7 @@ class Datapath:
             dev_name, nexthop = route.dev, route.via or tun_dst
         self._transmit(walk, node, dev_name, nexthop, packet, hops)
 
-    def _esp_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
+    def _esp_output(self, walk: Walk, node: Node, state: XfrmState, packet: bytes,
                     dev_name: str, info: IpInfo | None = None) -> bytes | None:
         """Protect ``packet`` with ``state`` on the datapath the state selects
         (``info``: its parsed header, when the caller has it)."""
@@ -239,7 +190,7 @@ class Datapath:
                                      "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)")
         runtime = self.lab.sa_runtime(node.name)
         sa = runtime.get(state)
-        if state.mode == "tunnel" and self._tunnel_too_big(walk, node, state, sa, packet,
+        if state.mode == "tunnel" and tunnel_too_big(self, walk, node, state, sa, packet,
                                                            dev_name, info):
             return None
         if state.offload is not None:
@@ -296,16 +247,16 @@ class Datapath:
         return out
 
     # -- L2 and the wire ---------------------------------------------------------
-    def _transmit(self, walk: _Walk, node: Node, dev_name: str, nexthop: object,
+    def _transmit(self, walk: Walk, node: Node, dev_name: str, nexthop: object,
                   packet: bytes, hops: int) -> None:
         dev = node.dev(dev_name)
         if not dev.up:
             dev.counters.tx_dropped += 1
-            walk.drop(f"{_tapname(node, dev_name)}.tx", dev_name, "device is down", "tx_dropped",
+            walk.drop(f"{tapname(node, dev_name)}.tx", dev_name, "device is down", "tx_dropped",
                       f"{dev_name} is administratively down")
             return
         if len(packet) > dev.mtu:
-            self._too_big(walk, node, dev_name, packet, dev.mtu)
+            too_big(self, walk, node, dev_name, packet, dev.mtu)
             return
         neigh = node.lookup_neigh(nexthop, dev_name)  # type: ignore[arg-type]
         if neigh is None:
@@ -317,7 +268,7 @@ class Datapath:
         self._xmit(walk, node, dev_name, frame, hops, f"xmit {len(frame)} bytes to {neigh.mac}",
                    dev)
 
-    def _xmit(self, walk: _Walk, node: Node, dev_name: str, frame: bytes, hops: int,
+    def _xmit(self, walk: Walk, node: Node, dev_name: str, frame: bytes, hops: int,
               decision: str, dev: NetDev | None = None) -> None:
         """A frame leaves ``dev_name`` (``dev``, when the caller has it): counters, the
         DSA tagger on user ports, the wire."""
@@ -326,7 +277,7 @@ class Datapath:
         counters = dev.counters
         counters.tx_packets += 1
         counters.tx_bytes += len(frame)
-        tname = _tapname(node, dev_name)
+        tname = tapname(node, dev_name)
         walk.add(Stage(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1}))
         if dev.kind == "dsa-user" and dev.switch_port is not None:
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
@@ -339,26 +290,7 @@ class Datapath:
             return
         self._receive(walk, self.lab.node(peer[0]), peer[1], frame, hops + 1)
 
-    def _too_big(self, walk: _Walk, node: Node, dev_name: str, packet: bytes, mtu: int) -> None:
-        v6 = packet[0] >> 4 == 6
-        df = v6 or bool(struct.unpack("!H", packet[6:8])[0] & 0x4000)
-        what = "packet too big" if v6 else "fragmentation needed"
-        if df:
-            icmp = _icmp_too_big(node, dev_name, packet, mtu)
-            walk.drop(f"{node.name}.pmtu", node.name, f"{len(packet)} > mtu {mtu}: ICMP {what}",
-                      "OutFragFails" if not v6 else "Ip6OutFragFails",
-                      f"the packet does not fit {dev_name} and may not be fragmented, so the "
-                      f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
-                      "snapshot is that ICMP message", data=icmp)
-            src = _addrs(packet)[0]
-            if icmp is not None and not node.owns(src):
-                # A forwarded packet: the ICMP error travels back as a journey of its own.
-                self.send(node.name, None, icmp)
-        else:
-            walk.drop(f"{node.name}.pmtu", node.name, f"{len(packet)} > mtu {mtu}",
-                      "OutFragFails", "IPv4 fragmentation is not modelled in this lab", "M")
-
-    def _receive(self, walk: _Walk, node: Node, dev_name: str, frame: bytes, hops: int) -> None:
+    def _receive(self, walk: Walk, node: Node, dev_name: str, frame: bytes, hops: int) -> None:
         dev = node.dev(dev_name)
         if dev.kind == "dsa-user" and dev.switch_port is not None:
             walk.add(Stage(f"{dev_name}.wire", dev_name, "frame enters switch port "
@@ -366,7 +298,7 @@ class Datapath:
             walk.extend(dsa_rx_stages(frame, dev.switch_port, dev_name, walk.snap))
         if not dev.up:
             dev.counters.rx_dropped += 1
-            walk.drop(f"{_tapname(node, dev_name)}.rx", dev_name, "device is down", "rx_dropped",
+            walk.drop(f"{tapname(node, dev_name)}.rx", dev_name, "device is down", "rx_dropped",
                       f"{node.name} {dev_name} is down")
             return
         counters = dev.counters
@@ -381,32 +313,32 @@ class Datapath:
         if etype in (ETH_P_8021Q, ETH_P_8021AD):
             vid = int.from_bytes(frame[14:16], "big") & 0x0FFF
             dev.counters.rx_dropped += 1
-            walk.drop(f"{_tapname(node, dev_name)}.rx", dev_name,
+            walk.drop(f"{tapname(node, dev_name)}.rx", dev_name,
                       f"VLAN {vid} frame, no {dev_name}.{vid} device", "rx_dropped",
                       "a tagged frame for a VLAN the node has no device for is dropped "
                       "(no VLAN devices are modelled)", "D", data=frame)
             return
         packet = frame[14:]
-        walk.add(Stage(f"{_tapname(node, dev_name)}.rx", dev_name,
+        walk.add(Stage(f"{tapname(node, dev_name)}.rx", dev_name,
                        f"{node.name} {dev_name} receives {len(frame)} bytes", "", "C",
                        {"rx_packets": 1}, packet if walk.snap else None))
         self._input(walk, node, dev_name, packet, hops)
 
     # -- IP input ----------------------------------------------------------------
-    def _input(self, walk: _Walk, node: Node, dev_name: str, packet: bytes, hops: int) -> None:
+    def _input(self, walk: Walk, node: Node, dev_name: str, packet: bytes, hops: int) -> None:
         if hops > MAX_HOPS:
             walk.drop(f"{node.name}.route", node.name, "too many hops", None, "routing loop")
             return
         info = parse_ip(packet)
-        src, dst = _addrs(packet)
+        src, dst = addrs(packet)
         walk.secpath = []
-        if (info.proto == IPPROTO_ESP or _is_natt(info, packet)) and node.owns(dst):
+        if (info.proto == IPPROTO_ESP or is_natt(info, packet)) and node.owns(dst):
             inner = self._esp_input(walk, node, dev_name, packet, info, dst)
             if inner is None:
                 return
             packet = inner
             info = parse_ip(packet)
-            src, dst = _addrs(packet)
+            src, dst = addrs(packet)
         local = node.owns(dst)
         if not self._policy_check(walk, node, dev_name, packet, info, local, src, dst):
             return
@@ -427,7 +359,7 @@ class Datapath:
         self._output(walk, node, packet, None, hops)
 
     # -- IPsec input and the engine ------------------------------------------------
-    def _esp_input(self, walk: _Walk, node: Node, dev_name: str, packet: bytes,
+    def _esp_input(self, walk: Walk, node: Node, dev_name: str, packet: bytes,
                    info: IpInfo, dst: IPv4Address | IPv6Address) -> bytes | None:
         """XFRM input for an ESP packet addressed to ``node`` (at ``dst``): the inner
         packet or None."""
@@ -452,14 +384,14 @@ class Datapath:
             walk.secpath.append(state)
         return inner
 
-    def _policy_check(self, walk: _Walk, node: Node, dev_name: str, packet: bytes,
+    def _policy_check(self, walk: Walk, node: Node, dev_name: str, packet: bytes,
                       info: IpInfo, local: bool, src: IPv4Address | IPv6Address,
                       dst: IPv4Address | IPv6Address) -> bool:
         """``__xfrm_policy_check``: the inbound (or forward) policy must be satisfied by
         the states that decrypted the packet (airoha-dsa-xfrm.md 3.2, 3.8) [C]."""
         direction: Literal["in", "fwd"] = "in" if local else "fwd"
         policy = node.xfrm.lookup_policy_key(
-            _flow_key(info, packet, src, dst, dev_name), direction)
+            flow_key(info, packet, src, dst, dev_name), direction)
         if policy is None:
             return True  # no policy: the default is to allow
         tap = f"{node.name}.xfrm.policy({direction})"
@@ -489,7 +421,7 @@ class Datapath:
     def _use_engine_aead(self, node: Node) -> bool:
         return node.role == "ap" and self.lab.settings.crypto_provider == "eip93"
 
-    def _sw_input(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes
+    def _sw_input(self, walk: Walk, node: Node, state: XfrmState, packet: bytes
                   ) -> bytes | None:
         if self._use_engine_aead(node):
             from esplab.model.engine_path import SW_INPUT, aead_input
@@ -516,37 +448,7 @@ class Datapath:
             args=(state.spi, res.seq, res.next_header, res.pad_len)))
         return res.packet
 
-    def _tunnel_too_big(self, walk: _Walk, node: Node, state: XfrmState, sa: EspSA,
-                        packet: bytes, dev_name: str, info: IpInfo | None) -> bool:
-        """The xfrm tunnel size check (airoha-dsa-xfrm.md 3.4 check 5, 3.7) [C]: a DF (or
-        IPv6) inner packet whose ESP packet would not fit the device gets ICMP with the
-        MTU less the ESP overhead, and is refused: -EMSGSIZE, XfrmOutStateModeError on
-        the software path (crypto offload of an over-size packet takes it too),
-        XfrmOutError under packet offload (no software fallback)."""
-        if info is None:
-            info = parse_ip(packet)
-        if not (packet[0] >> 4 == 6 or info.df):
-            return False
-        out_dev = node.dev(dev_name)
-        outer = (20 if state.dst.version == 4 else 40) + (8 if state.encap is not None else 0)
-        size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
-        if size <= out_dev.mtu:
-            return False
-        mtu = out_dev.mtu - (size - len(packet))
-        packet_offload = state.offload is not None and state.offload.type == "packet"
-        counter = "XfrmOutError" if packet_offload else "XfrmOutStateModeError"
-        node.xfrm.mib.bump(counter)
-        icmp = _icmp_too_big(node, dev_name, packet, mtu)
-        walk.drop(f"{node.name}.xfrm.state", node.name,
-                  f"ESP packet of {size} bytes > mtu {out_dev.mtu}: ICMP with mtu {mtu}",
-                  counter, "tunnel mode: the inner packet may not be fragmented, so its sender "
-                  f"learns the path MTU less the ESP overhead ({size - len(packet)} bytes); "
-                  "the snapshot is that ICMP message", data=icmp)
-        if icmp is not None and not node.owns(_addrs(packet)[0]):
-            self.send(node.name, None, icmp)  # a forwarded packet: back to its sender
-        return True
-
-    def _offload_output(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
+    def _offload_output(self, walk: Walk, node: Node, state: XfrmState, packet: bytes,
                         dev_name: str, datapath: str, info: IpInfo | None = None
                         ) -> bytes | None:
         from esplab.model.engine_path import engine_output
@@ -559,7 +461,7 @@ class Datapath:
                       "the ESP output refused this packet")
             return None
 
-    def _offload_input(self, walk: _Walk, node: Node, state: XfrmState, packet: bytes,
+    def _offload_input(self, walk: Walk, node: Node, state: XfrmState, packet: bytes,
                        dev_name: str) -> bytes | None:
         from esplab.model.engine_path import SW_INPUT, engine_input
 
@@ -567,73 +469,3 @@ class Datapath:
         if inner is SW_INPUT:
             return self._sw_input(walk, node, state, packet)
         return inner if isinstance(inner, bytes) else None
-
-
-def _icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None:
-    """ICMP fragmentation needed (IPv4) or packet too big (IPv6) for ``packet``."""
-    from scapy.layers.inet import ICMP, IP
-    from scapy.layers.inet6 import ICMPv6PacketTooBig, IPv6
-    from scapy.packet import Packet, Raw
-
-    v6 = packet[0] >> 4 == 6
-    # The source is the node's address on the way back to the sender (icmp_send).
-    back = node.route(_addrs(packet)[0])
-    src = (back.src or node.source_for(back.dev, 6 if v6 else 4)) if back else None
-    if src is None:
-        src = node.source_for(dev, 6 if v6 else 4)
-    if src is None:
-        return None
-    dst = str(_addrs(packet)[0])
-    if v6:
-        head6: Packet = IPv6(src=str(src), dst=dst)
-        return bytes(head6 / ICMPv6PacketTooBig(mtu=mtu) / Raw(packet[: 1280 - 48]))
-    hlen = (packet[0] & 0x0F) * 4
-    head4: Packet = IP(src=str(src), dst=dst)
-    return bytes(head4 / ICMP(type=3, code=4, nexthopmtu=mtu) / Raw(packet[: hlen + 8]))
-
-
-def _tapname(node: Node, dev: str) -> str:
-    """Tap prefix of a device: the ap's devices by name, a peer's by its node."""
-    return dev if node.role == "ap" else node.name
-
-
-# Address objects by their packed bytes: a walk meets the same few addresses again
-# and again, and the objects are immutable.
-_ADDRS: dict[bytes, IPv4Address | IPv6Address] = {}
-_ADDRS_MAX = 4096
-
-
-def _addr(raw: bytes) -> IPv4Address | IPv6Address:
-    addr = _ADDRS.get(raw)
-    if addr is None:
-        if len(_ADDRS) >= _ADDRS_MAX:
-            _ADDRS.clear()
-        addr = _ADDRS[raw] = IPv4Address(raw) if len(raw) == 4 else IPv6Address(raw)
-    return addr
-
-
-def _addrs(packet: bytes) -> tuple[IPv4Address | IPv6Address, IPv4Address | IPv6Address]:
-    """Source and destination of an IPv4/IPv6 header (already checked by parse_ip)."""
-    if packet[0] >> 4 == 6:
-        return _addr(packet[8:24]), _addr(packet[24:40])
-    return _addr(packet[12:16]), _addr(packet[16:20])
-
-
-def _flow_key(info: IpInfo, packet: bytes, src: IPv4Address | IPv6Address,
-              dst: IPv4Address | IPv6Address, dev: str) -> FlowKey:
-    """What a policy lookup needs of ``packet``: ``Flow(*key)`` is its flow."""
-    off = info.hlen
-    if info.proto in (6, 17) and len(packet) >= off + 4:
-        return (src, dst, info.proto, int.from_bytes(packet[off : off + 2], "big"),
-                int.from_bytes(packet[off + 2 : off + 4], "big"), dev)
-    return (src, dst, info.proto, 0, 0, dev)
-
-
-
-def _is_natt(info: IpInfo, packet: bytes) -> bool:
-    """UDP 4500 with a non-zero marker: ESP in UDP (RFC 3948 2.2)."""
-    if info.proto != IPPROTO_UDP:
-        return False
-    off = info.hlen
-    return (len(packet) >= off + 12 and packet[off + 2 : off + 4] == b"\x11\x94"
-            and packet[off + 8 : off + 12] != b"\x00\x00\x00\x00")

@@ -1,0 +1,162 @@
+"""What a walk carries from stage to stage, and the small helpers every hop uses.
+
+:class:`Walk` is one journey being walked: the lab, the journey and its stage list,
+the send options (pinned sequence number and IV) and the skb's secpath. ``add``
+records a stage and, while tracing is on, captures its snapshot at the stage's tap.
+The helpers read addresses and flow keys from raw headers (parsed once per hop by
+``parse_ip``) and build the ICMP errors of path MTU discovery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv6Address
+from typing import TYPE_CHECKING
+
+from esplab.model.esp_ip import IpInfo
+from esplab.model.journey import Captured, Fidelity, Journey, Stage
+from esplab.model.xfrm.tables import FlowKey
+
+if TYPE_CHECKING:
+    from esplab.model.lab import Lab
+    from esplab.model.node import Node
+    from esplab.model.xfrm.objects import XfrmState
+
+__all__ = [
+    "IPPROTO_UDP",
+    "SendOptions",
+    "Walk",
+    "addr",
+    "addrs",
+    "flow_key",
+    "icmp_too_big",
+    "is_natt",
+    "tapname",
+]
+
+IPPROTO_UDP = 17
+
+
+@dataclass(frozen=True)
+class SendOptions:
+    """Pins for bit-exact reproduction: the ESP sequence number and IV of this packet."""
+
+    seq: int | None = None
+    iv: bytes | None = None
+
+
+class Walk:
+    """One journey being walked (keeps the hot path free of repeated lookups)."""
+
+    __slots__ = ("journey", "lab", "opts", "secpath", "snap", "stages")
+
+    def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
+        self.lab = lab
+        self.journey = journey
+        self.stages = journey.stages
+        self.opts = opts
+        self.snap = lab.settings.tracing
+        # The states that decrypted the packet on the current node (the skb's secpath).
+        self.secpath: list[XfrmState] = []
+
+    def add(self, stage: Stage) -> Stage:
+        stages = self.stages
+        stages.append(stage)
+        if not self.snap:
+            stage.data = None
+        elif stage.data is not None:
+            self.lab.captures.add(
+                Captured(self.journey.id, len(stages) - 1, stage.tap, stage.kind,
+                         stage.data, {"decision": stage.decision, **stage.meta})
+            )
+        return stage
+
+    def extend(self, stages: Iterable[Stage]) -> None:
+        add = self.add
+        for stage in stages:
+            add(stage)
+
+    def extend_later(self, build: Callable[[], list[Stage]]) -> None:
+        """The stages ``build()`` returns (fixed by now): built at once while tracing, so
+        their snapshots are captured, else when the journey's stages are first read."""
+        if self.snap:
+            self.extend(build())
+        else:
+            self.journey.extend_later(build, keep_data=False)
+
+    def drop(self, tap: str, device: str, reason: str, counter: str | None, why: str,
+             fidelity: Fidelity = "C", data: bytes | None = None) -> None:
+        self.add(Stage(tap, device, f"drop: {reason}", why=why, fidelity=fidelity,
+                       counters={counter: 1} if counter else {}, data=data, drop=reason))
+        self.journey.verdict = f"dropped at {tap}: {reason}"
+
+
+def icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None:
+    """ICMP fragmentation needed (IPv4) or packet too big (IPv6) for ``packet``."""
+    from scapy.layers.inet import ICMP, IP
+    from scapy.layers.inet6 import ICMPv6PacketTooBig, IPv6
+    from scapy.packet import Packet, Raw
+
+    v6 = packet[0] >> 4 == 6
+    # The source is the node's address on the way back to the sender (icmp_send).
+    back = node.route(addrs(packet)[0])
+    src = (back.src or node.source_for(back.dev, 6 if v6 else 4)) if back else None
+    if src is None:
+        src = node.source_for(dev, 6 if v6 else 4)
+    if src is None:
+        return None
+    dst = str(addrs(packet)[0])
+    if v6:
+        head6: Packet = IPv6(src=str(src), dst=dst)
+        return bytes(head6 / ICMPv6PacketTooBig(mtu=mtu) / Raw(packet[: 1280 - 48]))
+    hlen = (packet[0] & 0x0F) * 4
+    head4: Packet = IP(src=str(src), dst=dst)
+    return bytes(head4 / ICMP(type=3, code=4, nexthopmtu=mtu) / Raw(packet[: hlen + 8]))
+
+
+def tapname(node: Node, dev: str) -> str:
+    """Tap prefix of a device: the ap's devices by name, a peer's by its node."""
+    return dev if node.role == "ap" else node.name
+
+
+# Address objects by their packed bytes: a walk meets the same few addresses again
+# and again, and the objects are immutable.
+_ADDRS: dict[bytes, IPv4Address | IPv6Address] = {}
+_ADDRS_MAX = 4096
+
+
+def addr(raw: bytes) -> IPv4Address | IPv6Address:
+    addr = _ADDRS.get(raw)
+    if addr is None:
+        if len(_ADDRS) >= _ADDRS_MAX:
+            _ADDRS.clear()
+        addr = _ADDRS[raw] = IPv4Address(raw) if len(raw) == 4 else IPv6Address(raw)
+    return addr
+
+
+def addrs(packet: bytes) -> tuple[IPv4Address | IPv6Address, IPv4Address | IPv6Address]:
+    """Source and destination of an IPv4/IPv6 header (already checked by parse_ip)."""
+    if packet[0] >> 4 == 6:
+        return addr(packet[8:24]), addr(packet[24:40])
+    return addr(packet[12:16]), addr(packet[16:20])
+
+
+def flow_key(info: IpInfo, packet: bytes, src: IPv4Address | IPv6Address,
+              dst: IPv4Address | IPv6Address, dev: str) -> FlowKey:
+    """What a policy lookup needs of ``packet``: ``Flow(*key)`` is its flow."""
+    off = info.hlen
+    if info.proto in (6, 17) and len(packet) >= off + 4:
+        return (src, dst, info.proto, int.from_bytes(packet[off : off + 2], "big"),
+                int.from_bytes(packet[off + 2 : off + 4], "big"), dev)
+    return (src, dst, info.proto, 0, 0, dev)
+
+
+
+def is_natt(info: IpInfo, packet: bytes) -> bool:
+    """UDP 4500 with a non-zero marker: ESP in UDP (RFC 3948 2.2)."""
+    if info.proto != IPPROTO_UDP:
+        return False
+    off = info.hlen
+    return (len(packet) >= off + 12 and packet[off + 2 : off + 4] == b"\x11\x94"
+            and packet[off + 8 : off + 12] != b"\x00\x00\x00\x00")
