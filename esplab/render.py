@@ -5,7 +5,7 @@ Colour follows rich's own rules, so ``NO_COLOR`` and dumb terminals are honoured
 by the Console, and widths adapt to it: hexdumps show 16 bytes a row, or 8 or 4
 on narrow terminals.
 
-Hexdumps colour each byte by the field it belongs to (``esplab.diff.field_spans``):
+Hexdumps colour each byte by the field it belongs to (``esplab.spans.field_spans``):
 bytes with a role (ESP header, IV, payload, padding, pad length, next header, ICV,
 MTK tag) have one style wherever they appear, other fields take their layer's
 colour from the tree. A legend names every field with its offset, so the dump
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from scapy.packet import Packet
 
     from esplab.commands.handlers.diff import ByteView, DiffResult
-    from esplab.diff import EspLayout, FieldSpan
+    from esplab.spans import EspLayout, FieldSpan
 
 __all__ = [
     "DIFF_LEFT_STYLE",
@@ -63,7 +63,7 @@ __all__ = [
 
 # One style per layer depth, cycled; the hexdump uses the same colours as the tree.
 LAYER_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
-# Bytes with a meaning of their own look the same in every dump (esplab.diff.ROLES).
+# Bytes with a meaning of their own look the same in every dump (esplab.spans.ROLES).
 ROLE_STYLES = {
     "esp-header": "bold magenta",
     "iv": "bold yellow",
@@ -217,7 +217,7 @@ class HexView:
 
 def packet_spans(packet: Packet, esp: EspLayout | None = None) -> list[FieldSpan]:
     """Field spans of a packet; an empty list when its fields cannot be mapped."""
-    from esplab.diff import field_spans
+    from esplab.spans import field_spans
 
     try:
         return field_spans(packet, esp)
@@ -241,7 +241,7 @@ def _trailer_branch(tree: Tree, esp: dict[str, Any]) -> None:
 
 
 def _render_packet(result: PacketResult) -> RenderableType:
-    from esplab.diff import EspLayout
+    from esplab.spans import EspLayout
 
     if result.packet is None:
         return Text(result.summary)
