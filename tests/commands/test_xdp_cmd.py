@@ -9,7 +9,8 @@ import pytest
 from rich.console import Console
 
 from esplab.commands.complete import candidates
-from esplab.commands.handlers.xdp import COMMANDS
+from esplab.commands.handlers import xdp as xdp_commands
+from esplab.commands.handlers import xsk as xsk_commands
 from esplab.commands.result import (
     ErrorResult,
     JourneyResult,
@@ -19,6 +20,7 @@ from esplab.commands.result import (
 )
 from esplab.commands.session import Session, SessionOptions
 from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
+from esplab.lab import check, runner
 from esplab.layers.xdp import XDPDesc
 from esplab.model.xdp_lab import xdp_rx_hook
 from esplab.model.xdp_lab_xsk import tx_frame
@@ -28,12 +30,15 @@ LAB = Path(__file__).resolve().parents[2] / "labs" / "10-af-xdp-seed-table.yaml"
 
 
 def xdp_session(seed: int | None = None) -> Session:
-    """A session with the XDP commands (registered here until the default registry has them)."""
-    session = Session() if seed is None else Session(options=SessionOptions(seed=seed))
-    if "xdp" not in session.registry:
-        for command in COMMANDS:
-            session.registry.register(command)
-    return session
+    """A session (the default registry has the XDP commands: see test_default_registry)."""
+    return Session() if seed is None else Session(options=SessionOptions(seed=seed))
+
+
+def test_default_registry_has_xdp_xsk_and_xdpsock() -> None:
+    registry = Session().registry
+    assert {"xdp", "xsk", "xdpsock"} <= set(registry.names())
+    assert [c.name for c in (*xdp_commands.COMMANDS, *xsk_commands.COMMANDS)] == [
+        "xdp", "xdpsock", "xsk"]
 
 
 @pytest.fixture
@@ -292,14 +297,7 @@ def test_completion(session: Session) -> None:
 
 
 # ---- the lab file --------------------------------------------------------------------------
-def test_the_seed_table_lab_passes(monkeypatch: pytest.MonkeyPatch) -> None:
-    check = pytest.importorskip("esplab.lab.check")
-    runner = pytest.importorskip("esplab.lab.runner")
-    import esplab.commands.handlers as handlers
-
-    default = handlers.all_commands
-    if "xdp" not in {c.name for c in default()}:  # until the default registry has them
-        monkeypatch.setattr(handlers, "all_commands", lambda: [*default(), *COMMANDS])
+def test_the_seed_table_lab_passes() -> None:
     lab, errors = check.check_file(LAB)
     assert lab is not None, [str(e) for e in errors]
     report = runner.LabRun(lab).run_all()

@@ -21,6 +21,7 @@ def all_commands() -> list[Command]:
         settings,
         xdp,
         xfrm,
+        xsk,
     )
 
     return [
@@ -35,5 +36,6 @@ def all_commands() -> list[Command]:
         *eip93.COMMANDS,
         *compare.COMMANDS,
         *xdp.COMMANDS,
+        *xsk.COMMANDS,
         *lab.COMMANDS,
     ]
