@@ -7,6 +7,7 @@ import struct
 import pytest
 
 from esplab.errors import BadArgument, KernelError
+from esplab.layers.xdp import XDPDesc
 from esplab.model.xdp.consts import RingKind
 from esplab.model.xdp.rings import AddrRing, DescRing, XskDesc, mmap_offsets
 
@@ -144,10 +145,9 @@ def test_in_flight_entries_pack_little_endian() -> None:
 
 
 def test_in_flight_bytes_dissect_with_the_xdp_layer() -> None:
-    layer = pytest.importorskip("esplab.layers.xdp")
     ring = DescRing(RingKind.RX, 4)
     ring.produce([XskDesc(0x3100, 60)])
-    desc = layer.XDPDesc(ring.to_bytes())
+    desc = XDPDesc(ring.to_bytes())
     assert (desc.addr, desc.len, int(desc.options)) == (0x3100, 60, 0)
 
 
