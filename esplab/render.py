@@ -289,6 +289,8 @@ def _render_table(result: TableResult) -> RenderableType:
         table.add_column(column, overflow="fold")  # wrap long values, never cut them
     for row in result.rows:
         table.add_row(*row)
+    if not result.rows and result.summary:
+        return Group(table, Text(result.summary, style="dim"))  # say why it is empty
     return table
 
 
@@ -408,6 +410,8 @@ def _render_journey(result: JourneyResult) -> RenderableType:
     if result.explain:
         parts.append(Text("tags: C confirmed by a source, D derived, U uncertain (a labelled "
                           "choice), M modelled design", style="dim"))
+    if result.show_summary:
+        parts.append(Text(result.summary, style="bold"))
     return Group(*parts)
 
 

@@ -172,3 +172,27 @@ def test_identical_diff_and_plain_tables() -> None:
     assert same.identical and plain(render(same)).strip() == "a vs b: identical"
     table = TableResult(title="t", columns=("x",), rows=[("1",)])
     assert "│ 1 │" in plain(render(table))
+
+
+def test_an_empty_table_says_why_it_is_empty() -> None:
+    empty = TableResult(summary="ap: 0 XFRM counter(s) moved (--all shows every counter)",
+                        title="ap /proc/net/xfrm_stat", columns=("counter", "value"))
+    assert "0 XFRM counter(s) moved (--all shows every counter)" in plain(render(empty))
+    full = TableResult(summary="not shown", columns=("counter", "value"),
+                       rows=[("XfrmInNoStates", "1")])
+    out = plain(render(full))
+    assert "XfrmInNoStates" in out and "not shown" not in out
+
+
+def test_ping_and_send_count_show_their_summary_after_the_traces() -> None:
+    from esplab.commands.session import Session
+
+    s = Session()
+    out = plain(render(s.execute("ping 192.0.2.2 --count 2")), width=120)
+    assert out.rstrip().endswith("2 packets transmitted, 2 received, 0% packet loss")
+    out = plain(render(s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=5201) count 3')),
+                width=120)
+    assert out.rstrip().endswith("3 packets: 3 delivered; last journey 7: delivered to host")
+    one = plain(render(s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)')),
+                width=120)
+    assert "last journey" not in one  # one packet: the trace's title says it all

@@ -92,13 +92,16 @@ class HelpResult(Result):
 
 @dataclass
 class JourneyResult(Result):
-    """One or more journeys, shown as a trace; ``explain`` adds each stage's reason."""
+    """One or more journeys, shown as a trace; ``explain`` adds each stage's reason.
+    With ``show_summary`` the summary follows the traces (it says more than they do:
+    ``ping``'s statistics, how many of ``send ... count N`` were delivered)."""
 
     journeys: list[Journey] = field(default_factory=list)
     explain: bool = False
     only: str | None = None
     start: int = 0
     stop: int | None = None
+    show_summary: bool = False
 
 
 @dataclass

@@ -175,6 +175,7 @@ def _send(session: Session, inv: Invocation) -> Result:
     return JourneyResult(
         summary=summary,
         journeys=[last],
+        show_summary=req.count > 1,
         data={"journeys": [j.id for j in journeys], "delivered": delivered,
               "sent": req.count, **journey_data(last)},
     )
@@ -225,7 +226,7 @@ def _ping(session: Session, inv: Invocation) -> Result:
             received += back.delivered
     summary = f"{count} packets transmitted, {received} received, " \
               f"{100 * (count - received) // count}% packet loss"
-    return JourneyResult(summary=summary, journeys=journeys[-2:],
+    return JourneyResult(summary=summary, journeys=journeys[-2:], show_summary=True,
                          data={"transmitted": count, "received": received,
                                "journeys": [j.id for j in journeys]})
 
