@@ -106,6 +106,10 @@ def test_bad_operands(session: Session) -> None:
         session.execute('diff IP(dst="x") wan.wire#1')
     with pytest.raises(UsageError, match="diff needs B"):
         session.execute("diff wan.wire#1")
+    # Short digits read as hex, and an odd count is named along with what A and B may be.
+    with pytest.raises(NoSuchPacket, match=r"'1' is not a packet \(odd number of hex digits "
+                       r"\(1\)\); valid: TAP#N from capture list"):
+        session.execute("diff 1 2")
 
 
 def test_diff_leaves_the_lab_sas_alone(session: Session) -> None:

@@ -174,6 +174,10 @@ def test_ping_round_trip() -> None:
     ("line", "error", "fragment"),
     [
         ("send ap wna IP(dst='192.0.2.2')", NotFound, "did you mean wan?"),
+        ("send hots wan IP(dst='192.0.2.2')", NotFound,
+         "ap has no device 'hots' and no node is called that (nodes: ap, host, pc1"),
+        ("host send wan IP(dst='192.0.2.2')", NotFound,
+         "host has no device 'wan'; valid: eth0, dummy0"),
         ("send ap wan", BadArgument, "needs a packet"),
         ("send ap wan IP(dst='192.0.2.2') count 0", BadArgument, "count 0"),
         ("send ap wan IP(dst='192.0.2.2') iv zz", BadArgument, "iv 'zz' is not hex"),

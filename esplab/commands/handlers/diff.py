@@ -84,7 +84,12 @@ def _from_hex(text: str, like: Packet | None) -> Packet:
 
     from esplab.commands.hexinput import parse_hex
 
-    data = parse_hex(text)
+    try:
+        data = parse_hex(text)
+    except EsplabError as exc:  # read as hex, it is not: say what else an operand can be
+        raise NoSuchPacket(f"'{text}' is not a packet ({exc.what})",
+                           valid="TAP#N from capture list, a name from let, a packet "
+                           "expression, or whole hex bytes") from None
     if like is not None:
         cls: Any = like.__class__
     else:
@@ -126,8 +131,6 @@ def resolve_operand(session: Session, text: str) -> Operand | str:
             valid=[*session.named, *session.lab.captures.taps()] or
             "a name from let, TAP#N from capture list, a packet expression, or hex",
             value=text,
-            hint=None if session.named or session.lab.captures.known else
-            "A and B are TAP#N, names from let, packet expressions or hex",
         ) from None
 
 

@@ -31,16 +31,20 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
     """``send [NODE] DEV PACKET [count N] [seq N] [iv HEX]`` (NODE may also prefix the line)."""
     tokens = inv.tokens[1:]
     node = inv.node or session.lab.current
-    if tokens and tokens[0].value in session.lab.nodes and inv.node is None:
+    explicit = inv.node is not None
+    if tokens and tokens[0].value in session.lab.nodes and not explicit:
         node = tokens[0].value
         tokens = tokens[1:]
+        explicit = True
     devs = session.lab.node(node).devs
     if not tokens:
         raise BadArgument("send needs a device and a packet", valid=list(devs),
                           hint="e.g. send ap wan IP(dst=\"192.0.2.2\")/UDP(dport=5201)")
     dev = tokens[0].value
     if dev not in devs:
-        raise NotFound(f"{node} has no device '{dev}'", valid=list(devs), value=dev)
+        nodes = "" if explicit else f" and no node is called that (nodes: " \
+            f"{', '.join(session.lab.nodes)})"
+        raise NotFound(f"{node} has no device '{dev}'{nodes}", valid=list(devs), value=dev)
     tokens = tokens[1:]
     cut = next((i for i, t in enumerate(tokens) if t.value in _OPTIONS), len(tokens))
     expr_tokens, opt_tokens = tokens[:cut], tokens[cut:]
