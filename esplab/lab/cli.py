@@ -33,7 +33,14 @@ from rich.console import Console
 from rich.text import Text
 
 from esplab.lab.check import Lab, check_file
-from esplab.lab.report import failure_text, junit_xml, report_json, report_text, step_line
+from esplab.lab.report import (
+    failure_text,
+    junit_xml,
+    report_json,
+    report_text,
+    step_line,
+    totals_text,
+)
 from esplab.lab.runner import LabReport, LabRun, StepOutcome
 
 __all__ = ["expand", "main_check", "main_run", "quote", "run_lab"]
@@ -275,6 +282,8 @@ def main_run(argv: Sequence[str]) -> int:
             status = EXIT_USAGE
     if args.json:
         print(report_json(reports))
+    elif len(reports) > 1:
+        out.print(totals_text(reports))
     if status == EXIT_OK and not all(r.passed for r in reports):
         status = EXIT_FAILED
     return status

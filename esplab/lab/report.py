@@ -35,6 +35,7 @@ __all__ = [
     "report_json",
     "report_text",
     "step_line",
+    "totals_text",
 ]
 
 _STATUS = {"passed": ("ok  ", "green"), "failed": ("FAIL", "bold red"),
@@ -86,6 +87,17 @@ def report_text(report: LabReport, *, steps: bool = True) -> Group:
         tail += f"; captures in {report.pcap}"
     parts.append(Text(tail, style="green" if report.passed else "red"))
     return Group(*parts)
+
+
+def totals_text(reports: Sequence[LabReport]) -> Text:
+    """One line for a run of several labs: how many passed, and the failed ones by file."""
+    failed = [r.file for r in reports if not r.passed]
+    steps = sum(len(r.steps) for r in reports)
+    line = (f"{len(reports)} labs, {steps} steps: {len(reports) - len(failed)} passed, "
+            f"{len(failed)} failed")
+    if failed:
+        line += " (" + ", ".join(failed) + ")"
+    return Text(line, style="bold red" if failed else "bold green")
 
 
 def _step_dict(step: StepReport) -> dict[str, Any]:

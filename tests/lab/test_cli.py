@@ -92,6 +92,15 @@ def test_run_passing(passing: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "2 steps: 2 passed, 0 failed, 0 warnings, 0 skipped" in out
 
 
+def test_several_labs_end_with_a_total_that_names_the_failed(
+        passing: Path, failing: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main_run([str(passing), str(failing)]) == 1
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == f"2 labs, 5 steps: 1 passed, 1 failed ({failing})"
+    assert main_run([str(passing)]) == 0
+    assert "1 labs" not in capsys.readouterr().out  # one lab: its own line says it all
+
+
 def test_a_failing_step_reports_name_line_expected_and_actual(
         failing: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main_run([str(failing)]) == 1
