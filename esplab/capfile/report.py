@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich import box
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -39,7 +40,7 @@ def render_packets(rows: PacketRows) -> Table | None:
     else:
         shown = rows.first
         title = f"ESP packets: the first {len(shown)} of {rows.seen}, none with a problem"
-    table = Table(title=title, title_justify="left", expand=False)
+    table = _table(title)
     for name in ("Frame", "SPI", "Seq", "SA", "ICV", "Status", "Trailer", "Inner", "Notes"):
         short = name not in ("Trailer", "Inner", "Notes")
         table.add_column(
@@ -64,8 +65,16 @@ def render_packets(rows: PacketRows) -> Table | None:
     return table
 
 
+def _table(title: str, caption: str | None = None) -> Table:
+    """The look of every table here: no vertical rules and single gaps, so that on an
+    80-column terminal addresses and algorithm names keep room to stay whole."""
+    return Table(title=title, title_justify="left", caption=caption, caption_justify="left",
+                 expand=False, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                 collapse_padding=True)
+
+
 def _sa_table(results: Sequence[SaResult]) -> Table:
-    table = Table(title="SAs", title_justify="left")
+    table = _table("SAs")
     for name in ("SA", "SPI", "Src > Dst", "Algorithms", "Packets", "OK", "ICV bad", "Other"):
         table.add_column(name, overflow="fold", no_wrap=name in ("SA", "SPI", "OK"))
     for r in results:
@@ -99,12 +108,10 @@ def _sa_table(results: Sequence[SaResult]) -> Table:
 
 
 def _seq_table(results: Sequence[SaResult]) -> Table:
-    table = Table(
-        title="Sequence numbers",
-        title_justify="left",
+    table = _table(
+        "Sequence numbers",
         caption="Missing: never seen (late arrivals deducted); Dup: seen twice; Late: below "
         "the highest, first time; Old: left of the SA's replay window (the kernel drops it)",
-        caption_justify="left",
     )
     for name in ("SA", "First", "Highest", "Gaps", "Missing", "Dup", "Late", "Old", "ESN", "Notes"):
         table.add_column(name, overflow="fold", no_wrap=name not in ("ESN", "Notes"))

@@ -84,6 +84,22 @@ def test_human_output(tmp_path: Path, sa_path: Path, capsys: pytest.CaptureFixtu
     assert "every ESP packet (8) authenticated and decrypted" in out
 
 
+def test_human_output_keeps_addresses_whole_at_80_columns(
+    tmp_path: Path, sa_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    cap = good_capture(tmp_path)
+    code, out, _ = run(["decode", str(cap), "--sa-file", str(sa_path), "--no-color"], capsys)
+    assert code == 0
+    table = out[out.index("ESP packets (8)") : out.index("\nSAs")]
+    assert max(len(line) for line in table.splitlines()) <= 80
+    # Every address and algorithm name stays on one line (none is folded mid-word).
+    for word in ("10.0.0.1:1234", "10.0.0.2:5678", "0x00001000"):
+        assert word in table
+    assert "hmac(sha1)" in out[out.index("\nSAs") :]
+
+
 def test_rows_show_the_problems_when_there_are_many(
     tmp_path: Path, sa_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
