@@ -9,7 +9,7 @@ from scapy.utils import rdpcap
 
 from esplab.commands.result import PacketResult, TableResult, TextResult
 from esplab.commands.session import Session
-from esplab.errors import CaptureFileError, NoSuchPacket, NoSuchTap
+from esplab.errors import BadArgument, CaptureFileError, NoSuchPacket, NoSuchTap
 from esplab.layers import MTKEther, QDMADescriptor
 from tests.commands import seed
 
@@ -70,6 +70,10 @@ def test_export_errors_leave_captures(tmp_path: Path) -> None:
         s.execute(f"capture export {tmp_path}/no/such/dir.pcapng")
     with pytest.raises(NoSuchTap):
         s.execute(f"capture export {tmp_path}/x.pcapng nope.tap")
+    # The tap first and the file last, as tcpdump users may type it: the order is shown.
+    with pytest.raises(BadArgument, match=r"'wan\.wire' is a tap, and the file comes first; "
+                       rf"try: capture export {tmp_path}/x\.pcapng wan\.wire"):
+        s.execute(f"capture export wan.wire {tmp_path}/x.pcapng")
     assert not (tmp_path / "x.pcapng").exists()
     assert s.lab.captures.counts()["wan.wire"] == 1
 

@@ -108,6 +108,10 @@ def _export(session: Session, words: list[str]) -> Result:
     if not words:
         raise BadArgument("capture export needs a file name", hint="capture export run.pcapng")
     path, taps = Path(words[0]), words[1:]
+    known = session.lab.captures.known
+    if words[0] in known and taps and taps[-1] not in known:
+        raise BadArgument(f"'{words[0]}' is a tap, and the file comes first",
+                          hint=f"try: capture export {taps[-1]} {' '.join([words[0], *taps[:-1]])}")
     for tap in taps:
         session.lab.captures.get(tap)  # unknown taps fail before anything is written
     records = capture_records(session, taps)
