@@ -26,7 +26,7 @@ from esplab.model.engine.params import (
     fail,
 )
 
-__all__ = ["basic", "tag_words"]
+__all__ = ["basic", "cipher_job", "tag_words"]
 
 
 def tag_words(alg: str, digest: bytes) -> bytes:
@@ -112,7 +112,6 @@ def basic(
         return fail(BLOCK_SIZE_ERR, f"{len(body)} bytes to {'de' if p.direction else 'en'}crypt "
                     f"are not whole {p.block}-byte blocks")
     hashing = p.opcode == 1 and p.alg is not None
-    choices: tuple[str, ...] = ("basic-tag-format",) if hashing else ()
     if p.direction:
         if hashing:
             expected = p.mac(resume, header + body, state)[: p.icv_len]
@@ -120,9 +119,8 @@ def basic(
                 return Job(status=AUTH_ERR, fidelity="U", choices=("auth-error-alone",),
                            detail=f"tag mismatch: got {tag_in.hex()}, computed {expected.hex()}")
         out, chain = _crypt(p, iv, body, encrypt=False)
-        return Job(out=(header if p.copy_header else b"") + out, state=_with_iv(state, p, chain),
-                   detail="{}: {} header + {} bytes", args=(p, len(header), len(body)),
-                   choices=choices)
+        return cipher_job(p, len(header), len(body), (header if p.copy_header else b"") + out,
+                          _with_iv(state, p, chain), None)
     engine = p.engine
     if engine is not None and p.cipher_mode == 1:  # _crypt for CBC
         out = engine.cbc_encrypt(iv, body)
@@ -133,10 +131,24 @@ def basic(
     if hashing and p.copy_digest:
         assert p.alg is not None
         tag = tag_words(p.alg, p.mac(resume, header + out, state))[: p.icv_len]
-    return Job(out=(header if p.copy_header else b"") + out + tag,
-               state=_with_iv(state, p, chain), choices=choices,
-               detail="{}: {} header + {} bytes + {}-byte tag",
-               args=(p, len(header), len(body), len(tag)))
+    return cipher_job(p, len(header), len(body), (header if p.copy_header else b"") + out + tag,
+                      _with_iv(state, p, chain), len(tag))
+
+
+def cipher_job(p: SAParams, header: int, body: int, out: bytes, state: bytes | None,
+               tag: int | None) -> Job:
+    """The job of a successful cipher (opcode 0) or authenc (opcode 1) descriptor over
+    ``header`` hashed-only and ``body`` ciphered bytes; ``tag`` is the tag's length
+    on the encrypt side, None on the decrypt side."""
+    choices = _TAG_FORMAT if p.opcode == 1 and p.alg is not None else ()
+    if tag is None:
+        return Job(out=out, state=state, detail="{}: {} header + {} bytes",
+                   args=(p, header, body), choices=choices)
+    return Job(out=out, state=state, choices=choices,
+               detail="{}: {} header + {} bytes + {}-byte tag", args=(p, header, body, tag))
+
+
+_TAG_FORMAT = ("basic-tag-format",)
 
 
 def _hash(p: SAParams, ctrl: int, data: bytes, state: bytes | None, resume: HashResume) -> Job:

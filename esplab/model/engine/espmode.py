@@ -10,7 +10,6 @@ trailer, and reports the next header and pad count in the result.
 from __future__ import annotations
 
 import hmac
-from typing import Any
 
 from esplab.model.engine.algos import HashResume, Prng
 from esplab.model.engine.params import (
@@ -25,13 +24,23 @@ from esplab.model.engine.params import (
     fail,
 )
 
-__all__ = ["esp_inbound", "esp_iv_size", "esp_outbound", "pad_boundary", "pad_bytes"]
+__all__ = [
+    "esp_inbound",
+    "esp_iv_size",
+    "esp_outbound",
+    "inbound_job",
+    "outbound_job",
+    "pad_boundary",
+    "pad_bytes",
+]
 
 _U32 = 0xFFFFFFFF
 _MONOTONIC = bytes(range(1, 256))
 _CTR_ONE = b"\x00\x00\x00\x01"
 _OUT_CHOICES = ("esp-seq-pre-increment", "pad-boundary", "result-pad-count")
 _OUT_PRNG = (*_OUT_CHOICES, "iv-prng")
+_IN_CHOICES = ("replay-window", "result-pad-count")
+_IN_CHOICES_NO_HEADER = (*_IN_CHOICES, "inbound-no-copy-header")
 
 
 def esp_iv_size(p: SAParams) -> int:
@@ -113,9 +122,16 @@ def esp_outbound(
     esp = p.spi_bytes + seq.to_bytes(4, "big") + iv + cipher_text
     if p.alg is not None and p.copy_digest:
         esp += p.mac(resume, esp, state)[: p.icv_len]  # wire order (5.3)
+    return outbound_job(p, seq, length, pad, next_header, esp,
+                        _save_iv(p, state, chain) if p.save_iv else None, bool(prng_iv))
+
+
+def outbound_job(p: SAParams, seq: int, length: int, pad: int, next_header: int, esp: bytes,
+                 state: bytes | None, prng_iv: bool) -> Job:
+    """The job of a successful outbound packet: ``esp`` built from ``length`` payload bytes
+    and ``pad`` padding bytes, ``state`` the state record to write back (or None)."""
     return Job(
-        0, esp, next_header, pad, (0x6C, seq.to_bytes(4, "little")),
-        _save_iv(p, state, chain) if p.save_iv else None,
+        0, esp, next_header, pad, (0x6C, seq.to_bytes(4, "little")), state,
         "ESP out SPI {:#010x} seq {}: {} bytes + {} pad + 2 (next header {}), ICV {}",
         _OUT_PRNG if prng_iv else _OUT_CHOICES, "U" if prng_iv else "D",
         {"seq": seq, "pad": pad, "next_header": next_header},
@@ -193,29 +209,38 @@ def esp_inbound(
         plain = engine.cbc_decrypt(iv, cipher_text)
         chain = cipher_text[-p.block :]
     pad, next_header = plain[-2], plain[-1]
-    status = 0
-    detail = "ESP in SPI {:#010x} seq {}: next header {}, {} pad"
-    args: tuple[Any, ...] = (spi, seq, next_header, pad)
-    choices: tuple[str, ...] = ("replay-window", "result-pad-count")
     if pad + 2 > len(plain):
-        status, payload = PAD_ERR, b""
-        detail, args = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes", ()
+        payload = b""
+        detail = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes"
     else:
         payload = plain[: len(plain) - 2 - pad]
-        if plain[len(payload) : -2] != (_MONOTONIC[:pad] if p.pad_type == 0
+        if plain[len(payload) : -2] == (_MONOTONIC[:pad] if p.pad_type == 0
                                         else pad_bytes(p.pad_type, pad)):
-            status = PAD_ERR
-            found = plain[len(payload) : -2].hex()
-            detail, args = f"padding {found} is not what pad_type {p.pad_type} makes", ()
-    if status:
-        choices += ("pad-error-output", "pad-types")
+            out = (data[:head] if p.copy_header else b"") + payload
+            sa_write = (0x6C, _advance(seq, window)) if p.en_seqnum_chk else None
+            return inbound_job(p, spi, seq, out, next_header, pad, sa_write,
+                               _save_iv(p, state, chain))
+        found = plain[len(payload) : -2].hex()
+        detail = f"padding {found} is not what pad_type {p.pad_type} makes"
+    choices: tuple[str, ...] = ("replay-window", "result-pad-count", "pad-error-output",
+                                "pad-types")
     if not p.copy_header:
         choices += ("inbound-no-copy-header",)
-    out = (data[:head] if p.copy_header else b"") + payload
-    sa_write = (0x6C, _advance(seq, window)) if p.en_seqnum_chk and not status else None
     return Job(
-        status=status, out=out, pad_value=next_header, pad_count=pad, sa_write=sa_write,
-        state=_save_iv(p, state, chain), detail=detail, args=args, choices=choices,
-        fidelity="U" if status else "D",
+        status=PAD_ERR, out=(data[:head] if p.copy_header else b"") + payload,
+        pad_value=next_header, pad_count=pad, state=_save_iv(p, state, chain), detail=detail,
+        choices=choices, fidelity="U", meta={"seq": seq, "next_header": next_header, "pad": pad},
+    )
+
+
+def inbound_job(p: SAParams, spi: int, seq: int, out: bytes, next_header: int, pad: int,
+                sa_write: tuple[int, bytes] | None, state: bytes | None) -> Job:
+    """The job of a successful inbound packet: ``out`` for ``dst_addr``, the window words
+    (``sa_write``) and state record (``state``) to write back."""
+    return Job(
+        status=0, out=out, pad_value=next_header, pad_count=pad, sa_write=sa_write,
+        state=state, detail="ESP in SPI {:#010x} seq {}: next header {}, {} pad",
+        args=(spi, seq, next_header, pad),
+        choices=_IN_CHOICES if p.copy_header else _IN_CHOICES_NO_HEADER, fidelity="D",
         meta={"seq": seq, "next_header": next_header, "pad": pad},
     )
