@@ -36,7 +36,7 @@ from esplab.model.engine.params import (
 from esplab.model.engine.stages import LazyStage
 from esplab.model.journey import Stage
 
-__all__ = ["Engine", "EngineStats"]
+__all__ = ["Engine", "EngineStats", "job_stages"]
 
 _DESC = struct.Struct("<8I")
 _SA_CACHE_MAX = 4096
@@ -130,7 +130,7 @@ class Engine:
         else:
             st.succeeded += 1
             st.bytes_out += len(out)
-        return rwords, result, partial(_job_stages, (
+        return rwords, result, partial(job_stages, (
             self.node, self.snapshots, slot, cmd, result, words, length, out_len, job, p, level,
             record, state, body, self._shown or job))
 
@@ -195,7 +195,7 @@ class Engine:
         return job, p, 3, record, state, body
 
 
-def _job_stages(trace: tuple[Any, ...]) -> list[Stage]:
+def job_stages(trace: tuple[Any, ...]) -> list[Stage]:
     """One job's stages from what :meth:`Engine.run_command` captured when it ran:
     eip93.cdr, then eip93.sa, eip93.state, eip93.in and eip93.out as far as the job got,
     then eip93.rdr. ``ran`` is the job the input stages show (a failed write replaces

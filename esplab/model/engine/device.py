@@ -146,7 +146,15 @@ class EIP93Device:
         rings = self._rings
         assert rings is not None
         cdr, cdr_off, rdr, rdr_off, frees = rings
-        if frees != self.memory.frees or cdr_off or rdr_off:
+        if frees != self.memory.frees:  # memory was freed since: check the rings again
+            self._checked, self._rings = 0, None
+            try:
+                self._geometry()
+            except EngineError:
+                return None
+            assert self._rings is not None
+            cdr, cdr_off, rdr, rdr_off, frees = self._rings
+        if cdr_off or rdr_off:
             return None
         thresh = self._regs.get(R.RING_THRESH, 0)
         self.fast = (cdr.data, rdr.data, entries,

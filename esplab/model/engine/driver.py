@@ -29,6 +29,7 @@ from esplab.model.engine import regs as R
 from esplab.model.engine.aead import AeadTfm
 from esplab.model.engine.choices import DriverSettings
 from esplab.model.engine.device import MAX_RING_ENTRIES, EIP93Device
+from esplab.model.engine.fast import Plan
 from esplab.model.engine.outcome import (
     DMA_BUFFER_SIZE,
     DriverStats,
@@ -77,6 +78,10 @@ class EIP93Driver:
         self._cdr_mem = self._rdr_mem = bytearray()  # the rings' bytes (the driver owns them)
         self._done: list[Outcome] = []
         self._next_handle = 1
+        #: False runs every request through the full ring protocol (submit, kick, poll)
+        #: instead of the one-step paths that leave the same state (``transact``, fast.py).
+        self.fast_path = True
+        self.plans: dict[int, Plan] = {}  # fast.py's view of the SA records, by address
 
     # --- stages ------------------------------------------------------------------
 
@@ -243,13 +248,8 @@ class EIP93Driver:
         """
         dev = self.device
         slot = self.head
-        fast = dev.fast
-        if fast is None or fast[4] != self.memory.frees:
-            fast = dev.fast_rings()
-        if (fast is None or fast[2] != self.entries or dev.pending or dev.ready
-                or not dev.running or self._inflight or self._done or dev.index != slot
-                or self.tail != slot or fast[0] is not self._cdr_mem
-                or fast[1] is not self._rdr_mem):  # the engine's rings are the driver's
+        fast = self.ready_ring()
+        if fast is None:
             return self.complete(self.submit(words, finish, self.opening(first), **context))
         cdr, rdr, entries, rdr_irq, _ = fast
         stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
@@ -287,6 +287,21 @@ class EIP93Driver:
             dev.raw_int &= ~R.INT_RDR_THRESH
             dev.int_mask |= R.INT_RDR_THRESH
         return outcome
+
+    def ready_ring(self) -> tuple[bytearray, bytearray, int, bool, int] | None:
+        """The engine's ``fast_rings`` when one command written now would run to completion
+        at once with nothing else in the rings (and ``fast_path`` is on); else None."""
+        dev = self.device
+        fast = dev.fast
+        if fast is None or fast[4] != self.memory.frees:
+            fast = dev.fast_rings()
+        slot = self.head
+        if (fast is None or not self.fast_path or fast[2] != self.entries or dev.pending
+                or dev.ready or not dev.running or self._inflight or self._done
+                or dev.index != slot or self.tail != slot or fast[0] is not self._cdr_mem
+                or fast[1] is not self._rdr_mem or not self.probed):
+            return None  # (the last two: the engine's rings are the driver's)
+        return fast
 
     def _opened(self, first: Opening, job_stages: Callable[[], list[Stage]],
                 last: tuple[Any, ...] | None) -> list[Stage]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.errors import BadArgument, EngineError, RingFull
 from esplab.layers.sa_record import ESP_AUTH_ALGOS, ESP_CRYPT_ALGOS, SA_RECORD_SIZE, EIP93SARecord
+from esplab.model.engine import fast
 from esplab.model.engine.algos import hmac_pad_blocks
 from esplab.model.engine.outcome import DMA_BUFFER_SIZE, OffloadedSA, Outcome, StateAdd, Ticket
 from esplab.model.engine.params import status_names
@@ -66,6 +67,7 @@ _MALFORMED = frozenset({"PAD_ERR", "INVALID_PK_LENGTH", "BLOCK_SIZE_ERR", "SPI",
 _TX_WHY = ("the engine builds SPI, sequence, IV, padding, trailer and ICV from the payload "
            "(eip93.md 4.2, 4.3; airoha-dsa-xfrm.md 3.10)")
 _TX_MAP_WHY = "the driver maps the skb: src = payload, dst = ESP header (eip93.md 4.2)"
+_TX_DONE = "TX done: ESP seq {}, {} bytes; IP length set to {}"
 _TX_DONE_WHY = ("the driver sets the IP length from the result length and resumes xfrm "
                 "(eip93.md 4.3)")
 _RX_MAP_WHY = ("the driver looks up the inbound SA by SPI on this device and maps the ESP in "
@@ -294,6 +296,20 @@ def esp_tx(
     if len(skb) + 258 + sa.icv_bits // 8 > DMA_BUFFER_SIZE:
         return _drop(drv, drv.opening(first), "EMSGSIZE",
                      f"{len(skb)} bytes do not fit a DMA buffer", mib, fidelity="M")
+    sync = offload == "crypto" and drv.settings.crypto_tx_seq == "sync"
+    if iv is None:
+        ran = fast.esp_out(drv, sa, skb, off, start, proto, sync)
+        if ran is not None:  # _tx_finish, from what the fast path ran
+            esp = ran[2]
+            packet = fix_outer(skb[:off], len(esp)) + esp
+            seq = int.from_bytes(esp[4:8], "big")
+            stats = sa.stats
+            stats.packets += 1
+            stats.bytes += length
+            drv.stats.tx_packets += 1
+            return fast.defer(drv, Outcome(True, packet, [], seq=seq, status="CRYPTO_SUCCESS",
+                                           slot=ran[0], result=ran[1]), first, ran,
+                              (_TX_DONE, _TX_DONE_WHY, "D", (seq, len(esp), len(packet)), "ip"))
     try:
         slot = drv.next_slot()
     except RingFull as exc:
@@ -301,7 +317,7 @@ def esp_tx(
         return _drop(drv, drv.opening(first), "ring-full", str(exc), mib)
     buf, mem = drv.buffer(slot)
     mem[: len(skb)] = skb
-    if offload == "crypto" and drv.settings.crypto_tx_seq == "sync":
+    if sync:
         seq = int.from_bytes(skb[off + 4 : off + 8], "big")
         drv.memory.write(sa.sa_addr + 0x6C, ((seq - 1) & _U32).to_bytes(4, "little"))
     pinned = None
@@ -348,13 +364,15 @@ def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     stats.packets += 1
     stats.bytes += ctx["length"]
     drv.stats.tx_packets += 1
-    drv.closing(ticket, "TX done: ESP seq {}, {} bytes; IP length set to {}", _TX_DONE_WHY,
-                "D", (seq, len(esp), len(packet)), packet, "ip")
+    drv.closing(ticket, _TX_DONE, _TX_DONE_WHY, "D", (seq, len(esp), len(packet)), packet, "ip")
     return Outcome(True, packet, ticket.stages, seq=seq, status="CRYPTO_SUCCESS")
 
 
 # --- RX -------------------------------------------------------------------------------
 
+_RX_CRYPTO_DONE = ("RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, "
+                   "trailer removed")
+_RX_PACKET_DONE = "RX done: seq {}, next header {}; decapsulated, {} bytes"
 _RX_CRYPTO_WHY = ("crypto offload: the kernel does the replay check, strips header and IV and "
                   "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
 _RX_PACKET_WHY = ("packet offload: the hardware checks replay and decapsulates; the policy check "
@@ -408,6 +426,24 @@ def esp_rx(
         return _drop(drv, drv.opening(first), "EMSGSIZE",
                      f"{len(esp)} bytes do not fit a DMA buffer",
                      rx_status(["PROCESSING"], sa)[1], fidelity="M")
+    ran = fast.esp_in(drv, sa, esp)
+    if ran is not None:  # _rx_finish, from what the fast path ran
+        out = ran[2]
+        next_header = ran[1][1]  # result word 0 bits 15:8
+        seq = int.from_bytes(out[4:8], "big")
+        payload = out[8 + sa.iv_size :]
+        sa.stats.packets += 1
+        sa.stats.bytes += len(payload)
+        drv.stats.rx_packets += 1
+        if sa.offload == "crypto":
+            data = skb[:off] + out
+            last = (_RX_CRYPTO_DONE, _RX_CRYPTO_WHY, "D", (seq, next_header, len(payload)), "ip")
+        else:
+            data = decapsulate(skb[:off], nh_off, payload, next_header, sa.mode == "tunnel")
+            last = (_RX_PACKET_DONE, _RX_PACKET_WHY, "M", (seq, next_header, len(data)), "ip")
+        return fast.defer(drv, Outcome(True, data, [], status="CRYPTO_SUCCESS", seq=seq,
+                                       next_header=next_header, slot=ran[0], result=ran[1]),
+                          first, ran, last)
     try:
         slot = drv.next_slot()
     except RingFull as exc:
@@ -450,13 +486,12 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     drv.stats.rx_packets += 1
     if sa.offload == "crypto":
         data = ctx["head"] + out
-        drv.closing(ticket, "RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, "
-                    "CRYPTO_SUCCESS, trailer removed", _RX_CRYPTO_WHY, "D",
+        drv.closing(ticket, _RX_CRYPTO_DONE, _RX_CRYPTO_WHY, "D",
                     (seq, next_header, len(payload)), data, "ip")
     else:
         data = decapsulate(ctx["head"], ctx["nh_off"], payload, next_header,
                            sa.mode == "tunnel")
-        drv.closing(ticket, "RX done: seq {}, next header {}; decapsulated, {} bytes",
-                    _RX_PACKET_WHY, "M", (seq, next_header, len(data)), data, "ip")
+        drv.closing(ticket, _RX_PACKET_DONE, _RX_PACKET_WHY, "M", (seq, next_header, len(data)),
+                    data, "ip")
     return Outcome(True, data, ticket.stages, status="CRYPTO_SUCCESS", seq=seq,
                    next_header=next_header)

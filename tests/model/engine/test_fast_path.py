@@ -1,0 +1,295 @@
+"""The one-step paths (``EIP93Driver.transact``, ``esplab.model.engine.fast``) leave exactly
+what the full ring protocol leaves: the same sequence of requests is run twice, once
+with ``fast_path`` on and once with it off, and memory, registers, counters, outcomes
+and stages are compared after every request."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
+
+import pytest
+
+from esplab.model import esp
+from esplab.model.engine import DriverSettings, EIP93Driver, Outcome, fast, new_eip93
+from esplab.model.engine import regs as R
+from esplab.model.esp_sa import EspSA
+from esplab.model.journey import Stage
+
+from .support import kernel_skb, key, make_pair, plain_packet
+
+Step = Callable[[], Any]
+
+
+def machine_state(drv: EIP93Driver) -> dict[str, Any]:
+    """Everything a request can change, outside the outcome."""
+    dev, memory = drv.device, drv.memory
+    engine = dev.engine
+    return {
+        "regions": [(r.base, r.label, r.pool, bytes(r.data)) for r in memory.regions()],
+        "allocator": (dict(memory._next), {k: list(v) for k, v in memory._free.items()},
+                      memory.frees),
+        "regs": {off: dev.read_reg(off) for off in R.REGISTERS},
+        "device": (dev.pending, dev.ready, dev.index, dev.stalls, dev.raw_int, dev.int_mask,
+                   dict(dev._regs), dev.running, dev.irq_pending),
+        "engine": (dataclasses.replace(engine.stats), engine.last_error,
+                   engine.prng._rng.getstate(), dict(engine.prng._pinned), list(engine._records),
+                   engine._shown),
+        "driver": (dataclasses.replace(drv.stats), drv.head, drv.tail, drv.in_flight,
+                   len(drv._done), drv.sw_rng.getstate(), sorted(drv._buffers)),
+        "sas": {k: dataclasses.replace(sa.stats) for k, sa in drv.sas.items()},
+    }
+
+
+def seen(result: Any) -> Any:
+    """A request's outcome (or outcomes, or stages) as plain comparable values."""
+    if isinstance(result, Outcome):
+        return ("outcome", result.ok, result.data, result.errors, result.status, result.errno,
+                result.mib, result.reason, result.seq, result.next_header,
+                [s.key for s in result.flushed], result.slot, result.pending, result.result,
+                [seen(s) for s in result.stages])
+    if isinstance(result, list | tuple):
+        return [seen(r) for r in result]
+    if isinstance(result, Stage):
+        return ("stage", result.tap, result.device, result.decision, result.why,
+                result.fidelity, result.counters, result.data, result.kind, result.drop,
+                result.meta)
+    return result
+
+
+class Run:
+    """One driver running steps, with the fast paths on or off, and what it saw."""
+
+    def __init__(self, fast_path: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.fast_path = fast_path
+        self.results: list[Any] = []
+        self.states: list[dict[str, Any]] = []
+        self.ran: dict[str, int] = {"esp_out": 0, "esp_in": 0, "authenc": 0}
+        self.submitted = 0
+        for name in self.ran:
+            monkeypatch.setattr(fast, name, self._spy(name, getattr(fast, name)))
+
+    def _spy(self, name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def spy(*args: Any) -> Any:
+            ran = real(*args)
+            self.ran[name] += ran is not None
+            return ran
+        return spy
+
+    def driver(self, seed: int = 5, **settings: Any) -> EIP93Driver:
+        drv = new_eip93(seed, settings=DriverSettings(**settings))
+        drv.snapshots = False
+        drv.fast_path = self.fast_path
+        real_submit = drv.submit
+
+        def submit(*args: Any, **kwargs: Any) -> Any:
+            self.submitted += 1
+            return real_submit(*args, **kwargs)
+
+        drv.submit = submit  # type: ignore[method-assign]
+        return drv
+
+    def step(self, drv: EIP93Driver, action: Step) -> None:
+        self.results.append(action())  # stages stay unread until the end
+        self.states.append(machine_state(drv))
+
+
+def both(monkeypatch: pytest.MonkeyPatch,
+         scenario: Callable[[Run], None]) -> tuple[Run, Run]:
+    """Run ``scenario`` with the fast paths and without; assert they saw the same."""
+    runs = []
+    for on in (True, False):
+        run = Run(on, monkeypatch)
+        scenario(run)
+        runs.append(run)
+    quick, full = runs
+    assert len(quick.states) == len(full.states)
+    for n, (a, b) in enumerate(zip(quick.states, full.states, strict=True)):
+        for part in a:
+            assert a[part] == b[part], f"step {n}: {part} differs"
+    # Stages are read only now: deferred ones show what was true when the job ran.
+    for n, (a, b) in enumerate(zip(quick.results, full.results, strict=True)):
+        assert seen(a) == seen(b), f"step {n}: outcome differs"
+    assert full.ran == {"esp_out": 0, "esp_in": 0, "authenc": 0}
+    assert quick.submitted < full.submitted
+    return quick, full
+
+
+def _wire(sw: EspSA, family: int, mode: str, n: int) -> tuple[bytes, bytes]:
+    plain = plain_packet(family, 60 + 37 * n, ident=n)
+    return plain, esp.encrypt(sw, plain, seq=n, iv=key(16 if sw.iv_size == 16 else
+                                                       sw.iv_size, n))
+
+
+CONFIGS = [
+    ("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "crypto"),
+    ("cbc(aes)", 32, "hmac(sha256)", 32, 128, "tunnel", 6, "packet"),
+    ("rfc3686(ctr(aes))", 20, "hmac(md5)", 16, 96, "tunnel", 4, "crypto"),
+    ("cbc(des3_ede)", 24, "hmac(sha1)", 20, 96, "transport", 6, "packet"),
+    ("ecb(cipher_null)", 0, "hmac(sha256)", 32, 128, "transport", 4, "packet"),
+    ("cbc(des)", 8, "hmac(md5)", 16, 96, "tunnel", 6, "crypto"),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c)))
+def test_offload_tx_and_rx_end_as_the_full_protocol(config: tuple[Any, ...],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    enc, elen, auth, alen, bits, mode, family, offload = config
+
+    def scenario(run: Run) -> None:
+        drv = run.driver(ring_entries=4)  # the slots wrap during the run
+        pair = make_pair(enc, elen, auth, alen, bits, mode, family, offload, driver=drv)
+        send = drv.crypto_tx if offload == "crypto" else drv.packet_tx
+
+        def tx(n: int, **kwargs: Any) -> Step:
+            plain, ref = _wire(pair.sw_out, family, mode, n)
+            skb, proto = kernel_skb(ref, plain, mode, pair.iv_size)
+            return lambda: send(pair.out, skb, proto=proto, **kwargs)
+
+        wires = {n: _wire(pair.sw_in, family, mode, n)[1] for n in range(1, 9)}
+        bad = bytearray(wires[3])
+        bad[-1] ^= 0x40  # flipped ICV
+        steps: list[Step] = [tx(1), tx(2), tx(3)]
+        steps += [lambda: drv.rx(wires[1]), lambda: drv.rx(wires[2]),
+                  lambda: drv.rx(wires[1]),  # replay
+                  lambda: drv.rx(bytes(bad)), lambda: drv.rx(wires[3]),
+                  lambda: drv.rx(wires[6]), lambda: drv.rx(wires[4])]  # out of order
+        steps += [tx(4, iv=key(pair.iv_size, 4)), tx(5)]  # a pinned IV, then none
+        steps += [drv.pause, tx(6), lambda: drv.rx(wires[5]), drv.resume, tx(7),
+                  lambda: drv.rx(wires[7])]
+        # The interrupt handler masks the RDR interrupt; the tasklet's end unmasks it.
+        steps += [lambda: drv.device.write_reg(R.MASK_DISABLE, R.INT_RDR_THRESH), tx(8)]
+        steps += [lambda: setattr(drv, "snapshots", True), tx(8),
+                  lambda: setattr(drv, "snapshots", False), tx(9)]
+        for step in steps:
+            run.step(drv, step)
+        # Another SA: the engine's decoded records are forgotten (learn_hmac_blocks).
+        run.step(drv, lambda: make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4,
+                                        offload, spi=0x200, driver=drv).out.spi)
+        run.step(drv, tx(10))
+        run.step(drv, lambda: drv.rx(wires[8]))
+        # The driver changes the record's key in memory: the engine decodes it again.
+        run.step(drv, lambda: drv.memory.write(pair.out.sa_addr + 8, key(max(elen, 8), 0x33)[
+            : min(max(elen - 4 if enc.startswith("rfc") else elen, 0), 32)]))
+        run.step(drv, tx(11))
+        run.step(drv, tx(12))
+
+    quick, full = both(monkeypatch, scenario)
+    assert quick.ran["esp_out"] >= 6 and quick.ran["esp_in"] >= 5
+    assert [r.ok for r in full.results if isinstance(r, Outcome)].count(False) >= 2
+
+
+@pytest.mark.parametrize("offload", ["crypto", "packet"])
+def test_sa_deleted_and_added_again_at_the_same_address(offload: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def scenario(run: Run) -> None:
+        drv = run.driver(seed=9)
+        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, offload,
+                         driver=drv)
+        plain, ref = _wire(pair.sw_out, 4, "transport", 1)
+        skb, proto = kernel_skb(ref, plain, "transport", 16)
+        send = drv.crypto_tx if offload == "crypto" else drv.packet_tx
+        run.step(drv, lambda: send(pair.out, skb, proto=proto))
+        run.step(drv, lambda: drv.rx(ref))
+        run.step(drv, lambda: drv.state_delete(pair.out))
+        run.step(drv, lambda: drv.state_delete(pair.inb))
+        again = make_pair("cbc(aes)", 32, "hmac(sha256)", 32, 128, "transport", 4, offload,
+                          driver=drv)
+        assert again.out.sa_addr == pair.out.sa_addr  # the freed record is reused
+        plain2, ref2 = _wire(again.sw_out, 4, "transport", 1)
+        skb2, _ = kernel_skb(ref2, plain2, "transport", 16)
+        run.step(drv, lambda: send(again.out, skb2, proto=proto))
+        run.step(drv, lambda: send(pair.out, skb, proto=proto))  # no longer offloaded
+        run.step(drv, lambda: drv.rx(ref2))
+        run.step(drv, lambda: drv.rx(ref2))  # replay
+
+    quick, _ = both(monkeypatch, scenario)
+    assert quick.ran["esp_out"] == 2 and quick.ran["esp_in"] == 2
+
+
+def test_engine_counter_and_state_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    def scenario(run: Run) -> None:
+        for settings in ({"crypto_tx_seq": "engine"}, {"esp_state_record": True}):
+            drv = run.driver(**settings)
+            pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "tunnel", 4, "crypto",
+                             driver=drv)
+            for n in (1, 2, 5):
+                plain, ref = _wire(pair.sw_out, 4, "tunnel", n)
+                skb, proto = kernel_skb(ref, plain, "tunnel", 16)
+                run.step(drv, partial(drv.crypto_tx, pair.out, skb, proto=proto))
+                run.step(drv, partial(drv.rx, ref))
+
+    quick, _ = both(monkeypatch, scenario)
+    assert quick.ran["esp_out"] == 3 and quick.ran["esp_in"] == 3  # not with a state record
+
+
+def _aead_steps(drv: EIP93Driver, enc: str, elen: int, auth: str, alen: int,
+                family: int) -> Iterator[Step]:
+    ekey, akey = key(elen, 0x11), key(alen, 0x80)
+    tfm = drv.aead_setkey(enc=enc, enc_key=ekey, auth=auth, auth_key=akey, spi=0x100)
+    # ESP in software where the kernel has the algorithm; plain authenc requests always.
+    sw = (EspSA.build(0x100, enc=enc, enc_key=ekey, auth=auth, auth_key=akey)
+          if auth != "hmac(sha224)" else None)
+    for n in range(1, 5):
+        if sw is None:
+            break
+        plain = plain_packet(family, 50 + 41 * n, ident=n)
+        ref = esp.encrypt(sw, plain, seq=n, iv=key(tfm.iv_size, n))
+        skb, proto = kernel_skb(ref, plain, "transport", tfm.iv_size)
+        iv = key(tfm.iv_size, n) if n % 2 else None  # else from the kernel's generator
+        yield partial(drv.sw_aead_tx, tfm, skb, proto=proto, iv=iv)
+        yield partial(drv.sw_aead_rx, tfm, ref)
+        bad = bytearray(ref)
+        bad[-3] ^= 1
+        yield partial(drv.sw_aead_rx, tfm, bytes(bad))  # EBADMSG
+    iv = key(tfm.iv_size, 7)
+    yield lambda: drv.aead_encrypt(tfm, b"assoc-12byte", iv, b"p" * 48)
+    yield lambda: drv.aead_decrypt(tfm, b"assoc-12byte", iv, b"s" * 60)  # EBADMSG
+    sealed = drv.aead_encrypt(tfm, b"", iv, b"q" * 32)
+    yield lambda: sealed
+    yield lambda: drv.aead_decrypt(tfm, b"", iv, sealed.data)
+    yield lambda: drv.aead_decrypt(tfm, b"", iv, sealed.data[-tfm.authsize :])  # ZERO_LENGTH
+    yield lambda: drv.aead_encrypt(tfm, b"", iv, b"odd")  # not whole blocks for CBC
+
+
+@pytest.mark.parametrize(("enc", "elen", "auth", "alen", "family"), [
+    ("cbc(aes)", 16, "hmac(sha1)", 20, 4),
+    ("cbc(aes)", 32, "hmac(sha256)", 32, 6),
+    ("rfc3686(ctr(aes))", 20, "hmac(md5)", 16, 4),
+    ("cbc(des3_ede)", 24, "hmac(sha256)", 32, 6),
+    ("cbc(des)", 8, "hmac(sha224)", 28, 4),
+])
+def test_sw_aead_ends_as_the_full_protocol(enc: str, elen: int, auth: str, alen: int,
+                                           family: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    def scenario(run: Run) -> None:
+        drv = run.driver(ring_entries=3)
+        for step in _aead_steps(drv, enc, elen, auth, alen, family):
+            run.step(drv, step)
+
+    quick, full = both(monkeypatch, scenario)
+    assert quick.ran["authenc"] >= (3 if auth == "hmac(sha224)" else 11)
+    assert sum(not r.ok for r in full.results if isinstance(r, Outcome)) >= 3
+
+
+def test_stages_read_late_show_the_job_as_it_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Reading stages after many later packets (and after the SA is gone) changes nothing.
+    def scenario(run: Run) -> None:
+        drv = run.driver()
+        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "packet",
+                         driver=drv)
+        for n in range(1, 6):
+            plain, ref = _wire(pair.sw_out, 4, "transport", n)
+            skb, proto = kernel_skb(ref, plain, "transport", 16)
+            run.step(drv, partial(drv.packet_tx, pair.out, skb, proto=proto))
+        run.step(drv, lambda: drv.state_delete(pair.out))
+        run.step(drv, drv.reset)
+
+    quick, _ = both(monkeypatch, scenario)
+    first = quick.results[0]
+    assert [s.tap for s in first.stages] == ["eip93.driver", "eip93.cdr", "eip93.sa",
+                                             "eip93.in", "eip93.out", "eip93.rdr",
+                                             "eip93.driver"]
+    assert "writes 00000001 back" in first.stages[2].decision
