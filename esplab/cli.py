@@ -39,6 +39,18 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+
+def _seed(text: str) -> int:
+    """``--seed``: a non-negative integer, decimal or 0x-hex."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a seed; valid: a number from 0, decimal (24301) or hex (0x5eed)")
+    return value
+
 def _subcommand(name: str, argv: Sequence[str]) -> int:
     import importlib
 
@@ -69,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--seed",
-        type=lambda s: int(s, 0),
+        type=_seed,
         default=None,
         help="seed for IVs, sequence starts, MACs and every random choice (default 0x5eed)",
     )

@@ -36,6 +36,22 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("seed", ["zz", "-3", "0x"])
+def test_a_bad_seed_is_named_with_what_is_valid(
+        seed: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([f"--seed={seed}", "-c", "help"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"esplab: error: argument --seed: '{seed}' is not a seed; valid: a number "
+                   "from 0, decimal (24301) or hex (0x5eed)")
+
+
+def test_seed_in_hex_reaches_the_session() -> None:
+    proc = run("--seed", "0x10", "-c", "set")
+    assert proc.returncode == 0
+    rows = [line.replace("\u2502", " ").split() for line in proc.stdout.splitlines()]
+    assert ["seed", "0x10"] in [row[:2] for row in rows]
+
+
 def test_commands_with_c_succeed() -> None:
     proc = run("-c", "help decode; help quit")
     assert proc.returncode == 0, proc.stderr
