@@ -100,6 +100,10 @@ class IpInfo(NamedTuple):
     fragment: bool
 
 
+_V4_HEAD = struct.Struct("!BBH2xH1xB")  # version/ihl, tos, total length, frag, protocol
+_new_info = tuple.__new__
+
+
 def parse_ip(packet: bytes, *, esp_split: bool = False, after_fragment: bool = True) -> IpInfo:
     """Parse the IPv4 or IPv6 header of ``packet``.
 
@@ -115,17 +119,16 @@ def parse_ip(packet: bytes, *, esp_split: bool = False, after_fragment: bool = T
     if version == 4:
         if n < 20:
             raise DecodeError(f"IPv4 header truncated: {n} bytes", valid="at least 20")
-        ihl = (packet[0] & 0x0F) * 4
-        end = int.from_bytes(packet[2:4], "big")
+        # Every packet of a walk is parsed here, several times: one unpack, one tuple.
+        vihl, tos, end, frag, proto = _V4_HEAD.unpack_from(packet)
+        ihl = (vihl & 0x0F) * 4
         if ihl < 20 or ihl > end or end > n:
             raise DecodeError(
                 f"bad IPv4 lengths: ihl {ihl}, total length {end}, {n} bytes captured",
                 valid="20 <= ihl <= total length <= captured length",
             )
-        frag = int.from_bytes(packet[6:8], "big")
-        return IpInfo(
-            4, ihl, 9, packet[9], end, packet[1], bool(frag & 0x4000), bool(frag & 0x3FFF)
-        )
+        return _new_info(IpInfo, (4, ihl, 9, proto, end, tos, frag & 0x4000 != 0,
+                                  frag & 0x3FFF != 0))
     if version == 6:
         if n < 40:
             raise DecodeError(f"IPv6 header truncated: {n} bytes", valid="at least 40")
