@@ -55,10 +55,7 @@ _ERRNO = {"AUTH_ERR": "EBADMSG", "PAD_ERR": "EBADMSG", "BUS": "EIO", "DESC_OWNER
           "ZERO_LENGTH": "EBADMSG", "INVALID_PK_LENGTH": "EBADMSG",
           "BLOCK_SIZE_ERR": "EBADMSG", "PROCESSING": "EIO"}
 _MONOTONIC = bytes(range(1, 256))
-_DONE = "{} done: {} bytes"
-_WHY = ("mainline AEAD: opcode 1, IV from the state record, hash_crypt_offset = assoclen "
-        "(eip93.md 3.5)")
-
+_DONE, _WHY = fast.AEAD_DONE, fast.AEAD_WHY
 
 @dataclass
 class AeadTfm:
@@ -142,25 +139,20 @@ def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: byte
         raise BadArgument(f"assoclen {len(assoc)}", valid="a multiple of 4 up to 1020 bytes")
     if len(iv) != tfm.iv_size:
         raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{tfm.iv_size} bytes for {tfm.name}")
-    first = ("{} {}: assoclen {}, {} bytes", _WHY, "D",
+    first = (fast.AEAD_FIRST, _WHY, "D",
              (tfm.name, "encrypt" if encrypt_ else "decrypt", len(assoc), length - len(assoc)))
     if len(data) > DMA_BUFFER_SIZE:
         stages = drv.opening(first)
         stages.append(drv.stage(f"{len(data)} bytes do not fit a DMA buffer", _WHY, "M",
                                 drop="EMSGSIZE"))
         return Outcome(False, stages=stages, errno="EMSGSIZE", reason="EMSGSIZE")
+    done = (fast.authenc_encrypt(drv, tfm, len(assoc), iv, data) if encrypt_ else
+            fast.authenc_decrypt(drv, tfm, len(assoc), iv, data, length))
+    if done is not None:
+        return done
     sa = tfm.sa_out if encrypt_ else tfm.sa_in
     cmd1 = (tfm.cmd1_out if encrypt_ else tfm.cmd1_in) | (len(assoc) // 4) << 16
     counter = tfm.nonce + iv + b"\x00\x00\x00\x01" if tfm.ctr else iv
-    ran = fast.authenc(drv, sa, cmd1.to_bytes(4, "little"), tfm.state, counter, tfm.handle,
-                       data, length)
-    if ran is not None:  # _finish, from what the fast path ran
-        out = ran[2]
-        if encrypt_:
-            cut = len(out) - tfm.authsize
-            out = out[:cut] + tag_words(tfm.alg, out[cut:])
-        return fast.defer(drv, Outcome(True, out, [], slot=ran[0], result=ran[1]), first, ran,
-                          (_DONE, _WHY, "D", (tfm.name, len(out)), "raw"))
     try:
         slot = drv.next_slot()
     except RingFull as exc:
@@ -229,7 +221,14 @@ def esp_output(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, proto: int,
     payload = skb[start:]
     pad = -(len(payload) + 2) % max(tfm.blocksize, 4)
     plain = payload + _MONOTONIC[:pad] + bytes((pad, proto & 0xFF))  # 1, 2, 3...
-    outcome = encrypt(drv, tfm, skb[off : off + 8] + iv, iv, plain)
+    assoc = skb[off : off + 8] + iv
+    if len(iv) == tfm.iv_size and not len(assoc) % 4:  # else encrypt() refuses them
+        data = assoc + plain
+        if len(data) <= DMA_BUFFER_SIZE:
+            done = fast.authenc_encrypt(drv, tfm, len(assoc), iv, data, skb, off)
+            if done is not None:
+                return done
+    outcome = encrypt(drv, tfm, assoc, iv, plain)
     if outcome.ok:
         outcome.data = fix_outer(skb[:off], len(outcome.data)) + outcome.data
         outcome.seq = int.from_bytes(skb[off + 4 : off + 8], "big")
@@ -248,6 +247,11 @@ def esp_input(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *,
     head = 8 + tfm.iv_size
     if len(esp) < head + tfm.authsize + 2:
         raise BadArgument(f"{len(esp)} bytes of ESP", valid="header, IV, trailer and ICV")
+    if len(esp) <= DMA_BUFFER_SIZE and not head % 4:  # else decrypt() refuses it
+        done = fast.authenc_decrypt(drv, tfm, head, esp[8:head], esp,
+                                    len(esp) - tfm.authsize, esp=True)
+        if done is not None:
+            return done
     outcome = decrypt(drv, tfm, esp[:head], esp[8:head], esp[head:])
     if not outcome.ok:
         outcome.mib = "XfrmInStateProtoError" if outcome.errno == "EBADMSG" else "XfrmInError"

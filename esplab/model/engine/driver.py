@@ -453,9 +453,10 @@ class EIP93Driver:
         """Packet offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
         return xmit.esp_tx(self, sa, skb, "packet", proto=proto, esp_offset=esp_offset, iv=iv)
 
-    def rx(self, skb: bytes, **kwargs: Any) -> Outcome | None:
+    def rx(self, skb: bytes, *, dev: str = "wan",
+           esp_offset: int | None = None) -> Outcome | None:
         """Crypto or packet offload RX; see :func:`~esplab.model.engine.xmit.esp_rx`."""
-        return xmit.esp_rx(self, skb, **kwargs)
+        return xmit.esp_rx(self, skb, dev=dev, esp_offset=esp_offset)
 
     def aead_setkey(self, **kwargs: Any) -> AeadTfm:
         """An ``authenc`` transform keyed on the engine; see :func:`~.aead.setkey`."""
@@ -469,10 +470,12 @@ class EIP93Driver:
         """``crypto_aead_decrypt``; see :func:`~esplab.model.engine.aead.decrypt`."""
         return aead.decrypt(self, tfm, assoc, iv, sealed)
 
-    def sw_aead_tx(self, tfm: AeadTfm, skb: bytes, **kwargs: Any) -> Outcome:
+    def sw_aead_tx(self, tfm: AeadTfm, skb: bytes, *, proto: int,
+                   esp_offset: int | None = None, iv: bytes | None = None) -> Outcome:
         """The ``sw+aead`` datapath's TX; see :func:`~esplab.model.engine.aead.esp_output`."""
-        return aead.esp_output(self, tfm, skb, **kwargs)
+        return aead.esp_output(self, tfm, skb, proto=proto, esp_offset=esp_offset, iv=iv)
 
-    def sw_aead_rx(self, tfm: AeadTfm, skb: bytes, **kwargs: Any) -> Outcome:
+    def sw_aead_rx(self, tfm: AeadTfm, skb: bytes, *,
+                   esp_offset: int | None = None) -> Outcome:
         """The ``sw+aead`` datapath's RX; see :func:`~esplab.model.engine.aead.esp_input`."""
-        return aead.esp_input(self, tfm, skb, **kwargs)
+        return aead.esp_input(self, tfm, skb, esp_offset=esp_offset)

@@ -29,60 +29,100 @@ from typing import TYPE_CHECKING, Any
 from esplab.layers.crypto_desc import PE_READY
 from esplab.layers.sa_record import SA_RECORD_SIZE
 from esplab.model.engine import regs as R
+from esplab.model.engine.algos import BlockCipher
 from esplab.model.engine.basic import cipher_job, tag_words
-from esplab.model.engine.core import Engine, job_stages
-from esplab.model.engine.espmode import (
-    _BOUNDARY,
-    _advance,
-    _window,
-    inbound_job,
-    outbound_job,
-    pad_bytes,
-)
+from esplab.model.engine.core import Engine, EngineStats, job_stages
+from esplab.model.engine.espmode import _BOUNDARY, inbound_job, outbound_job, pad_bytes
+from esplab.model.engine.iphead import decapsulate, fix_outer
 from esplab.model.engine.outcome import OffloadedSA, Outcome, defer_stages
-from esplab.model.engine.params import SAParams
+from esplab.model.engine.params import Job, SAParams
 from esplab.model.engine.stages import LazyStage
 from esplab.model.journey import Stage
 
 if TYPE_CHECKING:
+    from esplab.model.engine.aead import AeadTfm
     from esplab.model.engine.driver import EIP93Driver, Opening
 
-__all__ = ["Plan", "Ran", "authenc", "defer", "esp_in", "esp_out", "plan"]
+__all__ = [
+    "AEAD_DONE",
+    "AEAD_FIRST",
+    "AEAD_WHY",
+    "RX_CRYPTO_DONE",
+    "RX_CRYPTO_WHY",
+    "RX_PACKET_DONE",
+    "RX_PACKET_WHY",
+    "TX_DONE",
+    "TX_DONE_WHY",
+    "Plan",
+    "authenc_decrypt",
+    "authenc_encrypt",
+    "defer",
+    "esp_rx",
+    "esp_tx",
+    "plan",
+]
 
 _U32 = 0xFFFFFFFF
+_U64 = (1 << 64) - 1
+_WINDOW = struct.Struct("<4I")  # sa_seqnum[0..1], sa_seqnum_mask[0..1] (eip93.md 3.1)
 _DESC = struct.Struct("<8I")
 _CTR_ONE = b"\x00\x00\x00\x01"
 _DONE = R.INT_OPERATION_DONE
 _THRESH = R.INT_RDR_THRESH
-_ESP_CTRL = 0x02000011  # command word 0 of an ESP job as esp_tx/esp_rx build it
+_ESP_CTRL = 0x02000011  # command word 0 of an ESP job as xmit.esp_tx/esp_rx build it
+_READY = PE_READY << 22  # result word 7: PE_READY in bits 23:22
+_ZERO40 = bytes(40)
 _OUT, _IN, _AUTHENC = 1, 2, 3
-
-#: What a fast job hands its caller: (slot, result descriptor, the bytes the engine wrote
-#: at ``dst_addr``, what the stages are built from).
-Ran = tuple[int, bytes, bytes, tuple[Any, ...]]
-
 
 class Plan:
     """One SA record as the fast path uses it: where its bytes are, the static bytes the
     engine cached its decoded form under, and what one job needs from it."""
 
     __slots__ = ("align", "at", "block", "frees", "head", "icv_len", "inner", "iv_size",
-                 "key", "kind", "nonce", "outer", "p", "pads", "prng_iv", "rec")
+                 "key", "kind", "nonce", "open", "outer", "p", "pads", "prng_iv", "rec",
+                 "rec_addr", "seal", "state", "tx_icv", "words", "zero_iv")
 
-    def __init__(self, rec: bytearray, at: int, key: bytes, p: SAParams, frees: int) -> None:
+    def __init__(self, rec: bytearray, at: int, key: bytes, p: SAParams, frees: int,
+                 rec_addr: int) -> None:
         self.rec, self.at, self.key, self.p, self.frees = rec, at, key, p, frees
+        self.rec_addr = rec_addr
         self.head, self.nonce = key[:0x6C], key[0x6C:]
         self.kind = _kind(p)
         self.block = p.block
         self.iv_size = 0 if p.cipher == 15 else 8 if p.cipher_mode == 2 else p.block
+        self.zero_iv = bytes(self.iv_size)  # iv_source 0, 1 and 2 without a state record
         self.icv_len = p.icv_len if p.alg is not None else 0
+        self.tx_icv = self.icv_len if p.copy_digest else 0
+        #: ``basic.tag_words`` for an ICV of ``icv_len``: (unpack, pack), None for MD5.
+        self.words: tuple[Any, Any] | None = None
+        if p.alg not in (None, "md5"):
+            count = self.icv_len // 4
+            self.words = (struct.Struct(f">{count}I").unpack, struct.Struct(f"<{count}I").pack)
         self.prng_iv = bool(p.iv_source == 3 and self.iv_size)
         # The HMAC states as hashlib objects when the engine has them (else p.mac).
         simple = p.alg is not None and p.hash_source == 0 and p.hmac
-        self.inner = p.inner if simple and p.outer is not None else None
-        self.outer = p.outer if self.inner is not None else None
+        self.inner: Any = p.inner if simple and p.outer is not None else None
+        self.outer: Any = p.outer if self.inner is not None else None
         self.align = max(p.block, _BOUNDARY[_ESP_CTRL >> 24])
         self.pads = tuple(pad_bytes(p.pad_type, n) for n in range(self.align))
+        # ESP encryption and decryption of (IV, bytes) as espmode does them.
+        cipher = p.engine
+        self.seal: Any = _same
+        self.open: Any = _same
+        if cipher is not None and p.cipher_mode == 2:  # [U] ctr-counter-block
+            self.seal = self.open = partial(_ctr, cipher, p.nonce)
+        elif cipher is not None:
+            self.seal, self.open = cipher.cbc_encrypt, cipher.cbc_decrypt
+        #: A state record's region as (address, memory.frees, bytes, offset), once known.
+        self.state: tuple[int, int, bytearray, int] | None = None
+
+
+def _same(iv: bytes, data: bytes) -> bytes:
+    return data
+
+
+def _ctr(cipher: BlockCipher, nonce: bytes, iv: bytes, data: bytes) -> bytes:
+    return cipher.ctr(nonce + iv + _CTR_ONE, data)[0]
 
 
 def _kind(p: SAParams) -> int:
@@ -97,89 +137,120 @@ def _kind(p: SAParams) -> int:
     return 0
 
 
-def plan(drv: EIP93Driver, sa_addr: int) -> Plan | None:
-    """The plan for the SA record at ``sa_addr`` as memory holds it now, or None.
+def plan(drv: EIP93Driver, sa_addr: int, cmd1: bytes | None = None) -> Plan | None:
+    """The plan for the SA record at ``sa_addr`` as memory holds it now, or None; with
+    ``cmd1``, after the driver wrote it to the record's ``sa_cmd1`` (a bus fault there is
+    raised as the driver's write raises it).
 
     The decoded SA is the engine's own cached one: what the full protocol would use,
     decoded and cached now if the record is not (as the engine would).
     """
     memory = drv.memory
-    engine = drv.device.engine
+    records = drv.device.engine._records
     pl = drv.plans.get(sa_addr)
     if pl is not None and pl.frees == memory.frees:
         rec, at = pl.rec, pl.at
-        if (engine._records.get(pl.key) is pl.p and rec[at : at + 0x6C] == pl.head
-                and rec[at + 0x7C : at + SA_RECORD_SIZE] == pl.nonce):
+        if cmd1 is not None:
+            rec[at + 4 : at + 8] = cmd1
+        if (records.get(pl.key) is pl.p and rec.startswith(pl.head, at)
+                and rec.startswith(pl.nonce, at + 0x7C)):
             return pl
+    elif cmd1 is not None:
+        memory.write(sa_addr + 4, cmd1)
     region = memory.region(sa_addr, SA_RECORD_SIZE)
     if region is None:
         return None
     at = sa_addr - region.base
     record = bytes(region.data[at : at + SA_RECORD_SIZE])
     key = record[:0x6C] + record[0x7C:]
-    p = engine._records.get(key) or engine.params(record)
-    pl = drv.plans[sa_addr] = Plan(region.data, at, key, p, memory.frees)
+    p = records.get(key) or drv.device.engine.params(record)
+    pl = drv.plans[sa_addr] = Plan(region.data, at, key, p, memory.frees, sa_addr)
     return pl
 
 
 def _retire(drv: EIP93Driver, ring: tuple[bytearray, bytearray, int, bool, int], slot: int,
-            cmd: bytes, result: bytes) -> None:
-    """The ring slot, indexes, interrupt status and driver counters as one command run
-    through the rings and consumed leaves them (``EIP93Driver.transact``)."""
+            result: bytes, src: int, dst: int, sa_addr: int, state_addr: int, user: int,
+            length: int, out_len: int) -> EngineStats:
+    """The ring slots, indexes, interrupt status and the driver's and engine's counters as
+    one successful command run through the rings and consumed leaves them
+    (``EIP93Driver.transact``, ``Engine.run_command``); returns the engine's counters for
+    the caller to count the job's kind."""
     cdr, rdr, entries, rdr_irq, _ = ring
-    at = slot * 32
-    cdr[at : at + 32] = cmd  # words 0 and 7 cleared by the driver after reading the result
+    at = slot << 5
+    # The command with words 0 and 7 cleared by the driver once it read the result.
+    _DESC.pack_into(cdr, at, 0, src, dst, sa_addr, state_addr, 0, user, 0)
     rdr[at : at + 32] = result
     dev = drv.device
-    drv.head = drv.tail = dev.index = (slot + 1) % entries
-    raw = dev.raw_int | (_DONE | _THRESH if rdr_irq else _DONE)
-    if raw & _THRESH:  # tasklet end: INT_CLR, then MASK_ENABLE
-        raw &= ~_THRESH
+    slot += 1
+    drv.head = drv.tail = dev.index = 0 if slot == entries else slot
+    raw = dev.raw_int
+    if rdr_irq or raw & _THRESH:  # latched, then the tasklet's INT_CLR and MASK_ENABLE
+        dev.raw_int = (raw | _DONE) & ~_THRESH
         dev.int_mask |= _THRESH
-    dev.raw_int = raw
+    else:
+        dev.raw_int = raw | _DONE
     stats = drv.stats
     stats.submitted += 1
     stats.completed += 1
+    engine = dev.engine
+    engine._shown = None
+    st = engine.stats
+    st.processed += 1
+    st.bytes_in += length
+    st.succeeded += 1
+    st.bytes_out += out_len
+    return st
 
 
-def defer(drv: EIP93Driver, outcome: Outcome, first: Opening, ran: Ran,
+def defer(drv: EIP93Driver, outcome: Outcome, first: Opening, trace: tuple[Any, ...],
           last: tuple[Any, ...]) -> Outcome:
     """``outcome`` with its stages built when first read: the driver's ``first``, the
-    engine's and the driver's ``last`` (template, why, fidelity, args, kind)."""
-    defer_stages(outcome, 0, partial(_stages, drv, first, ran[3], last))
+    engine's (from ``trace``) and the driver's ``last`` (template, why, fidelity, args,
+    kind)."""
+    defer_stages(outcome, 0, partial(_stages, drv, first, trace, last))
     return outcome
 
 
 def _stages(drv: EIP93Driver, first: Opening, trace: tuple[Any, ...],
             last: tuple[Any, ...]) -> list[Stage]:
-    """The stages the full protocol gives the request, its engine job made as the
-    engine made it (``make(*made)``)."""
-    slot, result, words, length, out_len, p, state, body, make, made = trace
+    """The stages the full protocol gives the request; its job made as the engine made
+    it (``make(*made)``), its input ``data[start:start + length]``."""
+    slot, result, w0, data, start, length, p, state, make, made = trace
     job = make(*made)
     job.meta["choices"] = job.choices
+    _, src, dst, sa_addr, state_addr, arc4, user, _ = _DESC.unpack(result)
+    words = (w0, src, dst, sa_addr, state_addr, arc4, user, 0x00400000 | length)
     stages = drv.opening(first)
-    stages += job_stages((drv.node, False, slot, None, result, words, length, out_len, job, p,
-                          3, None, state, body, job))
+    stages += job_stages((drv.node, False, slot, None, result, words, length, len(job.out),
+                          job, p, 3, None, state, data[start : start + length], job))
     decision, why, fidelity, args, kind = last
     stages.append(LazyStage("eip93.driver", drv.node, decision, why, fidelity, None, None,
                             kind, None, {}, args))
     return stages
 
 
-def _count(engine: Engine, length: int, out_len: int) -> None:
-    """The engine's counters for one successful job (``Engine.run_command``)."""
-    st = engine.stats
-    st.processed += 1
-    st.bytes_in += length
-    st.succeeded += 1
-    st.bytes_out += out_len
-    engine._shown = None
+def _digest(pl: Plan, engine: Engine, data: bytes, state: bytes | None) -> bytes:
+    """``SAParams.mac`` of ``data``: from hashlib's HMAC states when the plan has them."""
+    inner = pl.inner
+    if inner is None:
+        return pl.p.mac(engine.resume, data, state)
+    h = inner.copy()
+    h.update(data)
+    outer = pl.outer.copy()
+    outer.update(h.digest())
+    return outer.digest()  # type: ignore[no-any-return]
 
 
-def esp_out(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, proto: int,
-            sync: bool) -> Ran | None:
-    """The engine's half of ``esp_tx`` from the slot on: ``out`` is the ESP packet. With
-    ``sync`` (crypto offload) the kernel's sequence number goes to the record first."""
+TX_DONE = "TX done: ESP seq {}, {} bytes; IP length set to {}"
+TX_DONE_WHY = ("the driver sets the IP length from the result length and resumes xfrm "
+                "(eip93.md 4.3)")
+
+
+def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, proto: int,
+           sync: bool, first: Opening) -> Outcome | None:
+    """``xmit.esp_tx`` from the slot on, in one step: the engine builds the ESP packet from
+    the header at ``off`` (with ``sync``, crypto offload, the kernel's sequence number
+    goes to the record first), the driver sets the IP length (``_tx_finish``)."""
     dev = drv.device
     ring = drv.ready_ring()
     if ring is None or dev.snapshots or sa.state_addr:
@@ -195,64 +266,69 @@ def esp_out(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int,
         sa_seq = int.from_bytes(rec[at + 0x6C : at + 0x70], "little")
     if sa_seq >= _U32:
         return None  # SEQNUM_ERR
-    p = pl.p
     engine = dev.engine
     slot = drv.head
-    buf, mem = drv.buffer(slot)
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     src = buf + start
     seq = sa_seq + 1
     length = len(skb) - start
     next_header = proto & 0xFF
-    iv = engine.prng.take(pl.iv_size, src) if pl.prng_iv else bytes(pl.iv_size)
+    iv = engine.prng.take(pl.iv_size, src) if pl.prng_iv else pl.zero_iv  # [U] iv-prng
     pad = -(length + 2) % pl.align
-    body = skb[start:]
-    plain = body + pl.pads[pad] + bytes((pad, next_header))
-    cipher = p.engine
-    if cipher is None:
-        sealed = plain
-    elif p.cipher_mode == 2:
-        sealed = cipher.ctr(p.nonce + iv + _CTR_ONE, plain)[0]  # [U] ctr-counter-block
-    else:
-        sealed = cipher.cbc_encrypt(iv, plain)
-    esp = p.spi_bytes + seq.to_bytes(4, "big") + iv + sealed
-    if p.alg is not None and p.copy_digest:
-        esp += _mac(pl, engine, esp)
+    esp = pl.p.spi_bytes + seq.to_bytes(4, "big") + iv
+    esp += pl.seal(iv, skb[start:] + pl.pads[pad] + bytes((pad, next_header)))
+    if pl.tx_icv:
+        inner = pl.inner
+        if inner is not None:
+            h = inner.copy()
+            h.update(esp)
+            outer = pl.outer.copy()
+            outer.update(h.digest())
+            esp += outer.digest()[: pl.tx_icv]
+        else:
+            esp += pl.p.mac(engine.resume, esp, None)[: pl.tx_icv]
     # The buffer as the engine leaves it: the skb, then the ESP from the header on (which
     # covers the rest of the skb); the record with the number written back.
-    mem[:off] = skb[:off]
-    mem[off : off + len(esp)] = esp
-    rec[at + 0x6C : at + 0x70] = seq.to_bytes(4, "little")
+    head = skb[:off]
+    mem[:off] = head
     out_len = len(esp)
-    _count(engine, length, out_len)
-    engine.stats.esp_out += 1
+    mem[off : off + out_len] = esp
+    rec[at + 0x6C : at + 0x70] = seq.to_bytes(4, "little")
     ctrl = _ESP_CTRL | next_header << 8
     dst = buf + off
     user = 0x50000 | sa.handle & 0xFFFF
     result = _DESC.pack(ctrl & 0xFC | PE_READY | next_header << 8 | pad << 24, src, dst,
-                        sa_addr, 0, 0, user, PE_READY << 22 | out_len)
-    _retire(drv, ring, slot, _DESC.pack(0, src, dst, sa_addr, 0, 0, user, 0), result)
-    words = (ctrl, src, dst, sa_addr, 0, 0, user, 0x00400000 | length)
-    return slot, result, esp, (slot, result, words, length, out_len, p, None, body,
-                               outbound_job,
-                               (p, seq, length, pad, next_header, esp, None, pl.prng_iv))
+                        sa_addr, 0, 0, user, _READY | out_len)
+    _retire(drv, ring, slot, result, src, dst, sa_addr, 0, user, length, out_len).esp_out += 1
+    # _tx_finish
+    packet = fix_outer(head, out_len) + esp
+    stats = sa.stats
+    stats.packets += 1
+    stats.bytes += length
+    drv.stats.tx_packets += 1
+    outcome = Outcome(True, packet, [], seq=seq, status="CRYPTO_SUCCESS", slot=slot,
+                      result=result)
+    defer_stages(outcome, 0, partial(
+        _stages, drv, first,
+        (slot, result, ctrl, skb, start, length, pl.p, None, outbound_job,
+         (pl.p, seq, length, pad, next_header, esp, None, pl.prng_iv)),
+        (TX_DONE, TX_DONE_WHY, "D", (seq, out_len, len(packet)), "ip")))
+    return outcome
 
 
-def _mac(pl: Plan, engine: Engine, data: bytes) -> bytes:
-    """The ICV of ``data`` (``SAParams.mac`` truncated, without a state record)."""
-    inner = pl.inner
-    if inner is None:
-        return pl.p.mac(engine.resume, data, None)[: pl.icv_len]
-    h = inner.copy()
-    h.update(data)
-    outer: Any = pl.outer
-    outer = outer.copy()
-    outer.update(h.digest())
-    return bytes(outer.digest()[: pl.icv_len])
+RX_CRYPTO_DONE = ("RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, "
+                   "trailer removed")
+RX_PACKET_DONE = "RX done: seq {}, next header {}; decapsulated, {} bytes"
+RX_CRYPTO_WHY = ("crypto offload: the kernel does the replay check, strips header and IV and "
+                  "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
+RX_PACKET_WHY = ("packet offload: the hardware checks replay and decapsulates; the policy check "
+                  "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload")
 
 
-def esp_in(drv: EIP93Driver, sa: OffloadedSA, esp: bytes) -> Ran | None:
-    """The engine's half of ``esp_rx`` for ``esp`` (SPI to ICV) from the slot on: ``out``
-    is what the engine wrote in place (header, IV and payload)."""
+def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int, esp: bytes,
+           first: Opening) -> Outcome | None:
+    """``xmit.esp_rx`` from the slot on, in one step: the engine checks and opens ``esp``
+    (the skb from ``off``) in place, the driver maps the result (``_rx_finish``)."""
     dev = drv.device
     ring = drv.ready_ring()
     if ring is None or dev.snapshots or sa.state_addr:
@@ -264,125 +340,250 @@ def esp_in(drv: EIP93Driver, sa: OffloadedSA, esp: bytes) -> Ran | None:
     p = pl.p
     icv_len = pl.icv_len
     head = 8 + pl.iv_size
-    end = len(esp) - icv_len
-    if end - head < 2 or esp[0:4] != p.spi_bytes:
-        return None
+    length = len(esp)
+    end = length - icv_len
+    if end - head < 2 or (end - head) % pl.block or not esp.startswith(p.spi_bytes):
+        return None  # INVALID_PK_LENGTH, BLOCK_SIZE_ERR, SPI
     rec, at = pl.rec, pl.at
     seq = int.from_bytes(esp[4:8], "big")
-    window = bytes(rec[at + 0x6C : at + 0x7C])
-    if p.en_seqnum_chk and _window(seq, window) is not None:
-        return None
-    engine = dev.engine
-    if icv_len and not hmac.compare_digest(_mac(pl, engine, esp[:end]), esp[end:]):
-        return None
-    cipher = p.engine
-    if cipher is None:
-        plain = esp[head:end]
-    elif p.cipher_mode == 2:
-        plain = cipher.ctr(p.nonce + esp[8:head] + _CTR_ONE, esp[head:end])[0]
+    top, high, low_mask, high_mask = _WINDOW.unpack_from(rec, at + 0x6C)
+    bitmap = low_mask | high_mask << 32
+    if seq > top:  # the window moves on (espmode._advance) [U] replay-window
+        shift = seq - top
+        bitmap = (bitmap << shift | 1) & _U64 if shift < 64 else 1
+        top = seq
+    elif top - seq >= 64 or bitmap >> (top - seq) & 1:
+        if p.en_seqnum_chk:
+            return None  # SEQNUM_ERR
     else:
-        if (end - head) % pl.block:
-            return None
-        # Decrypting moves only the context's running state, and a repeat in the full
-        # protocol leaves it the same: a padding error below may still fall back.
-        plain = cipher.cbc_decrypt(esp[8:head], esp[head:end])
+        bitmap |= 1 << (top - seq)
+    engine = dev.engine
+    if icv_len and not hmac.compare_digest(_digest(pl, engine, esp[:end], None)[:icv_len],
+                                           esp[end:]):
+        return None  # AUTH_ERR
+    # Decrypting moves only the cipher's running context, which the full protocol's run
+    # of the same bytes leaves the same: a padding error may still fall back.
+    plain = pl.open(esp[8:head], esp[head:end])
     pad, next_header = plain[-2], plain[-1]
     cut = len(plain) - 2 - pad
     if cut < 0 or plain[cut:-2] != (pl.pads[pad] if pad < pl.align
                                     else pad_bytes(p.pad_type, pad)):
-        return None
-    payload = plain[:cut]
-    out = esp[:head] + payload if p.copy_header else payload
+        return None  # PAD_ERR
+    out = esp[:head] + plain[:cut] if p.copy_header else plain[:cut]
     slot = drv.head
-    buf, mem = drv.buffer(slot)
-    mem[: len(esp)] = esp
-    mem[: len(out)] = out
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
+    out_len = len(out)
+    mem[:length] = esp
+    mem[:out_len] = out
     sa_write = None
     if p.en_seqnum_chk:
-        advanced = _advance(seq, window)
+        advanced = _WINDOW.pack(top, high, bitmap & _U32, bitmap >> 32)
         rec[at + 0x6C : at + 0x7C] = advanced
         sa_write = (0x6C, advanced)
-    out_len = len(out)
-    length = len(esp)
-    _count(engine, length, out_len)
-    engine.stats.esp_in += 1
     user = 0x60000 | sa.handle & 0xFFFF
     result = _DESC.pack(_ESP_CTRL & 0xFC | PE_READY | next_header << 8 | pad << 24, buf, buf,
-                        sa_addr, 0, 0, user, PE_READY << 22 | out_len)
-    _retire(drv, ring, slot, _DESC.pack(0, buf, buf, sa_addr, 0, 0, user, 0), result)
-    words = (_ESP_CTRL, buf, buf, sa_addr, 0, 0, user, 0x00400000 | length)
-    return slot, result, out, (slot, result, words, length, out_len, p, None, esp,
-                               inbound_job,
-                               (p, p.spi, seq, out, next_header, pad, sa_write, None))
+                        sa_addr, 0, 0, user, _READY | out_len)
+    _retire(drv, ring, slot, result, buf, buf, sa_addr, 0, user, length, out_len).esp_in += 1
+    # _rx_finish: the result in place, in the driver's buffer
+    seq = int.from_bytes(out[4:8], "big")
+    payload = out[8 + sa.iv_size :]
+    stats = sa.stats
+    stats.packets += 1
+    stats.bytes += len(payload)
+    drv.stats.rx_packets += 1
+    if sa.offload == "crypto":
+        data = skb[:off] + out
+        last = (RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D", (seq, next_header, len(payload)), "ip")
+    else:
+        data = decapsulate(skb[:off], nh_off, payload, next_header, sa.mode == "tunnel")
+        last = (RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, len(data)), "ip")
+    outcome = Outcome(True, data, [], status="CRYPTO_SUCCESS", seq=seq,
+                      next_header=next_header, slot=slot, result=result)
+    defer_stages(outcome, 0, partial(
+        _stages, drv, first,
+        (slot, result, _ESP_CTRL, esp, 0, length, p, None, inbound_job,
+         (p, p.spi, int.from_bytes(esp[4:8], "big"), out, next_header, pad, sa_write, None)),
+        last))
+    return outcome
 
 
-def authenc(drv: EIP93Driver, sa_addr: int, cmd1: bytes, state_addr: int, counter: bytes,
-            handle: int, data: bytes, length: int) -> Ran | None:
-    """The engine's half of one ``authenc`` request (``aead._request`` from the slot on):
-    ``out`` is what the engine wrote in place (the tag in hash-state words)."""
-    dev = drv.device
+AEAD_DONE = "{} done: {} bytes"
+AEAD_FIRST = "{} {}: assoclen {}, {} bytes"
+AEAD_WHY = ("mainline AEAD: opcode 1, IV from the state record, hash_crypt_offset = assoclen "
+            "(eip93.md 3.5)")
+
+
+def _authenc(drv: EIP93Driver, tfm: AeadTfm, encrypt: bool, assoc_len: int,
+             iv: bytes) -> tuple[Any, ...] | None:
+    """What a one-step ``authenc`` request starts from, after the driver's writes (sa_cmd1
+    with hash_crypt_offset = assoclen in words, then the state record with the IV, in
+    its order; a fallback writes the same again): (ring, plan, state record bytes, the
+    state record's bytes and offset), or None."""
     ring = drv.ready_ring()
-    if ring is None or dev.snapshots:
+    if ring is None or drv.device.snapshots:
         return None
-    # The driver's writes, in its order (the full protocol repeats them on a fallback).
-    memory = drv.memory
-    memory.write(sa_addr + 4, cmd1)
-    state = counter.ljust(16, b"\x00") + bytes(40)
-    memory.write(state_addr, state)
-    pl = plan(drv, sa_addr)
+    sa_addr, cmd1 = (tfm.sa_out, tfm.cmd1_out) if encrypt else (tfm.sa_in, tfm.cmd1_in)
+    pl = plan(drv, sa_addr, (cmd1 | assoc_len >> 2 << 16).to_bytes(4, "little"))
     if pl is None or pl.kind != _AUTHENC:
         return None
+    state = (tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv).ljust(16, b"\x00") + _ZERO40
+    memory = drv.memory
+    state_addr = tfm.state
+    where = pl.state
+    if where is None or where[0] != state_addr or where[1] != memory.frees:
+        memory.write(state_addr, state)
+        region = memory.region(state_addr, 56)
+        assert region is not None
+        where = pl.state = (state_addr, memory.frees, region.data, state_addr - region.base)
+    return ring, pl, state, where[2], where[3]
+
+
+def authenc_encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: bytes,
+                    skb: bytes | None = None, off: int = 0) -> Outcome | None:
+    """``aead._request`` of ``crypto_aead_encrypt`` over ``data`` (associated data, then
+    plaintext) from the slot on, in one step. With ``skb``, ``aead.esp_output``'s: the
+    output goes behind the skb's headers (``off`` bytes), the ESP sequence number is
+    the skb's."""
+    start = _authenc(drv, tfm, True, assoc_len, iv)
+    if start is None:
+        return None
+    ring, pl, state, st_rec, st_at = start
     p = pl.p
-    cipher = p.engine
-    alg = p.alg
+    cipher, alg = p.engine, p.alg
     assert cipher is not None and alg is not None
     offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
-    if not length or offset > length:
-        return None
+    length = len(data)
     block = pl.block
-    if p.cipher_mode != 2 and (length - offset) % block:
-        return None
+    ctr = p.cipher_mode == 2
+    if not length or offset > length or (not ctr and (length - offset) % block):
+        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
     slot = drv.head
-    buf, mem = drv.buffer(slot)
-    mem[: len(data)] = data
-    engine = dev.engine
-    iv = state[: 16 if p.cipher_mode == 2 else block]
-    body = data[:length]
-    header, text = body[:offset], body[offset:]
-    if p.direction:
-        if len(mem) < length + p.icv_len:
-            return None  # BUS: the tag is read from beyond the buffer
-        expected = p.mac(engine.resume, body, state)[: p.icv_len]
-        if not hmac.compare_digest(expected, bytes(mem[length : length + p.icv_len])):
-            return None
-        if p.cipher_mode == 2:
-            plain, chain = cipher.ctr(iv, text)
-        else:
-            plain, chain = cipher.cbc_decrypt(iv, text), text[-block:]
-        out = header + plain if p.copy_header else plain
-        tag: int | None = None
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
+    header, text = data[:offset], data[offset:]
+    if ctr:
+        sealed, chain = cipher.ctr(state[:16], text)  # the CTR block from state_iv [U]
     else:
-        if p.cipher_mode == 2:
-            sealed, chain = cipher.ctr(iv, text)
+        sealed = cipher.cbc_encrypt(state[:block], text)
+        chain = sealed[-block:]
+    prefix = header + sealed
+    if p.copy_digest:
+        inner = pl.inner
+        if inner is not None:
+            h = inner.copy()
+            h.update(prefix)
+            outer = pl.outer.copy()
+            outer.update(h.digest())
+            icv_std = outer.digest()[: p.icv_len]
         else:
-            sealed = cipher.cbc_encrypt(iv, text)
-            chain = sealed[-block:]
-        icv = b""
-        if p.copy_digest:
-            icv = tag_words(alg, p.mac(engine.resume, header + sealed, state))[: p.icv_len]
-        out = (header + sealed if p.copy_header else sealed) + icv
-        tag = len(icv)
-    saved = chain.ljust(16, b"\x00") + state[16:] if chain else None
-    if saved is not None:
-        memory.write(state_addr, saved)
-    mem[: len(out)] = out
+            icv_std = p.mac(drv.device.engine.resume, prefix, state)[: p.icv_len]
+        # The tag in hash-state words (eip93.md 5.3) [U]: tag_words.
+        icv = icv_std if pl.words is None else pl.words[1](*pl.words[0](icv_std))
+    else:
+        icv_std = icv = b""
+    if not p.copy_header:
+        prefix = sealed
+    out_len = len(prefix) + len(icv)
+    mem[: len(prefix)] = prefix
+    mem[len(prefix) : out_len] = icv
+    # The state record with the chaining value saved; buffer and rings as left.
+    st_rec[st_at : st_at + 56] = chain.ljust(16, b"\x00") + _ZERO40 if chain else state
+    state_addr = tfm.state
+    user = 0x80000 | tfm.handle & 0xFFFF
+    sa_addr = pl.rec_addr
+    result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
+    _retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
+            out_len).basic += 1
+    # _finish: the tag's words swapped back
+    if len(icv) == tfm.authsize and tfm.alg == alg:
+        out = prefix + icv_std
+    else:
+        engine_out = prefix + icv
+        cut = out_len - tfm.authsize
+        out = engine_out[:cut] + tag_words(tfm.alg, engine_out[cut:])
+    if skb is None:
+        outcome = Outcome(True, out, [], slot=slot, result=result)
+    else:
+        outcome = Outcome(True, fix_outer(skb[:off], len(out)) + out, [],
+                          seq=int.from_bytes(skb[off + 4 : off + 8], "big"), slot=slot,
+                          result=result)
+    defer_stages(outcome, 0, partial(
+        _stages, drv, (AEAD_FIRST, AEAD_WHY, "D", (tfm.name, "encrypt", assoc_len,
+                                                     length - assoc_len)),
+        (slot, result, 0x00000001, data, 0, length, p, state, _sealed_job,
+         (p, len(header), len(text), prefix, icv, chain, state)),
+        (AEAD_DONE, AEAD_WHY, "D", (tfm.name, len(out)), "raw")))
+    return outcome
+
+
+def _sealed_job(p: SAParams, header: int, text: int, prefix: bytes, icv: bytes,
+                chain: bytes, state: bytes) -> Job:
+    """The job of :func:`authenc_encrypt` as ``basic`` makes it."""
+    return cipher_job(p, header, text, prefix + icv,
+                      chain.ljust(16, b"\x00") + state[16:] if chain else None, len(icv))
+
+
+def authenc_decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: bytes,
+                    length: int, esp: bool = False) -> Outcome | None:
+    """``aead._request`` of ``crypto_aead_decrypt`` over ``data`` (associated data,
+    ciphertext, tag; ``length`` without the tag) from the slot on, in one step. With
+    ``esp``, ``aead.esp_input``'s: the output is the payload without the trailer."""
+    start = _authenc(drv, tfm, False, assoc_len, iv)
+    if start is None:
+        return None
+    ring, pl, state, st_rec, st_at = start
+    p = pl.p
+    cipher = p.engine
+    assert cipher is not None
+    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
+    block = pl.block
+    ctr = p.cipher_mode == 2
+    if not length or offset > length or (not ctr and (length - offset) % block):
+        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
+    slot = drv.head
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
+    icv_len = p.icv_len
+    tag_in = data[length : length + icv_len]
+    if len(tag_in) < icv_len:  # the tag read from the buffer beyond the data
+        if len(mem) < length + icv_len:
+            return None  # BUS
+        mem[: len(data)] = data
+        tag_in = bytes(mem[length : length + icv_len])
+    body = data[:length]
+    if not hmac.compare_digest(_digest(pl, drv.device.engine, body, state)[:icv_len], tag_in):
+        return None  # AUTH_ERR
+    header, text = body[:offset], body[offset:]
+    if ctr:
+        plain, chain = cipher.ctr(state[:16], text)
+    else:
+        plain, chain = cipher.cbc_decrypt(state[:block], text), text[-block:]
+    out = header + plain if p.copy_header else plain
     out_len = len(out)
-    _count(engine, length, out_len)
-    engine.stats.basic += 1
-    user = 0x80000 | handle & 0xFFFF
-    result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user,
-                        PE_READY << 22 | out_len)
-    _retire(drv, ring, slot, _DESC.pack(0, buf, buf, sa_addr, state_addr, 0, user, 0), result)
-    words = (0x00000001, buf, buf, sa_addr, state_addr, 0, user, 0x00400000 | length)
-    return slot, result, out, (slot, result, words, length, out_len, p, state, body,
-                               cipher_job, (p, len(header), len(text), out, saved, tag))
+    mem[: len(data)] = data
+    mem[:out_len] = out
+    saved = chain.ljust(16, b"\x00") + _ZERO40 if chain else None
+    st_rec[st_at : st_at + 56] = saved or state
+    state_addr = tfm.state
+    user = 0x80000 | tfm.handle & 0xFFFF
+    sa_addr = pl.rec_addr
+    result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
+    _retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
+            out_len).basic += 1
+    outcome = Outcome(True, out, [], slot=slot, result=result)
+    defer_stages(outcome, 0, partial(
+        _stages, drv, (AEAD_FIRST, AEAD_WHY, "D", (tfm.name, "decrypt", assoc_len,
+                                                     length - assoc_len)),
+        (slot, result, 0x00000001, data, 0, length, p, state, cipher_job,
+         (p, len(header), len(text), out, saved, None)),
+        (AEAD_DONE, AEAD_WHY, "D", (tfm.name, out_len), "raw")))
+    if esp:  # esp_input: the trailer off, or a bad pad length
+        plain = out[assoc_len:]
+        pad, next_header = plain[-2], plain[-1]
+        if pad + 2 > len(plain):
+            outcome.ok, outcome.reason = False, "bad-padding"
+            outcome.mib = "XfrmInStateProtoError"
+            drv.stats.mib["XfrmInStateProtoError"] += 1
+            return outcome
+        outcome.data = plain[: len(plain) - 2 - pad]
+        outcome.next_header = next_header
+        outcome.seq = int.from_bytes(data[4:8], "big")
+    return outcome

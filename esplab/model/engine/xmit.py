@@ -21,10 +21,18 @@ from esplab.errors import BadArgument, EngineError, RingFull
 from esplab.layers.sa_record import ESP_AUTH_ALGOS, ESP_CRYPT_ALGOS, SA_RECORD_SIZE, EIP93SARecord
 from esplab.model.engine import fast
 from esplab.model.engine.algos import hmac_pad_blocks
+from esplab.model.engine.fast import (
+    RX_CRYPTO_DONE,
+    RX_CRYPTO_WHY,
+    RX_PACKET_DONE,
+    RX_PACKET_WHY,
+    TX_DONE,
+    TX_DONE_WHY,
+)
+from esplab.model.engine.iphead import decapsulate, fix_outer, locate_esp
 from esplab.model.engine.outcome import DMA_BUFFER_SIZE, OffloadedSA, Outcome, StateAdd, Ticket
 from esplab.model.engine.params import status_names
 from esplab.model.engine.regs import OPTION_1
-from esplab.model.esp_ip import inner_set_ce_and_dscp, ipv4_fix
 from esplab.model.journey import Stage
 from esplab.model.xfrm.algos import algorithm
 
@@ -44,8 +52,6 @@ __all__ = [
 ]
 
 _U32 = 0xFFFFFFFF
-_ESP = 50
-_V6_EXT = frozenset({0, 43, 44, 60})  # hop-by-hop, routing, fragment, destination options
 
 #: Kernel name -> (Scapy name for EIP93SARecord.for_esp, OPTION_1 bit it needs).
 ENC_ALGOS = {
@@ -67,71 +73,8 @@ _MALFORMED = frozenset({"PAD_ERR", "INVALID_PK_LENGTH", "BLOCK_SIZE_ERR", "SPI",
 _TX_WHY = ("the engine builds SPI, sequence, IV, padding, trailer and ICV from the payload "
            "(eip93.md 4.2, 4.3; airoha-dsa-xfrm.md 3.10)")
 _TX_MAP_WHY = "the driver maps the skb: src = payload, dst = ESP header (eip93.md 4.2)"
-_TX_DONE = "TX done: ESP seq {}, {} bytes; IP length set to {}"
-_TX_DONE_WHY = ("the driver sets the IP length from the result length and resumes xfrm "
-                "(eip93.md 4.3)")
 _RX_MAP_WHY = ("the driver looks up the inbound SA by SPI on this device and maps the ESP in "
                "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)")
-
-
-# --- skb helpers ---------------------------------------------------------------------
-
-
-def locate_esp(skb: bytes) -> tuple[int, int]:
-    """(offset of the ESP header, offset of the byte that names it) in an IP packet."""
-    if len(skb) >= 20 and skb[0] >> 4 == 4:
-        off = (skb[0] & 0xF) * 4
-        if off >= 20 and skb[9] == _ESP and len(skb) >= off + 8:
-            return off, 9
-    elif len(skb) >= 40 and skb[0] >> 4 == 6:
-        off, nh_off, nh = 40, 6, skb[6]
-        while nh in _V6_EXT and off + 8 <= len(skb):
-            size = 8 if nh == 44 else (skb[off + 1] + 1) * 8
-            nh_off, nh = off, skb[off]
-            off += size
-        if nh == _ESP and len(skb) >= off + 8:
-            return off, nh_off
-    raise BadArgument("not an ESP packet: no IPv4/IPv6 header followed by ESP (protocol 50)",
-                      valid="an IP packet whose (last extension) header names protocol 50")
-
-
-def _ipv4_fix(head: bytes, total_length: int, protocol: int) -> bytes:
-    """``ipv4_fix`` (new total length, protocol and checksum) with fewer copies."""
-    if len(head) & 1 or len(head) < 12:
-        return ipv4_fix(head, total_length, protocol)
-    # RFC 1071: the sum is the big-endian integer mod 0xffff (0xffff for a nonzero multiple).
-    h = head[:2] + total_length.to_bytes(2, "big") + head[4:9] + bytes((protocol,)) + b"\x00\x00"
-    rest = head[12:]
-    n = int.from_bytes(h + rest, "big")
-    total = n % 0xFFFF
-    if total == 0 and n:
-        total = 0xFFFF
-    return h[:10] + (~total & 0xFFFF).to_bytes(2, "big") + rest
-
-
-def fix_outer(head: bytes, esp_len: int) -> bytes:
-    """The headers in front of ESP with the length (and IPv4 checksum) for ``esp_len``."""
-    if head[0] >> 4 == 4:
-        return _ipv4_fix(head, len(head) + esp_len, head[9])
-    return head[:4] + (len(head) - 40 + esp_len).to_bytes(2, "big") + head[6:]
-
-
-def decapsulate(head: bytes, nh_off: int, payload: bytes, next_header: int,
-                tunnel: bool) -> bytes:
-    """The plain packet from the headers in front of ESP and the decrypted payload: the
-    inner packet in tunnel mode (RFC 6040 ECN as the kernel's default), the rebuilt IP
-    packet in transport mode (``nh_off``: the byte that named ESP). Packet offload RX
-    hands this up (airoha-dsa-xfrm.md 3.2) [M] packet-offload."""
-    if tunnel:
-        ds = head[1] if head[0] >> 4 == 4 else (int.from_bytes(head[0:2], "big") >> 4) & 0xFF
-        # RFC 6040 decapsulation as the kernel's software path does by default.
-        return inner_set_ce_and_dscp(payload, ds, ecn=True, dscp=False)
-    if head[0] >> 4 == 4:
-        return _ipv4_fix(head, len(head) + len(payload), next_header) + payload
-    fixed = bytearray(head)
-    fixed[nh_off] = next_header
-    fixed[4:6] = (len(head) - 40 + len(payload)).to_bytes(2, "big")
-    return bytes(fixed) + payload
 
 
 _decap = decapsulate  # the name engine_path.py imports
@@ -298,18 +241,9 @@ def esp_tx(
                      f"{len(skb)} bytes do not fit a DMA buffer", mib, fidelity="M")
     sync = offload == "crypto" and drv.settings.crypto_tx_seq == "sync"
     if iv is None:
-        ran = fast.esp_out(drv, sa, skb, off, start, proto, sync)
-        if ran is not None:  # _tx_finish, from what the fast path ran
-            esp = ran[2]
-            packet = fix_outer(skb[:off], len(esp)) + esp
-            seq = int.from_bytes(esp[4:8], "big")
-            stats = sa.stats
-            stats.packets += 1
-            stats.bytes += length
-            drv.stats.tx_packets += 1
-            return fast.defer(drv, Outcome(True, packet, [], seq=seq, status="CRYPTO_SUCCESS",
-                                           slot=ran[0], result=ran[1]), first, ran,
-                              (_TX_DONE, _TX_DONE_WHY, "D", (seq, len(esp), len(packet)), "ip"))
+        outcome = fast.esp_tx(drv, sa, skb, off, start, proto, sync, first)
+        if outcome is not None:
+            return outcome
     try:
         slot = drv.next_slot()
     except RingFull as exc:
@@ -364,19 +298,11 @@ def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     stats.packets += 1
     stats.bytes += ctx["length"]
     drv.stats.tx_packets += 1
-    drv.closing(ticket, _TX_DONE, _TX_DONE_WHY, "D", (seq, len(esp), len(packet)), packet, "ip")
+    drv.closing(ticket, TX_DONE, TX_DONE_WHY, "D", (seq, len(esp), len(packet)), packet, "ip")
     return Outcome(True, packet, ticket.stages, seq=seq, status="CRYPTO_SUCCESS")
 
 
 # --- RX -------------------------------------------------------------------------------
-
-_RX_CRYPTO_DONE = ("RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, "
-                   "trailer removed")
-_RX_PACKET_DONE = "RX done: seq {}, next header {}; decapsulated, {} bytes"
-_RX_CRYPTO_WHY = ("crypto offload: the kernel does the replay check, strips header and IV and "
-                  "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
-_RX_PACKET_WHY = ("packet offload: the hardware checks replay and decapsulates; the policy check "
-                  "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload")
 
 
 def rx_status(names: list[str], sa: OffloadedSA) -> tuple[str, str | None]:
@@ -426,24 +352,9 @@ def esp_rx(
         return _drop(drv, drv.opening(first), "EMSGSIZE",
                      f"{len(esp)} bytes do not fit a DMA buffer",
                      rx_status(["PROCESSING"], sa)[1], fidelity="M")
-    ran = fast.esp_in(drv, sa, esp)
-    if ran is not None:  # _rx_finish, from what the fast path ran
-        out = ran[2]
-        next_header = ran[1][1]  # result word 0 bits 15:8
-        seq = int.from_bytes(out[4:8], "big")
-        payload = out[8 + sa.iv_size :]
-        sa.stats.packets += 1
-        sa.stats.bytes += len(payload)
-        drv.stats.rx_packets += 1
-        if sa.offload == "crypto":
-            data = skb[:off] + out
-            last = (_RX_CRYPTO_DONE, _RX_CRYPTO_WHY, "D", (seq, next_header, len(payload)), "ip")
-        else:
-            data = decapsulate(skb[:off], nh_off, payload, next_header, sa.mode == "tunnel")
-            last = (_RX_PACKET_DONE, _RX_PACKET_WHY, "M", (seq, next_header, len(data)), "ip")
-        return fast.defer(drv, Outcome(True, data, [], status="CRYPTO_SUCCESS", seq=seq,
-                                       next_header=next_header, slot=ran[0], result=ran[1]),
-                          first, ran, last)
+    outcome = fast.esp_rx(drv, sa, skb, off, nh_off, esp, first)
+    if outcome is not None:
+        return outcome
     try:
         slot = drv.next_slot()
     except RingFull as exc:
@@ -486,12 +397,12 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     drv.stats.rx_packets += 1
     if sa.offload == "crypto":
         data = ctx["head"] + out
-        drv.closing(ticket, _RX_CRYPTO_DONE, _RX_CRYPTO_WHY, "D",
+        drv.closing(ticket, RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D",
                     (seq, next_header, len(payload)), data, "ip")
     else:
         data = decapsulate(ctx["head"], ctx["nh_off"], payload, next_header,
                            sa.mode == "tunnel")
-        drv.closing(ticket, _RX_PACKET_DONE, _RX_PACKET_WHY, "M", (seq, next_header, len(data)),
+        drv.closing(ticket, RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, len(data)),
                     data, "ip")
     return Outcome(True, data, ticket.stages, status="CRYPTO_SUCCESS", seq=seq,
                    next_header=next_header)
