@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from esplab.errors import BadArgument, KernelError, RingFull
 from esplab.layers.hashstate import hmac_precompute, state_to_record_bytes
 from esplab.layers.sa_record import EIP93SARecord
-from esplab.model.engine import fast
+from esplab.model.engine import fastaead
 from esplab.model.engine.algos import hmac_pad_blocks
 from esplab.model.engine.basic import tag_words
 from esplab.model.engine.outcome import DMA_BUFFER_SIZE, Outcome, Ticket
@@ -55,7 +55,7 @@ _ERRNO = {"AUTH_ERR": "EBADMSG", "PAD_ERR": "EBADMSG", "BUS": "EIO", "DESC_OWNER
           "ZERO_LENGTH": "EBADMSG", "INVALID_PK_LENGTH": "EBADMSG",
           "BLOCK_SIZE_ERR": "EBADMSG", "PROCESSING": "EIO"}
 _MONOTONIC = bytes(range(1, 256))
-_DONE, _WHY = fast.AEAD_DONE, fast.AEAD_WHY
+_DONE, _WHY = fastaead.DONE, fastaead.WHY
 
 @dataclass
 class AeadTfm:
@@ -139,15 +139,15 @@ def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: byte
         raise BadArgument(f"assoclen {len(assoc)}", valid="a multiple of 4 up to 1020 bytes")
     if len(iv) != tfm.iv_size:
         raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{tfm.iv_size} bytes for {tfm.name}")
-    first = (fast.AEAD_FIRST, _WHY, "D",
+    first = (fastaead.FIRST, _WHY, "D",
              (tfm.name, "encrypt" if encrypt_ else "decrypt", len(assoc), length - len(assoc)))
     if len(data) > DMA_BUFFER_SIZE:
         stages = drv.opening(first)
         stages.append(drv.stage(f"{len(data)} bytes do not fit a DMA buffer", _WHY, "M",
                                 drop="EMSGSIZE"))
         return Outcome(False, stages=stages, errno="EMSGSIZE", reason="EMSGSIZE")
-    done = (fast.authenc_encrypt(drv, tfm, len(assoc), iv, data) if encrypt_ else
-            fast.authenc_decrypt(drv, tfm, len(assoc), iv, data, length))
+    done = (fastaead.encrypt(drv, tfm, assoc, iv, data[len(assoc) :]) if encrypt_ else
+            fastaead.decrypt(drv, tfm, len(assoc), iv, data, length))
     if done is not None:
         return done
     sa = tfm.sa_out if encrypt_ else tfm.sa_in
@@ -218,16 +218,14 @@ def esp_output(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, proto: int,
         raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
     if iv is None:
         iv = drv.sw_rng.randbytes(tfm.iv_size)  # [M] sw-aead-iv
-    payload = skb[start:]
-    pad = -(len(payload) + 2) % max(tfm.blocksize, 4)
-    plain = payload + _MONOTONIC[:pad] + bytes((pad, proto & 0xFF))  # 1, 2, 3...
+    pad = -(len(skb) - start + 2) % max(tfm.blocksize, 4)
+    plain = skb[start:] + (_MONOTONIC[:pad] + bytes((pad, proto & 0xFF)))  # 1, 2, 3...
     assoc = skb[off : off + 8] + iv
-    if len(iv) == tfm.iv_size and not len(assoc) % 4:  # else encrypt() refuses them
-        data = assoc + plain
-        if len(data) <= DMA_BUFFER_SIZE:
-            done = fast.authenc_encrypt(drv, tfm, len(assoc), iv, data, skb, off)
-            if done is not None:
-                return done
+    # encrypt() from here (it refuses a bad IV or assoclen, and what a buffer cannot hold).
+    if len(iv) == tfm.iv_size and len(assoc) + len(plain) <= DMA_BUFFER_SIZE:
+        done = fastaead.encrypt(drv, tfm, assoc, iv, plain, skb, off)
+        if done is not None:
+            return done
     outcome = encrypt(drv, tfm, assoc, iv, plain)
     if outcome.ok:
         outcome.data = fix_outer(skb[:off], len(outcome.data)) + outcome.data
@@ -248,8 +246,8 @@ def esp_input(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *,
     if len(esp) < head + tfm.authsize + 2:
         raise BadArgument(f"{len(esp)} bytes of ESP", valid="header, IV, trailer and ICV")
     if len(esp) <= DMA_BUFFER_SIZE and not head % 4:  # else decrypt() refuses it
-        done = fast.authenc_decrypt(drv, tfm, head, esp[8:head], esp,
-                                    len(esp) - tfm.authsize, esp=True)
+        done = fastaead.decrypt(drv, tfm, head, esp[8:head], esp, len(esp) - tfm.authsize,
+                                esp=True)
         if done is not None:
             return done
     outcome = decrypt(drv, tfm, esp[:head], esp[8:head], esp[head:])

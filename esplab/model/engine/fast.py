@@ -30,23 +30,19 @@ from esplab.layers.crypto_desc import PE_READY
 from esplab.layers.sa_record import SA_RECORD_SIZE
 from esplab.model.engine import regs as R
 from esplab.model.engine.algos import BlockCipher
-from esplab.model.engine.basic import cipher_job, tag_words
 from esplab.model.engine.core import Engine, EngineStats, job_stages
 from esplab.model.engine.espmode import _BOUNDARY, inbound_job, outbound_job, pad_bytes
 from esplab.model.engine.iphead import decapsulate, fix_outer
 from esplab.model.engine.outcome import OffloadedSA, Outcome, defer_stages
-from esplab.model.engine.params import Job, SAParams
+from esplab.model.engine.params import SAParams
 from esplab.model.engine.stages import LazyStage
 from esplab.model.journey import Stage
 
 if TYPE_CHECKING:
-    from esplab.model.engine.aead import AeadTfm
     from esplab.model.engine.driver import EIP93Driver, Opening
 
 __all__ = [
-    "AEAD_DONE",
-    "AEAD_FIRST",
-    "AEAD_WHY",
+    "AUTHENC",
     "RX_CRYPTO_DONE",
     "RX_CRYPTO_WHY",
     "RX_PACKET_DONE",
@@ -54,12 +50,12 @@ __all__ = [
     "TX_DONE",
     "TX_DONE_WHY",
     "Plan",
-    "authenc_decrypt",
-    "authenc_encrypt",
     "defer",
     "esp_rx",
     "esp_tx",
     "plan",
+    "retire",
+    "stages",
 ]
 
 _U32 = 0xFFFFFFFF
@@ -71,8 +67,8 @@ _DONE = R.INT_OPERATION_DONE
 _THRESH = R.INT_RDR_THRESH
 _ESP_CTRL = 0x02000011  # command word 0 of an ESP job as xmit.esp_tx/esp_rx build it
 _READY = PE_READY << 22  # result word 7: PE_READY in bits 23:22
-_ZERO40 = bytes(40)
-_OUT, _IN, _AUTHENC = 1, 2, 3
+_OUT, _IN = 1, 2
+AUTHENC = 3  # Plan.kind of a basic-mode authenc record (fastaead.py)
 
 class Plan:
     """One SA record as the fast path uses it: where its bytes are, the static bytes the
@@ -133,7 +129,7 @@ def _kind(p: SAParams) -> int:
         return _IN if p.direction else _OUT
     if (p.opcode == 1 and p.alg is not None and p.engine is not None and p.iv_source == 2
             and p.save_iv):
-        return _AUTHENC
+        return AUTHENC
     return 0
 
 
@@ -168,7 +164,7 @@ def plan(drv: EIP93Driver, sa_addr: int, cmd1: bytes | None = None) -> Plan | No
     return pl
 
 
-def _retire(drv: EIP93Driver, ring: tuple[bytearray, bytearray, int, bool, int], slot: int,
+def retire(drv: EIP93Driver, ring: tuple[bytearray, bytearray, int, bool, int], slot: int,
             result: bytes, src: int, dst: int, sa_addr: int, state_addr: int, user: int,
             length: int, out_len: int) -> EngineStats:
     """The ring slots, indexes, interrupt status and the driver's and engine's counters as
@@ -204,29 +200,31 @@ def _retire(drv: EIP93Driver, ring: tuple[bytearray, bytearray, int, bool, int],
 
 def defer(drv: EIP93Driver, outcome: Outcome, first: Opening, trace: tuple[Any, ...],
           last: tuple[Any, ...]) -> Outcome:
-    """``outcome`` with its stages built when first read: the driver's ``first``, the
-    engine's (from ``trace``) and the driver's ``last`` (template, why, fidelity, args,
-    kind)."""
-    defer_stages(outcome, 0, partial(_stages, drv, first, trace, last))
+    """``outcome`` with its stages built when first read (see :func:`stages`)."""
+    defer_stages(outcome, 0, partial(stages, drv, first, trace, last))
     return outcome
 
 
-def _stages(drv: EIP93Driver, first: Opening, trace: tuple[Any, ...],
-            last: tuple[Any, ...]) -> list[Stage]:
-    """The stages the full protocol gives the request; its job made as the engine made
-    it (``make(*made)``), its input ``data[start:start + length]``."""
-    slot, result, w0, data, start, length, p, state, make, made = trace
+def stages(drv: EIP93Driver, first: Opening, trace: tuple[Any, ...],
+           last: tuple[Any, ...]) -> list[Stage]:
+    """The stages the full protocol gives a request: the driver's ``first`` (template,
+    why, fidelity, args), the engine's and the driver's ``last`` (template, why, fidelity,
+    args, kind). ``trace`` is (slot, result descriptor, command word 0, input length, SA,
+    state record, the input as ``b"".join(parts)[start:]``, start, make, made): the job
+    is ``make(*made)``, as the engine made it."""
+    slot, result, w0, length, p, state, parts, start, make, made = trace
     job = make(*made)
     job.meta["choices"] = job.choices
     _, src, dst, sa_addr, state_addr, arc4, user, _ = _DESC.unpack(result)
     words = (w0, src, dst, sa_addr, state_addr, arc4, user, 0x00400000 | length)
-    stages = drv.opening(first)
-    stages += job_stages((drv.node, False, slot, None, result, words, length, len(job.out),
-                          job, p, 3, None, state, data[start : start + length], job))
+    body = b"".join(parts)[start:]
+    built = drv.opening(first)
+    built += job_stages((drv.node, False, slot, None, result, words, length, len(job.out), job,
+                         p, 3, None, state, body, job))
     decision, why, fidelity, args, kind = last
-    stages.append(LazyStage("eip93.driver", drv.node, decision, why, fidelity, None, None,
-                            kind, None, {}, args))
-    return stages
+    built.append(LazyStage("eip93.driver", drv.node, decision, why, fidelity, None, None, kind,
+                           None, {}, args))
+    return built
 
 
 def _digest(pl: Plan, engine: Engine, data: bytes, state: bytes | None) -> bytes:
@@ -299,7 +297,7 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     user = 0x50000 | sa.handle & 0xFFFF
     result = _DESC.pack(ctrl & 0xFC | PE_READY | next_header << 8 | pad << 24, src, dst,
                         sa_addr, 0, 0, user, _READY | out_len)
-    _retire(drv, ring, slot, result, src, dst, sa_addr, 0, user, length, out_len).esp_out += 1
+    retire(drv, ring, slot, result, src, dst, sa_addr, 0, user, length, out_len).esp_out += 1
     # _tx_finish
     packet = fix_outer(head, out_len) + esp
     stats = sa.stats
@@ -309,8 +307,8 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     outcome = Outcome(True, packet, [], seq=seq, status="CRYPTO_SUCCESS", slot=slot,
                       result=result)
     defer_stages(outcome, 0, partial(
-        _stages, drv, first,
-        (slot, result, ctrl, skb, start, length, pl.p, None, outbound_job,
+        stages, drv, first,
+        (slot, result, ctrl, length, pl.p, None, (skb,), start, outbound_job,
          (pl.p, seq, length, pad, next_header, esp, None, pl.prng_iv)),
         (TX_DONE, TX_DONE_WHY, "D", (seq, out_len, len(packet)), "ip")))
     return outcome
@@ -383,7 +381,7 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
     user = 0x60000 | sa.handle & 0xFFFF
     result = _DESC.pack(_ESP_CTRL & 0xFC | PE_READY | next_header << 8 | pad << 24, buf, buf,
                         sa_addr, 0, 0, user, _READY | out_len)
-    _retire(drv, ring, slot, result, buf, buf, sa_addr, 0, user, length, out_len).esp_in += 1
+    retire(drv, ring, slot, result, buf, buf, sa_addr, 0, user, length, out_len).esp_in += 1
     # _rx_finish: the result in place, in the driver's buffer
     seq = int.from_bytes(out[4:8], "big")
     payload = out[8 + sa.iv_size :]
@@ -400,190 +398,8 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
     outcome = Outcome(True, data, [], status="CRYPTO_SUCCESS", seq=seq,
                       next_header=next_header, slot=slot, result=result)
     defer_stages(outcome, 0, partial(
-        _stages, drv, first,
-        (slot, result, _ESP_CTRL, esp, 0, length, p, None, inbound_job,
+        stages, drv, first,
+        (slot, result, _ESP_CTRL, length, p, None, (esp,), 0, inbound_job,
          (p, p.spi, int.from_bytes(esp[4:8], "big"), out, next_header, pad, sa_write, None)),
         last))
-    return outcome
-
-
-AEAD_DONE = "{} done: {} bytes"
-AEAD_FIRST = "{} {}: assoclen {}, {} bytes"
-AEAD_WHY = ("mainline AEAD: opcode 1, IV from the state record, hash_crypt_offset = assoclen "
-            "(eip93.md 3.5)")
-
-
-def _authenc(drv: EIP93Driver, tfm: AeadTfm, encrypt: bool, assoc_len: int,
-             iv: bytes) -> tuple[Any, ...] | None:
-    """What a one-step ``authenc`` request starts from, after the driver's writes (sa_cmd1
-    with hash_crypt_offset = assoclen in words, then the state record with the IV, in
-    its order; a fallback writes the same again): (ring, plan, state record bytes, the
-    state record's bytes and offset), or None."""
-    ring = drv.ready_ring()
-    if ring is None or drv.device.snapshots:
-        return None
-    sa_addr, cmd1 = (tfm.sa_out, tfm.cmd1_out) if encrypt else (tfm.sa_in, tfm.cmd1_in)
-    pl = plan(drv, sa_addr, (cmd1 | assoc_len >> 2 << 16).to_bytes(4, "little"))
-    if pl is None or pl.kind != _AUTHENC:
-        return None
-    state = (tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv).ljust(16, b"\x00") + _ZERO40
-    memory = drv.memory
-    state_addr = tfm.state
-    where = pl.state
-    if where is None or where[0] != state_addr or where[1] != memory.frees:
-        memory.write(state_addr, state)
-        region = memory.region(state_addr, 56)
-        assert region is not None
-        where = pl.state = (state_addr, memory.frees, region.data, state_addr - region.base)
-    return ring, pl, state, where[2], where[3]
-
-
-def authenc_encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: bytes,
-                    skb: bytes | None = None, off: int = 0) -> Outcome | None:
-    """``aead._request`` of ``crypto_aead_encrypt`` over ``data`` (associated data, then
-    plaintext) from the slot on, in one step. With ``skb``, ``aead.esp_output``'s: the
-    output goes behind the skb's headers (``off`` bytes), the ESP sequence number is
-    the skb's."""
-    start = _authenc(drv, tfm, True, assoc_len, iv)
-    if start is None:
-        return None
-    ring, pl, state, st_rec, st_at = start
-    p = pl.p
-    cipher, alg = p.engine, p.alg
-    assert cipher is not None and alg is not None
-    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
-    length = len(data)
-    block = pl.block
-    ctr = p.cipher_mode == 2
-    if not length or offset > length or (not ctr and (length - offset) % block):
-        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
-    slot = drv.head
-    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
-    header, text = data[:offset], data[offset:]
-    if ctr:
-        sealed, chain = cipher.ctr(state[:16], text)  # the CTR block from state_iv [U]
-    else:
-        sealed = cipher.cbc_encrypt(state[:block], text)
-        chain = sealed[-block:]
-    prefix = header + sealed
-    if p.copy_digest:
-        inner = pl.inner
-        if inner is not None:
-            h = inner.copy()
-            h.update(prefix)
-            outer = pl.outer.copy()
-            outer.update(h.digest())
-            icv_std = outer.digest()[: p.icv_len]
-        else:
-            icv_std = p.mac(drv.device.engine.resume, prefix, state)[: p.icv_len]
-        # The tag in hash-state words (eip93.md 5.3) [U]: tag_words.
-        icv = icv_std if pl.words is None else pl.words[1](*pl.words[0](icv_std))
-    else:
-        icv_std = icv = b""
-    if not p.copy_header:
-        prefix = sealed
-    out_len = len(prefix) + len(icv)
-    mem[: len(prefix)] = prefix
-    mem[len(prefix) : out_len] = icv
-    # The state record with the chaining value saved; buffer and rings as left.
-    st_rec[st_at : st_at + 56] = chain.ljust(16, b"\x00") + _ZERO40 if chain else state
-    state_addr = tfm.state
-    user = 0x80000 | tfm.handle & 0xFFFF
-    sa_addr = pl.rec_addr
-    result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
-    _retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
-            out_len).basic += 1
-    # _finish: the tag's words swapped back
-    if len(icv) == tfm.authsize and tfm.alg == alg:
-        out = prefix + icv_std
-    else:
-        engine_out = prefix + icv
-        cut = out_len - tfm.authsize
-        out = engine_out[:cut] + tag_words(tfm.alg, engine_out[cut:])
-    if skb is None:
-        outcome = Outcome(True, out, [], slot=slot, result=result)
-    else:
-        outcome = Outcome(True, fix_outer(skb[:off], len(out)) + out, [],
-                          seq=int.from_bytes(skb[off + 4 : off + 8], "big"), slot=slot,
-                          result=result)
-    defer_stages(outcome, 0, partial(
-        _stages, drv, (AEAD_FIRST, AEAD_WHY, "D", (tfm.name, "encrypt", assoc_len,
-                                                     length - assoc_len)),
-        (slot, result, 0x00000001, data, 0, length, p, state, _sealed_job,
-         (p, len(header), len(text), prefix, icv, chain, state)),
-        (AEAD_DONE, AEAD_WHY, "D", (tfm.name, len(out)), "raw")))
-    return outcome
-
-
-def _sealed_job(p: SAParams, header: int, text: int, prefix: bytes, icv: bytes,
-                chain: bytes, state: bytes) -> Job:
-    """The job of :func:`authenc_encrypt` as ``basic`` makes it."""
-    return cipher_job(p, header, text, prefix + icv,
-                      chain.ljust(16, b"\x00") + state[16:] if chain else None, len(icv))
-
-
-def authenc_decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: bytes,
-                    length: int, esp: bool = False) -> Outcome | None:
-    """``aead._request`` of ``crypto_aead_decrypt`` over ``data`` (associated data,
-    ciphertext, tag; ``length`` without the tag) from the slot on, in one step. With
-    ``esp``, ``aead.esp_input``'s: the output is the payload without the trailer."""
-    start = _authenc(drv, tfm, False, assoc_len, iv)
-    if start is None:
-        return None
-    ring, pl, state, st_rec, st_at = start
-    p = pl.p
-    cipher = p.engine
-    assert cipher is not None
-    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
-    block = pl.block
-    ctr = p.cipher_mode == 2
-    if not length or offset > length or (not ctr and (length - offset) % block):
-        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
-    slot = drv.head
-    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
-    icv_len = p.icv_len
-    tag_in = data[length : length + icv_len]
-    if len(tag_in) < icv_len:  # the tag read from the buffer beyond the data
-        if len(mem) < length + icv_len:
-            return None  # BUS
-        mem[: len(data)] = data
-        tag_in = bytes(mem[length : length + icv_len])
-    body = data[:length]
-    if not hmac.compare_digest(_digest(pl, drv.device.engine, body, state)[:icv_len], tag_in):
-        return None  # AUTH_ERR
-    header, text = body[:offset], body[offset:]
-    if ctr:
-        plain, chain = cipher.ctr(state[:16], text)
-    else:
-        plain, chain = cipher.cbc_decrypt(state[:block], text), text[-block:]
-    out = header + plain if p.copy_header else plain
-    out_len = len(out)
-    mem[: len(data)] = data
-    mem[:out_len] = out
-    saved = chain.ljust(16, b"\x00") + _ZERO40 if chain else None
-    st_rec[st_at : st_at + 56] = saved or state
-    state_addr = tfm.state
-    user = 0x80000 | tfm.handle & 0xFFFF
-    sa_addr = pl.rec_addr
-    result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
-    _retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
-            out_len).basic += 1
-    outcome = Outcome(True, out, [], slot=slot, result=result)
-    defer_stages(outcome, 0, partial(
-        _stages, drv, (AEAD_FIRST, AEAD_WHY, "D", (tfm.name, "decrypt", assoc_len,
-                                                     length - assoc_len)),
-        (slot, result, 0x00000001, data, 0, length, p, state, cipher_job,
-         (p, len(header), len(text), out, saved, None)),
-        (AEAD_DONE, AEAD_WHY, "D", (tfm.name, out_len), "raw")))
-    if esp:  # esp_input: the trailer off, or a bad pad length
-        plain = out[assoc_len:]
-        pad, next_header = plain[-2], plain[-1]
-        if pad + 2 > len(plain):
-            outcome.ok, outcome.reason = False, "bad-padding"
-            outcome.mib = "XfrmInStateProtoError"
-            drv.stats.mib["XfrmInStateProtoError"] += 1
-            return outcome
-        outcome.data = plain[: len(plain) - 2 - pad]
-        outcome.next_header = next_header
-        outcome.seq = int.from_bytes(data[4:8], "big")
     return outcome

@@ -1,0 +1,239 @@
+"""One-step ``authenc`` requests: :mod:`~esplab.model.engine.fast` for :mod:`.aead`.
+
+Mainline's AEAD programs basic mode (opgroup 0, opcode 1): the driver writes
+``sa_cmd1`` with ``hash_crypt_offset`` = assoclen and the IV into the state record,
+the engine hashes the associated data and the ciphertext, ciphers the rest, appends
+the tag in hash-state words and saves the chaining value to the state record
+(eip93.md 3.5, 5.3). :func:`encrypt` and :func:`decrypt` do that request, and for the
+``sw+aead`` datapath the kernel's ESP around it, in one step under the rules of
+:mod:`~esplab.model.engine.fast`: exactly the memory, registers, counters, outcome and
+(deferred) stages of the full protocol, or None, having changed nothing the full
+protocol would not write again, so that the caller runs it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import struct
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from esplab.layers.crypto_desc import PE_READY
+from esplab.model.engine.basic import cipher_job, tag_words
+from esplab.model.engine.fast import AUTHENC, Plan, plan, retire, stages
+from esplab.model.engine.iphead import fix_outer
+from esplab.model.engine.outcome import Outcome, defer_stages
+from esplab.model.engine.params import Job, SAParams
+
+if TYPE_CHECKING:
+    from esplab.model.engine.aead import AeadTfm
+    from esplab.model.engine.driver import EIP93Driver
+
+__all__ = ["DONE", "FIRST", "WHY", "decrypt", "encrypt"]
+
+DONE = "{} done: {} bytes"
+FIRST = "{} {}: assoclen {}, {} bytes"
+WHY = ("mainline AEAD: opcode 1, IV from the state record, hash_crypt_offset = assoclen "
+       "(eip93.md 3.5)")
+_CTR_ONE = b"\x00\x00\x00\x01"
+_DESC = struct.Struct("<8I")
+_READY = PE_READY << 22  # result word 7: PE_READY in bits 23:22
+_ZERO40 = bytes(40)
+
+
+def _start(drv: EIP93Driver, tfm: AeadTfm, sa_addr: int, cmd1: int, assoc_len: int,
+           iv: bytes) -> tuple[Any, ...] | None:
+    """The driver's writes, in its order: ``sa_cmd1`` with hash_crypt_offset = assoclen in
+    words, then the state record with the IV (a fallback writes the same again). Returns
+    (ring, plan, state record, its bytes, its offset in them), or None."""
+    ring = drv.ready_ring()
+    if ring is None or drv.device.snapshots:
+        return None
+    pl = plan(drv, sa_addr, (cmd1 | assoc_len >> 2 << 16).to_bytes(4, "little"))
+    if pl is None or pl.kind != AUTHENC:
+        return None
+    state = (tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv).ljust(16, b"\x00") + _ZERO40
+    memory = drv.memory
+    where = pl.state
+    if where is None or where[0] != tfm.state or where[1] != memory.frees:
+        where = _state_region(drv, pl, tfm.state, state)
+    return ring, pl, state, where[2], where[3]
+
+
+def _state_region(drv: EIP93Driver, pl: Plan, state_addr: int,
+                  state: bytes) -> tuple[int, int, bytearray, int]:
+    """Write the state record as the driver does (a bus fault is the driver's, as in the
+    full protocol) and remember its region's bytes in the plan."""
+    memory = drv.memory
+    memory.write(state_addr, state)
+    region = memory.region(state_addr, len(state))
+    assert region is not None
+    pl.state = (state_addr, memory.frees, region.data, state_addr - region.base)
+    return pl.state
+
+
+def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: bytes,
+            skb: bytes | None = None, off: int = 0) -> Outcome | None:
+    """``aead._request`` for ``crypto_aead_encrypt`` from the slot on. With ``skb``, also
+    the rest of ``aead.esp_output``: the output goes behind the skb's ``off`` bytes of
+    headers, the ESP sequence number is the skb's."""
+    assoc_len = len(assoc)
+    start = _start(drv, tfm, tfm.sa_out, tfm.cmd1_out, assoc_len, iv)
+    if start is None:
+        return None
+    ring, pl, state, st_rec, st_at = start
+    p = pl.p
+    cipher, alg = p.engine, p.alg
+    assert cipher is not None and alg is not None
+    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
+    length = assoc_len + len(plain)
+    block = pl.block
+    ctr = p.cipher_mode == 2
+    if not length or offset > length or (not ctr and (length - offset) % block):
+        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
+    if offset == assoc_len:
+        header, text = assoc, plain
+    else:
+        data = assoc + plain
+        header, text = data[:offset], data[offset:]
+    slot = drv.head
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
+    if ctr:
+        sealed, chain = cipher.ctr(state[:16], text)  # the CTR block from state_iv [U]
+    else:
+        sealed = cipher.cbc_encrypt(state[:block], text)
+        chain = sealed[-block:]
+    if p.copy_digest:
+        inner = pl.inner
+        if inner is not None:
+            h = inner.copy()
+            h.update(header)
+            h.update(sealed)
+            outer = pl.outer.copy()
+            outer.update(h.digest())
+            icv_std = outer.digest()[: p.icv_len]
+        else:
+            icv_std = p.mac(drv.device.engine.resume, header + sealed, state)[: p.icv_len]
+        # The tag in hash-state words (eip93.md 5.3) [U]: tag_words.
+        icv = icv_std if pl.words is None else pl.words[1](*pl.words[0](icv_std))
+    else:
+        icv_std = icv = b""
+    # The buffer: the request's bytes, then the output over them.
+    if not p.copy_header:
+        header = b""
+    cut = len(header) + len(sealed)
+    out_len = cut + len(icv)
+    if out_len < length:  # the input's end stays behind a shorter output
+        mem[out_len:length] = (assoc + plain)[out_len:]
+    mem[: len(header)] = header
+    mem[len(header) : cut] = sealed
+    mem[cut:out_len] = icv
+    # The state record with the chaining value saved; the rings and counters.
+    st_rec[st_at : st_at + 56] = chain.ljust(16, b"\x00") + _ZERO40 if chain else state
+    sa_addr, state_addr = tfm.sa_out, tfm.state
+    user = 0x80000 | tfm.handle & 0xFFFF
+    result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
+    retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
+            out_len).basic += 1
+    # _finish: the tag's words swapped back.
+    if len(icv) == tfm.authsize and tfm.alg == alg:
+        parts: tuple[bytes, ...] = (header, sealed, icv_std)
+    else:
+        engine_out = header + sealed + icv
+        back = out_len - tfm.authsize
+        parts = (engine_out[:back], tag_words(tfm.alg, engine_out[back:]))
+    done = sum(map(len, parts))
+    if skb is None:
+        outcome = Outcome(True, b"".join(parts), [], slot=slot, result=result)
+    else:  # esp_output: the headers in front, the skb's sequence number
+        outcome = Outcome(True, b"".join((fix_outer(skb[:off], done), *parts)), [],
+                          seq=int.from_bytes(skb[off + 4 : off + 8], "big"), slot=slot,
+                          result=result)
+    defer_stages(outcome, 0, partial(
+        stages, drv, (FIRST, WHY, "D", (tfm.name, "encrypt", assoc_len, len(plain))),
+        (slot, result, 0x00000001, length, p, state, (assoc, plain), 0, _sealed_job,
+         (p, len(text), header, sealed, icv, chain, state)),
+        (DONE, WHY, "D", (tfm.name, done), "raw")))
+    return outcome
+
+
+def _sealed_job(p: SAParams, text: int, header: bytes, sealed: bytes, icv: bytes,
+                chain: bytes, state: bytes) -> Job:
+    """The job of :func:`encrypt` as ``basic`` makes it."""
+    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
+    return cipher_job(p, offset, text, header + sealed + icv,
+                      chain.ljust(16, b"\x00") + state[16:] if chain else None, len(icv))
+
+
+def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: bytes,
+            length: int, esp: bool = False) -> Outcome | None:
+    """``aead._request`` for ``crypto_aead_decrypt`` of ``data`` (associated data,
+    ciphertext, tag; ``length`` without the tag) from the slot on. With ``esp``, also the
+    rest of ``aead.esp_input``: the payload without the trailer, or a bad pad length."""
+    start = _start(drv, tfm, tfm.sa_in, tfm.cmd1_in, assoc_len, iv)
+    if start is None:
+        return None
+    ring, pl, state, st_rec, st_at = start
+    p = pl.p
+    cipher = p.engine
+    assert cipher is not None
+    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
+    block = pl.block
+    ctr = p.cipher_mode == 2
+    if not length or offset > length or (not ctr and (length - offset) % block):
+        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
+    slot = drv.head
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
+    icv_len = p.icv_len
+    tag_in = data[length : length + icv_len]
+    if len(tag_in) < icv_len:  # the tag read from the buffer beyond the data
+        if len(mem) < length + icv_len:
+            return None  # BUS
+        mem[: len(data)] = data
+        tag_in = bytes(mem[length : length + icv_len])
+    body = data[:length]
+    inner = pl.inner
+    if inner is not None:
+        h = inner.copy()
+        h.update(body)
+        outer = pl.outer.copy()
+        outer.update(h.digest())
+        expected = outer.digest()[:icv_len]
+    else:
+        expected = p.mac(drv.device.engine.resume, body, state)[:icv_len]
+    if not hmac.compare_digest(expected, tag_in):
+        return None  # AUTH_ERR
+    header, text = body[:offset], body[offset:]
+    if ctr:
+        plain, chain = cipher.ctr(state[:16], text)
+    else:
+        plain, chain = cipher.cbc_decrypt(state[:block], text), text[-block:]
+    out = header + plain if p.copy_header else plain
+    out_len = len(out)
+    mem[: len(data)] = data
+    mem[:out_len] = out
+    saved = chain.ljust(16, b"\x00") + _ZERO40 if chain else None
+    st_rec[st_at : st_at + 56] = saved or state
+    sa_addr, state_addr = tfm.sa_in, tfm.state
+    user = 0x80000 | tfm.handle & 0xFFFF
+    result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
+    retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
+            out_len).basic += 1
+    outcome = Outcome(True, out, [], slot=slot, result=result)
+    defer_stages(outcome, 0, partial(
+        stages, drv, (FIRST, WHY, "D", (tfm.name, "decrypt", assoc_len, length - assoc_len)),
+        (slot, result, 0x00000001, length, p, state, (body,), 0, cipher_job,
+         (p, len(header), len(text), out, saved, None)),
+        (DONE, WHY, "D", (tfm.name, out_len), "raw")))
+    if esp:  # esp_input: the trailer off, or a bad pad length
+        plain = out[assoc_len:]
+        pad, next_header = plain[-2], plain[-1]
+        if pad + 2 > len(plain):
+            outcome.ok, outcome.reason = False, "bad-padding"
+            outcome.mib = "XfrmInStateProtoError"
+            drv.stats.mib["XfrmInStateProtoError"] += 1
+            return outcome
+        outcome.data = plain[: len(plain) - 2 - pad]
+        outcome.next_header = next_header
+        outcome.seq = int.from_bytes(data[4:8], "big")
+    return outcome
