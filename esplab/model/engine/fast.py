@@ -34,7 +34,7 @@ from esplab.model.engine.core import Engine, EngineStats, job_stages
 from esplab.model.engine.espmode import _BOUNDARY, inbound_job, outbound_job, pad_bytes
 from esplab.model.engine.iphead import decapsulate, fix_outer
 from esplab.model.engine.outcome import OffloadedSA, Outcome, defer_stages
-from esplab.model.engine.params import SAParams
+from esplab.model.engine.params import Job, SAParams
 from esplab.model.engine.stages import LazyStage
 from esplab.model.journey import Stage
 
@@ -50,7 +50,6 @@ __all__ = [
     "TX_DONE",
     "TX_DONE_WHY",
     "Plan",
-    "defer",
     "esp_rx",
     "esp_tx",
     "plan",
@@ -198,26 +197,16 @@ def retire(drv: EIP93Driver, ring: tuple[bytearray, bytearray, int, bool, int], 
     return st
 
 
-def defer(drv: EIP93Driver, outcome: Outcome, first: Opening, trace: tuple[Any, ...],
-          last: tuple[Any, ...]) -> Outcome:
-    """``outcome`` with its stages built when first read (see :func:`stages`)."""
-    defer_stages(outcome, 0, partial(stages, drv, first, trace, last))
-    return outcome
-
-
-def stages(drv: EIP93Driver, first: Opening, trace: tuple[Any, ...],
-           last: tuple[Any, ...]) -> list[Stage]:
-    """The stages the full protocol gives a request: the driver's ``first`` (template,
-    why, fidelity, args), the engine's and the driver's ``last`` (template, why, fidelity,
-    args, kind). ``trace`` is (slot, result descriptor, command word 0, input length, SA,
-    state record, the input as ``b"".join(parts)[start:]``, start, make, made): the job
-    is ``make(*made)``, as the engine made it."""
-    slot, result, w0, length, p, state, parts, start, make, made = trace
-    job = make(*made)
+def stages(drv: EIP93Driver, first: Opening, last: tuple[Any, ...], slot: int, result: bytes,
+           w0: int, length: int, p: SAParams, state: bytes | None, body: bytes,
+           job: Job) -> list[Stage]:
+    """The stages the full protocol gives a one-step request, built when someone reads
+    them: the driver's ``first`` (template, why, fidelity, args), the engine's for the
+    command (word 0 ``w0``, ``length`` input bytes, ``body`` read) that ran ``job`` and
+    wrote ``result`` to the RDR, and the driver's ``last`` (... and snapshot kind)."""
     job.meta["choices"] = job.choices
     _, src, dst, sa_addr, state_addr, arc4, user, _ = _DESC.unpack(result)
     words = (w0, src, dst, sa_addr, state_addr, arc4, user, 0x00400000 | length)
-    body = b"".join(parts)[start:]
     built = drv.opening(first)
     built += job_stages((drv.node, False, slot, None, result, words, length, len(job.out), job,
                          p, 3, None, state, body, job))
@@ -306,12 +295,20 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     drv.stats.tx_packets += 1
     outcome = Outcome(True, packet, [], seq=seq, status="CRYPTO_SUCCESS", slot=slot,
                       result=result)
-    defer_stages(outcome, 0, partial(
-        stages, drv, first,
-        (slot, result, ctrl, length, pl.p, None, (skb,), start, outbound_job,
-         (pl.p, seq, length, pad, next_header, esp, None, pl.prng_iv)),
-        (TX_DONE, TX_DONE_WHY, "D", (seq, out_len, len(packet)), "ip")))
+    defer_stages(outcome, 0, partial(_tx_stages, drv, first, slot, result, ctrl, skb, start,
+                                     pl.p, pad, esp, pl.prng_iv, len(packet)))
     return outcome
+
+
+def _tx_stages(drv: EIP93Driver, first: Opening, slot: int, result: bytes, ctrl: int,
+               skb: bytes, start: int, p: SAParams, pad: int, esp: bytes, prng_iv: bool,
+               packet_len: int) -> list[Stage]:
+    """:func:`esp_tx`'s stages (see :func:`stages`)."""
+    length = len(skb) - start
+    seq = int.from_bytes(esp[4:8], "big")
+    job = outbound_job(p, seq, length, pad, ctrl >> 8 & 0xFF, esp, None, prng_iv)
+    return stages(drv, first, (TX_DONE, TX_DONE_WHY, "D", (seq, len(esp), packet_len), "ip"),
+                  slot, result, ctrl, length, p, None, skb[start:], job)
 
 
 RX_CRYPTO_DONE = ("RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, "
@@ -389,17 +386,26 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
     stats.packets += 1
     stats.bytes += len(payload)
     drv.stats.rx_packets += 1
-    if sa.offload == "crypto":
+    crypto = sa.offload == "crypto"
+    if crypto:
         data = skb[:off] + out
-        last = (RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D", (seq, next_header, len(payload)), "ip")
     else:
         data = decapsulate(skb[:off], nh_off, payload, next_header, sa.mode == "tunnel")
-        last = (RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, len(data)), "ip")
     outcome = Outcome(True, data, [], status="CRYPTO_SUCCESS", seq=seq,
                       next_header=next_header, slot=slot, result=result)
-    defer_stages(outcome, 0, partial(
-        stages, drv, first,
-        (slot, result, _ESP_CTRL, length, p, None, (esp,), 0, inbound_job,
-         (p, p.spi, int.from_bytes(esp[4:8], "big"), out, next_header, pad, sa_write, None)),
-        last))
+    defer_stages(outcome, 0, partial(_rx_stages, drv, first, slot, result, esp, p, out, pad,
+                                     sa_write, seq, crypto, len(payload if crypto else data)))
     return outcome
+
+
+def _rx_stages(drv: EIP93Driver, first: Opening, slot: int, result: bytes, esp: bytes,
+               p: SAParams, out: bytes, pad: int, sa_write: tuple[int, bytes] | None, seq: int,
+               crypto: bool, count: int) -> list[Stage]:
+    """:func:`esp_rx`'s stages (see :func:`stages`); ``count`` is the payload's length on
+    crypto offload, the decapsulated packet's on packet offload."""
+    next_header = result[1]  # result word 0 bits 15:8
+    job = inbound_job(p, p.spi, int.from_bytes(esp[4:8], "big"), out, next_header, pad,
+                      sa_write, None)
+    last = ((RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D", (seq, next_header, count), "ip") if crypto
+            else (RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, count), "ip"))
+    return stages(drv, first, last, slot, result, _ESP_CTRL, len(esp), p, None, esp, job)

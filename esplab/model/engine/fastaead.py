@@ -23,7 +23,8 @@ from esplab.model.engine.basic import cipher_job, tag_words
 from esplab.model.engine.fast import AUTHENC, Plan, plan, retire, stages
 from esplab.model.engine.iphead import fix_outer
 from esplab.model.engine.outcome import Outcome, defer_stages
-from esplab.model.engine.params import Job, SAParams
+from esplab.model.engine.params import SAParams
+from esplab.model.journey import Stage
 
 if TYPE_CHECKING:
     from esplab.model.engine.aead import AeadTfm
@@ -149,20 +150,23 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
         outcome = Outcome(True, b"".join((fix_outer(skb[:off], done), *parts)), [],
                           seq=int.from_bytes(skb[off + 4 : off + 8], "big"), slot=slot,
                           result=result)
-    defer_stages(outcome, 0, partial(
-        stages, drv, (FIRST, WHY, "D", (tfm.name, "encrypt", assoc_len, len(plain))),
-        (slot, result, 0x00000001, length, p, state, (assoc, plain), 0, _sealed_job,
-         (p, len(text), header, sealed, icv, chain, state)),
-        (DONE, WHY, "D", (tfm.name, done), "raw")))
+    defer_stages(outcome, 0, partial(_sealed_stages, drv, tfm.name, assoc, plain, slot, result,
+                                     p, state, len(text), header, sealed, icv, chain, done))
     return outcome
 
 
-def _sealed_job(p: SAParams, text: int, header: bytes, sealed: bytes, icv: bytes,
-                chain: bytes, state: bytes) -> Job:
-    """The job of :func:`encrypt` as ``basic`` makes it."""
+def _sealed_stages(drv: EIP93Driver, name: str, assoc: bytes, plain: bytes, slot: int,
+                   result: bytes, p: SAParams, state: bytes, text: int, header: bytes,
+                   sealed: bytes, icv: bytes, chain: bytes, done: int) -> list[Stage]:
+    """:func:`encrypt`'s stages (see :func:`~esplab.model.engine.fast.stages`), its job
+    as ``basic`` makes it."""
     offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
-    return cipher_job(p, offset, text, header + sealed + icv,
-                      chain.ljust(16, b"\x00") + state[16:] if chain else None, len(icv))
+    job = cipher_job(p, offset, text, header + sealed + icv,
+                     chain.ljust(16, b"\x00") + state[16:] if chain else None, len(icv))
+    body = assoc + plain
+    return stages(drv, (FIRST, WHY, "D", (name, "encrypt", len(assoc), len(plain))),
+                  (DONE, WHY, "D", (name, done), "raw"), slot, result, 0x00000001, len(body),
+                  p, state, body, job)
 
 
 def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: bytes,
@@ -220,11 +224,8 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
     retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
             out_len).basic += 1
     outcome = Outcome(True, out, [], slot=slot, result=result)
-    defer_stages(outcome, 0, partial(
-        stages, drv, (FIRST, WHY, "D", (tfm.name, "decrypt", assoc_len, length - assoc_len)),
-        (slot, result, 0x00000001, length, p, state, (body,), 0, cipher_job,
-         (p, len(header), len(text), out, saved, None)),
-        (DONE, WHY, "D", (tfm.name, out_len), "raw")))
+    defer_stages(outcome, 0, partial(_opened_stages, drv, tfm.name, assoc_len, slot, result, p,
+                                     state, body, len(header), out, saved))
     if esp:  # esp_input: the trailer off, or a bad pad length
         plain = out[assoc_len:]
         pad, next_header = plain[-2], plain[-1]
@@ -237,3 +238,13 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
         outcome.next_header = next_header
         outcome.seq = int.from_bytes(data[4:8], "big")
     return outcome
+
+
+def _opened_stages(drv: EIP93Driver, name: str, assoc_len: int, slot: int, result: bytes,
+                   p: SAParams, state: bytes, body: bytes, header: int, out: bytes,
+                   saved: bytes | None) -> list[Stage]:
+    """:func:`decrypt`'s stages (see :func:`~esplab.model.engine.fast.stages`)."""
+    job = cipher_job(p, header, len(body) - header, out, saved, None)
+    return stages(drv, (FIRST, WHY, "D", (name, "decrypt", assoc_len, len(body) - assoc_len)),
+                  (DONE, WHY, "D", (name, len(out)), "raw"), slot, result, 0x00000001,
+                  len(body), p, state, body, job)
