@@ -73,15 +73,16 @@ class Plan:
     """One SA record as the fast path uses it: where its bytes are, the static bytes the
     engine cached its decoded form under, and what one job needs from it."""
 
-    __slots__ = ("align", "at", "block", "frees", "head", "icv_len", "inner", "iv_size",
-                 "key", "kind", "nonce", "open", "outer", "p", "pads", "prng_iv", "rec",
-                 "rec_addr", "seal", "state", "tx_icv", "words", "zero_iv")
+    __slots__ = ("align", "at", "block", "cmd1", "ctr", "frees", "head", "icv_len", "inner",
+                 "iv_size", "key", "kind", "nonce", "offset", "open", "outer", "p", "pads",
+                 "prng_iv", "rec", "rec_addr", "seal", "state", "tx_icv", "words", "zero_iv")
 
     def __init__(self, rec: bytearray, at: int, key: bytes, p: SAParams, frees: int,
                  rec_addr: int) -> None:
         self.rec, self.at, self.key, self.p, self.frees = rec, at, key, p, frees
         self.rec_addr = rec_addr
         self.head, self.nonce = key[:0x6C], key[0x6C:]
+        self.cmd1 = int.from_bytes(key[4:8], "little")  # sa_cmd1 (eip93.md 3.3)
         self.kind = _kind(p)
         self.block = p.block
         self.iv_size = 0 if p.cipher == 15 else 8 if p.cipher_mode == 2 else p.block
@@ -108,6 +109,9 @@ class Plan:
             self.seal = self.open = partial(_ctr, cipher, p.nonce)
         elif cipher is not None:
             self.seal, self.open = cipher.cbc_encrypt, cipher.cbc_decrypt
+        # authenc: the bytes only hashed (hash_crypt_offset), CTR or CBC.
+        self.offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
+        self.ctr = p.cipher_mode == 2
         #: A state record's region as (address, memory.frees, bytes, offset), once known.
         self.state: tuple[int, int, bytearray, int] | None = None
 
@@ -132,33 +136,33 @@ def _kind(p: SAParams) -> int:
     return 0
 
 
-def plan(drv: EIP93Driver, sa_addr: int, cmd1: bytes | None = None) -> Plan | None:
+def plan(drv: EIP93Driver, sa_addr: int, cmd1: int | None = None) -> Plan | None:
     """The plan for the SA record at ``sa_addr`` as memory holds it now, or None; with
-    ``cmd1``, after the driver wrote it to the record's ``sa_cmd1`` (a bus fault there is
+    ``cmd1``, after the driver wrote that ``sa_cmd1`` to the record (a bus fault there is
     raised as the driver's write raises it).
 
     The decoded SA is the engine's own cached one: what the full protocol would use,
     decoded and cached now if the record is not (as the engine would).
     """
     memory = drv.memory
-    records = drv.device.engine._records
     pl = drv.plans.get(sa_addr)
     if pl is not None and pl.frees == memory.frees:
         rec, at = pl.rec, pl.at
-        if cmd1 is not None:
-            rec[at + 4 : at + 8] = cmd1
-        if (records.get(pl.key) is pl.p and rec.startswith(pl.head, at)
+        if cmd1 is not None and cmd1 != pl.cmd1:  # else the comparison below covers it
+            rec[at + 4 : at + 8] = cmd1.to_bytes(4, "little")
+        if (drv.device.engine._records.get(pl.key) is pl.p and rec.startswith(pl.head, at)
                 and rec.startswith(pl.nonce, at + 0x7C)):
             return pl
-    elif cmd1 is not None:
-        memory.write(sa_addr + 4, cmd1)
+    if cmd1 is not None:
+        memory.write(sa_addr + 4, cmd1.to_bytes(4, "little"))
     region = memory.region(sa_addr, SA_RECORD_SIZE)
     if region is None:
         return None
     at = sa_addr - region.base
     record = bytes(region.data[at : at + SA_RECORD_SIZE])
     key = record[:0x6C] + record[0x7C:]
-    p = records.get(key) or drv.device.engine.params(record)
+    engine = drv.device.engine
+    p = engine._records.get(key) or engine.params(record)
     pl = drv.plans[sa_addr] = Plan(region.data, at, key, p, memory.frees, sa_addr)
     return pl
 

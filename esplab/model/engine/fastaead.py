@@ -16,7 +16,7 @@ from __future__ import annotations
 import hmac
 import struct
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from esplab.layers.crypto_desc import PE_READY
 from esplab.model.engine.basic import cipher_job, tag_words
@@ -42,29 +42,12 @@ _READY = PE_READY << 22  # result word 7: PE_READY in bits 23:22
 _ZERO40 = bytes(40)
 
 
-def _start(drv: EIP93Driver, tfm: AeadTfm, sa_addr: int, cmd1: int, assoc_len: int,
-           iv: bytes) -> tuple[Any, ...] | None:
-    """The driver's writes, in its order: ``sa_cmd1`` with hash_crypt_offset = assoclen in
-    words, then the state record with the IV (a fallback writes the same again). Returns
-    (ring, plan, state record, its bytes, its offset in them), or None."""
-    ring = drv.ready_ring()
-    if ring is None or drv.device.snapshots:
-        return None
-    pl = plan(drv, sa_addr, (cmd1 | assoc_len >> 2 << 16).to_bytes(4, "little"))
-    if pl is None or pl.kind != AUTHENC:
-        return None
-    state = (tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv).ljust(16, b"\x00") + _ZERO40
-    memory = drv.memory
-    where = pl.state
-    if where is None or where[0] != tfm.state or where[1] != memory.frees:
-        where = _state_region(drv, pl, tfm.state, state)
-    return ring, pl, state, where[2], where[3]
-
-
 def _state_region(drv: EIP93Driver, pl: Plan, state_addr: int,
                   state: bytes) -> tuple[int, int, bytearray, int]:
-    """Write the state record as the driver does (a bus fault is the driver's, as in the
-    full protocol) and remember its region's bytes in the plan."""
+    """Write the state record as the driver does before the request (a bus fault is the
+    driver's, as in the full protocol) and remember where its bytes are in the plan;
+    the requests then write its final value only (the state record is not read in
+    between). The driver's ``sa_cmd1`` write comes first, in :func:`plan`."""
     memory = drv.memory
     memory.write(state_addr, state)
     region = memory.region(state_addr, len(state))
@@ -78,20 +61,26 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
     """``aead._request`` for ``crypto_aead_encrypt`` from the slot on. With ``skb``, also
     the rest of ``aead.esp_output``: the output goes behind the skb's ``off`` bytes of
     headers, the ESP sequence number is the skb's."""
-    assoc_len = len(assoc)
-    start = _start(drv, tfm, tfm.sa_out, tfm.cmd1_out, assoc_len, iv)
-    if start is None:
+    ring = drv.ready_ring()
+    if ring is None or drv.device.snapshots:
         return None
-    ring, pl, state, st_rec, st_at = start
+    assoc_len = len(assoc)
+    pl = plan(drv, tfm.sa_out, tfm.cmd1_out | assoc_len >> 2 << 16)
+    if pl is None or pl.kind != AUTHENC:
+        return None
+    state = (tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv).ljust(16, b"\x00") + _ZERO40
+    where = pl.state
+    if where is None or where[0] != tfm.state or where[1] != drv.memory.frees:
+        where = _state_region(drv, pl, tfm.state, state)
+    offset = pl.offset
+    length = assoc_len + len(plain)
+    block = pl.block
+    ctr = pl.ctr
+    if not length or offset > length or (not ctr and (length - offset) % block):
+        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
     p = pl.p
     cipher, alg = p.engine, p.alg
     assert cipher is not None and alg is not None
-    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
-    length = assoc_len + len(plain)
-    block = pl.block
-    ctr = p.cipher_mode == 2
-    if not length or offset > length or (not ctr and (length - offset) % block):
-        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
     if offset == assoc_len:
         header, text = assoc, plain
     else:
@@ -130,7 +119,7 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
     mem[len(header) : cut] = sealed
     mem[cut:out_len] = icv
     # The state record with the chaining value saved; the rings and counters.
-    st_rec[st_at : st_at + 56] = chain.ljust(16, b"\x00") + _ZERO40 if chain else state
+    where[2][where[3] : where[3] + 56] = chain.ljust(16, b"\x00") + _ZERO40 if chain else state
     sa_addr, state_addr = tfm.sa_out, tfm.state
     user = 0x80000 | tfm.handle & 0xFFFF
     result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
@@ -143,21 +132,20 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
         engine_out = header + sealed + icv
         back = out_len - tfm.authsize
         parts = (engine_out[:back], tag_words(tfm.alg, engine_out[back:]))
-    done = sum(map(len, parts))
     if skb is None:
         outcome = Outcome(True, b"".join(parts), [], slot=slot, result=result)
     else:  # esp_output: the headers in front, the skb's sequence number
-        outcome = Outcome(True, b"".join((fix_outer(skb[:off], done), *parts)), [],
+        outcome = Outcome(True, b"".join((fix_outer(skb[:off], out_len), *parts)), [],
                           seq=int.from_bytes(skb[off + 4 : off + 8], "big"), slot=slot,
                           result=result)
     defer_stages(outcome, 0, partial(_sealed_stages, drv, tfm.name, assoc, plain, slot, result,
-                                     p, state, len(text), header, sealed, icv, chain, done))
+                                     p, state, len(text), header, sealed, icv, chain))
     return outcome
 
 
 def _sealed_stages(drv: EIP93Driver, name: str, assoc: bytes, plain: bytes, slot: int,
                    result: bytes, p: SAParams, state: bytes, text: int, header: bytes,
-                   sealed: bytes, icv: bytes, chain: bytes, done: int) -> list[Stage]:
+                   sealed: bytes, icv: bytes, chain: bytes) -> list[Stage]:
     """:func:`encrypt`'s stages (see :func:`~esplab.model.engine.fast.stages`), its job
     as ``basic`` makes it."""
     offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
@@ -165,7 +153,8 @@ def _sealed_stages(drv: EIP93Driver, name: str, assoc: bytes, plain: bytes, slot
                      chain.ljust(16, b"\x00") + state[16:] if chain else None, len(icv))
     body = assoc + plain
     return stages(drv, (FIRST, WHY, "D", (name, "encrypt", len(assoc), len(plain))),
-                  (DONE, WHY, "D", (name, done), "raw"), slot, result, 0x00000001, len(body),
+                  (DONE, WHY, "D", (name, len(job.out)), "raw"), slot, result, 0x00000001,
+                  len(body),
                   p, state, body, job)
 
 
@@ -174,18 +163,24 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
     """``aead._request`` for ``crypto_aead_decrypt`` of ``data`` (associated data,
     ciphertext, tag; ``length`` without the tag) from the slot on. With ``esp``, also the
     rest of ``aead.esp_input``: the payload without the trailer, or a bad pad length."""
-    start = _start(drv, tfm, tfm.sa_in, tfm.cmd1_in, assoc_len, iv)
-    if start is None:
+    ring = drv.ready_ring()
+    if ring is None or drv.device.snapshots:
         return None
-    ring, pl, state, st_rec, st_at = start
+    pl = plan(drv, tfm.sa_in, tfm.cmd1_in | assoc_len >> 2 << 16)
+    if pl is None or pl.kind != AUTHENC:
+        return None
+    state = (tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv).ljust(16, b"\x00") + _ZERO40
+    where = pl.state
+    if where is None or where[0] != tfm.state or where[1] != drv.memory.frees:
+        where = _state_region(drv, pl, tfm.state, state)
+    offset = pl.offset
+    block = pl.block
+    ctr = pl.ctr
+    if not length or offset > length or (not ctr and (length - offset) % block):
+        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
     p = pl.p
     cipher = p.engine
     assert cipher is not None
-    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
-    block = pl.block
-    ctr = p.cipher_mode == 2
-    if not length or offset > length or (not ctr and (length - offset) % block):
-        return None  # ZERO_LENGTH, INVALID_PK_LENGTH, BLOCK_SIZE_ERR
     slot = drv.head
     buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     icv_len = p.icv_len
@@ -217,7 +212,7 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
     mem[: len(data)] = data
     mem[:out_len] = out
     saved = chain.ljust(16, b"\x00") + _ZERO40 if chain else None
-    st_rec[st_at : st_at + 56] = saved or state
+    where[2][where[3] : where[3] + 56] = saved or state
     sa_addr, state_addr = tfm.sa_in, tfm.state
     user = 0x80000 | tfm.handle & 0xFFFF
     result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
