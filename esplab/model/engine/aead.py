@@ -222,7 +222,8 @@ def esp_output(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, proto: int,
     plain = skb[start:] + (_MONOTONIC[:pad] + bytes((pad, proto & 0xFF)))  # 1, 2, 3...
     assoc = skb[off : off + 8] + iv
     # encrypt() from here (it refuses a bad IV or assoclen, and what a buffer cannot hold).
-    if len(iv) == tfm.iv_size and len(assoc) + len(plain) <= DMA_BUFFER_SIZE:
+    if (len(iv) == tfm.iv_size and not len(assoc) % 4
+            and len(assoc) + len(plain) <= DMA_BUFFER_SIZE):
         done = fastaead.encrypt(drv, tfm, assoc, iv, plain, skb, off)
         if done is not None:
             return done
@@ -245,7 +246,8 @@ def esp_input(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *,
     head = 8 + tfm.iv_size
     if len(esp) < head + tfm.authsize + 2:
         raise BadArgument(f"{len(esp)} bytes of ESP", valid="header, IV, trailer and ICV")
-    if len(esp) <= DMA_BUFFER_SIZE and not head % 4:  # else decrypt() refuses it
+    if len(esp) <= DMA_BUFFER_SIZE and not head % 4 and head <= 0xFF * 4:  # else decrypt()
+        # refuses it
         done = fastaead.decrypt(drv, tfm, head, esp[8:head], esp, len(esp) - tfm.authsize,
                                 esp=True)
         if done is not None:

@@ -66,6 +66,7 @@ _DONE = R.INT_OPERATION_DONE
 _THRESH = R.INT_RDR_THRESH
 _ESP_CTRL = 0x02000011  # command word 0 of an ESP job as xmit.esp_tx/esp_rx build it
 _READY = PE_READY << 22  # result word 7: PE_READY in bits 23:22
+_BYTES = tuple(bytes((n,)) for n in range(256))
 _OUT, _IN = 1, 2
 AUTHENC = 3  # Plan.kind of a basic-mode authenc record (fastaead.py)
 
@@ -75,7 +76,8 @@ class Plan:
 
     __slots__ = ("align", "at", "block", "cmd1", "ctr", "frees", "head", "icv_len", "inner",
                  "iv_size", "key", "kind", "nonce", "offset", "open", "outer", "p", "pads",
-                 "prng_iv", "rec", "rec_addr", "seal", "state", "tx_icv", "words", "zero_iv")
+                 "prng_iv", "rec", "rec_addr", "seal", "state", "tails", "tx_icv", "words",
+                 "zero_iv")
 
     def __init__(self, rec: bytearray, at: int, key: bytes, p: SAParams, frees: int,
                  rec_addr: int) -> None:
@@ -101,6 +103,7 @@ class Plan:
         self.outer: Any = p.outer if self.inner is not None else None
         self.align = max(p.block, _BOUNDARY[_ESP_CTRL >> 24])
         self.pads = tuple(pad_bytes(p.pad_type, n) for n in range(self.align))
+        self.tails = tuple(pad + _BYTES[len(pad)] for pad in self.pads)  # + pad length
         # ESP encryption and decryption of (IV, bytes) as espmode does them.
         cipher = p.engine
         self.seal: Any = _same
@@ -267,7 +270,7 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     iv = engine.prng.take(pl.iv_size, src) if pl.prng_iv else pl.zero_iv  # [U] iv-prng
     pad = -(length + 2) % pl.align
     esp = pl.p.spi_bytes + seq.to_bytes(4, "big") + iv
-    esp += pl.seal(iv, skb[start:] + pl.pads[pad] + bytes((pad, next_header)))
+    esp += pl.seal(iv, skb[start:] + (pl.tails[pad] + _BYTES[next_header]))
     if pl.tx_icv:
         inner = pl.inner
         if inner is not None:
