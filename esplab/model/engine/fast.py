@@ -13,10 +13,14 @@ The engine still behaves as if driven only by its memory: every request compares
 SA record's static bytes with those its decoded form was cached under
 (:meth:`~esplab.model.engine.core.Engine.params`), reads the sequence number or
 window from the record, and uses the engine's own cipher, hash and IV state. Each
-function returns None, having changed nothing, whenever the full protocol could end
-differently: the engine paused or busy, results waiting, snapshots on, a state record
-(ESP), a pinned IV, a record the engine would refuse, or any error status. The
-caller then runs the full protocol; ``EIP93Driver.fast_path = False`` forces it.
+function returns None whenever the full protocol could end differently: the engine
+paused or busy, results waiting, snapshots on, a state record (ESP), a pinned IV, a
+record the engine would refuse, or any error status. The caller then runs the full
+protocol, which starts from the same state: a function that returns None has changed
+nothing but what the full protocol writes again the same way (the driver's own
+writes before the command) or cannot tell apart (a cipher's running context).
+``EIP93Driver.fast_path = False`` forces the full protocol. :mod:`.fastaead` does the
+same for basic-mode ``authenc``.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ _READY = PE_READY << 22  # result word 7: PE_READY in bits 23:22
 _BYTES = tuple(bytes((n,)) for n in range(256))
 _OUT, _IN = 1, 2
 AUTHENC = 3  # Plan.kind of a basic-mode authenc record (fastaead.py)
+
 
 class Plan:
     """One SA record as the fast path uses it: where its bytes are, the static bytes the
@@ -171,8 +176,8 @@ def plan(drv: EIP93Driver, sa_addr: int, cmd1: int | None = None) -> Plan | None
 
 
 def retire(drv: EIP93Driver, ring: tuple[bytearray, bytearray, int, bool, int], slot: int,
-            result: bytes, src: int, dst: int, sa_addr: int, state_addr: int, user: int,
-            length: int, out_len: int) -> EngineStats:
+           result: bytes, src: int, dst: int, sa_addr: int, state_addr: int, user: int,
+           length: int, out_len: int) -> EngineStats:
     """The ring slots, indexes, interrupt status and the driver's and engine's counters as
     one successful command run through the rings and consumed leaves them
     (``EIP93Driver.transact``, ``Engine.run_command``); returns the engine's counters for
@@ -237,7 +242,7 @@ def _digest(pl: Plan, engine: Engine, data: bytes, state: bytes | None) -> bytes
 
 TX_DONE = "TX done: ESP seq {}, {} bytes; IP length set to {}"
 TX_DONE_WHY = ("the driver sets the IP length from the result length and resumes xfrm "
-                "(eip93.md 4.3)")
+               "(eip93.md 4.3)")
 
 
 def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, proto: int,
@@ -319,12 +324,12 @@ def _tx_stages(drv: EIP93Driver, first: Opening, slot: int, result: bytes, ctrl:
 
 
 RX_CRYPTO_DONE = ("RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, "
-                   "trailer removed")
+                  "trailer removed")
 RX_PACKET_DONE = "RX done: seq {}, next header {}; decapsulated, {} bytes"
 RX_CRYPTO_WHY = ("crypto offload: the kernel does the replay check, strips header and IV and "
-                  "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
+                 "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
 RX_PACKET_WHY = ("packet offload: the hardware checks replay and decapsulates; the policy check "
-                  "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload")
+                 "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload")
 
 
 def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int, esp: bytes,
