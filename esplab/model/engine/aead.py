@@ -55,6 +55,8 @@ _ERRNO = {"AUTH_ERR": "EBADMSG", "PAD_ERR": "EBADMSG", "BUS": "EIO", "DESC_OWNER
           "ZERO_LENGTH": "EBADMSG", "INVALID_PK_LENGTH": "EBADMSG",
           "BLOCK_SIZE_ERR": "EBADMSG", "PROCESSING": "EIO"}
 _MONOTONIC = bytes(range(1, 256))
+_TRAILERS = tuple(_MONOTONIC[:n] + bytes((n,)) for n in range(256))  # padding, pad length
+_BYTES = tuple(bytes((n,)) for n in range(256))
 _DONE, _WHY = fastaead.DONE, fastaead.WHY
 
 @dataclass
@@ -219,7 +221,7 @@ def esp_output(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, proto: int,
     if iv is None:
         iv = drv.sw_rng.randbytes(tfm.iv_size)  # [M] sw-aead-iv
     pad = -(len(skb) - start + 2) % max(tfm.blocksize, 4)
-    plain = skb[start:] + (_MONOTONIC[:pad] + bytes((pad, proto & 0xFF)))  # 1, 2, 3...
+    plain = skb[start:] + (_TRAILERS[pad] + _BYTES[proto & 0xFF])  # pad 1, 2, 3...
     assoc = skb[off : off + 8] + iv
     # encrypt() from here (it refuses a bad IV or assoclen, and what a buffer cannot hold).
     if (len(iv) == tfm.iv_size and not len(assoc) % 4

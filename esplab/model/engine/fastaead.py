@@ -68,10 +68,10 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
     pl = plan(drv, tfm.sa_out, tfm.cmd1_out | assoc_len >> 2 << 16)
     if pl is None or pl.kind != AUTHENC:
         return None
-    state = (tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv).ljust(16, b"\x00") + _ZERO40
+    counter = tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv  # state_iv (zero-padded)
     where = pl.state
     if where is None or where[0] != tfm.state or where[1] != drv.memory.frees:
-        where = _state_region(drv, pl, tfm.state, state)
+        where = _state_region(drv, pl, tfm.state, counter.ljust(16, b"\x00") + _ZERO40)
     offset = pl.offset
     length = assoc_len + len(plain)
     block = pl.block
@@ -89,9 +89,10 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
     slot = drv.head
     buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     if ctr:
-        sealed, chain = cipher.ctr(state[:16], text)  # the CTR block from state_iv [U]
+        sealed, chain = cipher.ctr(counter.ljust(16, b"\x00")[:16], text)  # [U]
     else:
-        sealed = cipher.cbc_encrypt(state[:block], text)
+        sealed = cipher.cbc_encrypt(counter if len(counter) == block
+                                    else counter.ljust(16, b"\x00")[:block], text)
         chain = sealed[-block:]
     if p.copy_digest:
         inner = pl.inner
@@ -103,7 +104,8 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
             outer.update(h.digest())
             icv_std = outer.digest()[: p.icv_len]
         else:
-            icv_std = p.mac(drv.device.engine.resume, header + sealed, state)[: p.icv_len]
+            icv_std = p.mac(drv.device.engine.resume, header + sealed,
+                            counter.ljust(16, b"\x00") + _ZERO40)[: p.icv_len]
         # The tag in hash-state words (eip93.md 5.3) [U]: tag_words.
         icv = icv_std if pl.words is None else pl.words[1](*pl.words[0](icv_std))
     else:
@@ -111,15 +113,14 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
     # The buffer: the request's bytes, then the output over them.
     if not p.copy_header:
         header = b""
-    cut = len(header) + len(sealed)
-    out_len = cut + len(icv)
+    out = header + sealed + icv
+    out_len = len(out)
     if out_len < length:  # the input's end stays behind a shorter output
         mem[out_len:length] = (assoc + plain)[out_len:]
-    mem[: len(header)] = header
-    mem[len(header) : cut] = sealed
-    mem[cut:out_len] = icv
+    mem[:out_len] = out
     # The state record with the chaining value saved; the rings and counters.
-    where[2][where[3] : where[3] + 56] = chain.ljust(16, b"\x00") + _ZERO40 if chain else state
+    where[2][where[3] : where[3] + 56] = (chain.ljust(16, b"\x00") if chain
+                                          else counter.ljust(16, b"\x00")) + _ZERO40
     sa_addr, state_addr = tfm.sa_out, tfm.state
     user = 0x80000 | tfm.handle & 0xFFFF
     result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
@@ -129,9 +130,8 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
     if len(icv) == tfm.authsize and tfm.alg == alg:
         parts: tuple[bytes, ...] = (header, sealed, icv_std)
     else:
-        engine_out = header + sealed + icv
         back = out_len - tfm.authsize
-        parts = (engine_out[:back], tag_words(tfm.alg, engine_out[back:]))
+        parts = (out[:back], tag_words(tfm.alg, out[back:]))
     if skb is None:
         outcome = Outcome(True, b"".join(parts), [], slot=slot, result=result)
     else:  # esp_output: the headers in front, the skb's sequence number
@@ -139,23 +139,22 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
                           seq=int.from_bytes(skb[off + 4 : off + 8], "big"), slot=slot,
                           result=result)
     defer_stages(outcome, 0, partial(_sealed_stages, drv, tfm.name, assoc, plain, slot, result,
-                                     p, state, len(text), header, sealed, icv, chain))
+                                     p, counter, len(text), out, len(icv), chain))
     return outcome
 
 
 def _sealed_stages(drv: EIP93Driver, name: str, assoc: bytes, plain: bytes, slot: int,
-                   result: bytes, p: SAParams, state: bytes, text: int, header: bytes,
-                   sealed: bytes, icv: bytes, chain: bytes) -> list[Stage]:
+                   result: bytes, p: SAParams, counter: bytes, text: int, out: bytes,
+                   tag: int, chain: bytes) -> list[Stage]:
     """:func:`encrypt`'s stages (see :func:`~esplab.model.engine.fast.stages`), its job
     as ``basic`` makes it."""
-    offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
-    job = cipher_job(p, offset, text, header + sealed + icv,
-                     chain.ljust(16, b"\x00") + state[16:] if chain else None, len(icv))
+    state = counter.ljust(16, b"\x00") + _ZERO40
+    job = cipher_job(p, p.hash_crypt_offset * (1 if p.byte_offset else 4), text, out,
+                     chain.ljust(16, b"\x00") + state[16:] if chain else None, tag)
     body = assoc + plain
     return stages(drv, (FIRST, WHY, "D", (name, "encrypt", len(assoc), len(plain))),
-                  (DONE, WHY, "D", (name, len(job.out)), "raw"), slot, result, 0x00000001,
-                  len(body),
-                  p, state, body, job)
+                  (DONE, WHY, "D", (name, len(out)), "raw"), slot, result, 0x00000001,
+                  len(body), p, state, body, job)
 
 
 def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: bytes,
