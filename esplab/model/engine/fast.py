@@ -36,7 +36,7 @@ from esplab.model.engine import regs as R
 from esplab.model.engine.algos import BlockCipher
 from esplab.model.engine.core import Engine, EngineStats, job_stages
 from esplab.model.engine.espmode import _BOUNDARY, inbound_job, outbound_job, pad_bytes
-from esplab.model.engine.iphead import decapsulate, fix_outer
+from esplab.model.engine.iphead import decapsulate, fix_ipv4, fix_outer
 from esplab.model.engine.outcome import OffloadedSA, Outcome, defer_stages
 from esplab.model.engine.params import Job, SAParams
 from esplab.model.engine.stages import LazyStage
@@ -64,6 +64,7 @@ __all__ = [
 _U32 = 0xFFFFFFFF
 _U64 = (1 << 64) - 1
 _WINDOW = struct.Struct("<4I")  # sa_seqnum[0..1], sa_seqnum_mask[0..1] (eip93.md 3.1)
+_WORD = struct.Struct("<I")
 _DESC = struct.Struct("<8I")
 _CTR_ONE = b"\x00\x00\x00\x01"
 _DONE = R.INT_OPERATION_DONE
@@ -292,7 +293,7 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     mem[:off] = head
     out_len = len(esp)
     mem[off : off + out_len] = esp
-    rec[at + 0x6C : at + 0x70] = seq.to_bytes(4, "little")
+    _WORD.pack_into(rec, at + 0x6C, seq)  # sa_seqnum[0]
     ctrl = _ESP_CTRL | next_header << 8
     dst = buf + off
     user = 0x50000 | sa.handle & 0xFFFF
@@ -300,7 +301,10 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
                         sa_addr, 0, 0, user, _READY | out_len)
     retire(drv, ring, slot, result, src, dst, sa_addr, 0, user, length, out_len).esp_out += 1
     # _tx_finish
-    packet = fix_outer(head, out_len) + esp
+    if off == 20 and head[0] == 0x45:  # fix_outer for an IPv4 header without options
+        packet = fix_ipv4(head, 20 + out_len, head[9]) + esp
+    else:
+        packet = fix_outer(head, out_len) + esp
     stats = sa.stats
     stats.packets += 1
     stats.bytes += length
