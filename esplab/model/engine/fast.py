@@ -54,6 +54,7 @@ __all__ = [
     "TX_DONE",
     "TX_DONE_WHY",
     "Plan",
+    "digest",
     "esp_rx",
     "esp_tx",
     "plan",
@@ -229,7 +230,7 @@ def stages(drv: EIP93Driver, first: Opening, last: tuple[Any, ...], slot: int, r
     return built
 
 
-def _digest(pl: Plan, engine: Engine, data: bytes, state: bytes | None) -> bytes:
+def digest(pl: Plan, engine: Engine, data: bytes, state: bytes | None) -> bytes:
     """``SAParams.mac`` of ``data``: from hashlib's HMAC states when the plan has them."""
     inner = pl.inner
     if inner is None:
@@ -278,15 +279,7 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     esp = pl.p.spi_bytes + seq.to_bytes(4, "big") + iv
     esp += pl.seal(iv, skb[start:] + (pl.tails[pad] + _BYTES[next_header]))
     if pl.tx_icv:
-        inner = pl.inner
-        if inner is not None:
-            h = inner.copy()
-            h.update(esp)
-            outer = pl.outer.copy()
-            outer.update(h.digest())
-            esp += outer.digest()[: pl.tx_icv]
-        else:
-            esp += pl.p.mac(engine.resume, esp, None)[: pl.tx_icv]
+        esp += digest(pl, engine, esp, None)[: pl.tx_icv]
     # The buffer as the engine leaves it: the skb, then the ESP from the header on (which
     # covers the rest of the skb); the record with the number written back.
     head = skb[:off]
@@ -369,7 +362,7 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
     else:
         bitmap |= 1 << (top - seq)
     engine = dev.engine
-    if icv_len and not hmac.compare_digest(_digest(pl, engine, esp[:end], None)[:icv_len],
+    if icv_len and not hmac.compare_digest(digest(pl, engine, esp[:end], None)[:icv_len],
                                            esp[end:]):
         return None  # AUTH_ERR
     # Decrypting moves only the cipher's running context, which the full protocol's run

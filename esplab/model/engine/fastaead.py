@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from esplab.layers.crypto_desc import PE_READY
 from esplab.model.engine.basic import cipher_job, tag_words
-from esplab.model.engine.fast import AUTHENC, Plan, plan, retire, stages
+from esplab.model.engine.fast import AUTHENC, Plan, digest, plan, retire, stages
 from esplab.model.engine.iphead import fix_outer
 from esplab.model.engine.outcome import Outcome, defer_stages
 from esplab.model.engine.params import SAParams
@@ -95,17 +95,8 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
                                     else counter.ljust(16, b"\x00")[:block], text)
         chain = sealed[-block:]
     if p.copy_digest:
-        inner = pl.inner
-        if inner is not None:
-            h = inner.copy()
-            h.update(header)
-            h.update(sealed)
-            outer = pl.outer.copy()
-            outer.update(h.digest())
-            icv_std = outer.digest()[: p.icv_len]
-        else:
-            icv_std = p.mac(drv.device.engine.resume, header + sealed,
-                            counter.ljust(16, b"\x00") + _ZERO40)[: p.icv_len]
+        icv_std = digest(pl, drv.device.engine, header + sealed,
+                         counter.ljust(16, b"\x00") + _ZERO40)[: p.icv_len]
         # The tag in hash-state words (eip93.md 5.3) [U]: tag_words.
         icv = icv_std if pl.words is None else pl.words[1](*pl.words[0](icv_std))
     else:
@@ -190,15 +181,7 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
         mem[: len(data)] = data
         tag_in = bytes(mem[length : length + icv_len])
     body = data[:length]
-    inner = pl.inner
-    if inner is not None:
-        h = inner.copy()
-        h.update(body)
-        outer = pl.outer.copy()
-        outer.update(h.digest())
-        expected = outer.digest()[:icv_len]
-    else:
-        expected = p.mac(drv.device.engine.resume, body, state)[:icv_len]
+    expected = digest(pl, drv.device.engine, body, state)[:icv_len]
     if not hmac.compare_digest(expected, tag_in):
         return None  # AUTH_ERR
     header, text = body[:offset], body[offset:]
