@@ -247,6 +247,15 @@ TX_DONE_WHY = ("the driver sets the IP length from the result length and resumes
                "(eip93.md 4.3)")
 
 
+def _esp_plan(drv: EIP93Driver, ring: object, sa: OffloadedSA, kind: int) -> Plan | None:
+    """The plan of ``sa``'s record when an ESP request of ``kind`` may run in one step: the
+    rings ready (``ring``), snapshots off, no state record, a record of that kind."""
+    if ring is None or drv.device.snapshots or sa.state_addr:
+        return None
+    pl = plan(drv, sa.sa_addr)
+    return pl if pl is not None and pl.kind == kind else None
+
+
 def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, proto: int,
            sync: bool, first: Opening) -> Outcome | None:
     """``xmit.esp_tx`` from the slot on, in one step: the engine builds the ESP packet from
@@ -254,12 +263,10 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     goes to the record first), the driver sets the IP length (``_tx_finish``)."""
     dev = drv.device
     ring = drv.ready_ring()
-    if ring is None or dev.snapshots or sa.state_addr:
+    pl = _esp_plan(drv, ring, sa, _OUT)
+    if pl is None or ring is None:
         return None
     sa_addr = sa.sa_addr
-    pl = plan(drv, sa_addr)
-    if pl is None or pl.kind != _OUT:
-        return None
     rec, at = pl.rec, pl.at
     if sync:
         sa_seq = (int.from_bytes(skb[off + 4 : off + 8], "big") - 1) & _U32
@@ -335,12 +342,10 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
     (the skb from ``off``) in place, the driver maps the result (``_rx_finish``)."""
     dev = drv.device
     ring = drv.ready_ring()
-    if ring is None or dev.snapshots or sa.state_addr:
+    pl = _esp_plan(drv, ring, sa, _IN)
+    if pl is None or ring is None:
         return None
     sa_addr = sa.sa_addr
-    pl = plan(drv, sa_addr)
-    if pl is None or pl.kind != _IN:
-        return None
     p = pl.p
     icv_len = pl.icv_len
     head = 8 + pl.iv_size
