@@ -83,7 +83,10 @@ class BlockCipher:
         return self._ecb_dec.update(data)
 
     def cbc_encrypt(self, iv: bytes, data: bytes) -> bytes:
-        """CBC with ``iv`` over whole blocks (the caller checked the length)."""
+        """CBC with ``iv`` over whole blocks (the caller checked the length); no blocks in,
+        none out, and the running context stays as it was."""
+        if not data:
+            return b""
         bs = self.block
         first = int.from_bytes(data[:bs], "big") ^ int.from_bytes(iv, "big") ^ self._last_enc
         out = self._cbc_enc.update(first.to_bytes(bs, "big") + data[bs:])
@@ -91,6 +94,8 @@ class BlockCipher:
         return out
 
     def cbc_decrypt(self, iv: bytes, data: bytes) -> bytes:
+        if not data:
+            return b""
         bs = self.block
         out = self._cbc_dec.update(data)
         fix = int.from_bytes(iv, "big") ^ self._last_dec

@@ -61,6 +61,29 @@ def test_authenc_matches_the_crypto_api(enc: str, elen: int, auth: str) -> None:
     assert not bad.ok and bad.errno == "EBADMSG" and bad.errors == ["AUTH_ERR"]
 
 
+@pytest.mark.parametrize("enc", ["cbc(aes)", "cbc(des3_ede)"])
+def test_authenc_without_plaintext_is_assoc_and_tag_and_leaves_the_cipher_as_it_was(
+        enc: str) -> None:
+    # The crypto API: an empty cryptlen seals to assoc || tag, tag = HMAC(assoc).
+    drv = new_eip93(0)
+    ekey, akey = key(24 if enc == "cbc(des3_ede)" else 16, 3), key(20, 9)
+    tfm = drv.aead_setkey(enc=enc, enc_key=ekey, auth="hmac(sha1)", auth_key=akey,
+                          authsize=12)
+    iv = key(AUTHENC_ENC[enc][3], 0x40)
+    assoc = b"SPI-SEQ-" + iv
+    tag = hmac.new(akey, assoc, "sha1").digest()[:12]
+    empty = drv.aead_encrypt(tfm, assoc, iv, b"")
+    assert empty.ok and empty.data == assoc + tag
+    back = drv.aead_decrypt(tfm, assoc, iv, tag)
+    assert back.ok and back.data == assoc
+    # The next request with data is exactly the crypto API's: nothing carried over.
+    plain = bytes(range(32))
+    ct = _encrypt_ref(enc, ekey, iv, plain)
+    out = drv.aead_encrypt(tfm, assoc, iv, plain)
+    assert out.data == assoc + ct + hmac.new(akey, assoc + ct, "sha1").digest()[:12]
+    assert drv.aead_decrypt(tfm, assoc, iv, out.data[len(assoc):]).data == assoc + plain
+
+
 def test_authenc_records_are_mainline_words() -> None:
     # eip93.md 3.5: AES-128 + HMAC-SHA1, authsize 12, assoclen 8.
     drv = new_eip93(0)
