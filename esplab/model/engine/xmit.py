@@ -70,8 +70,6 @@ _AES_KEY_BITS = {24: 14, 32: 15}  # OPTION_1 bits for AES-192/256 (13 is AES-128
 
 # Engine errors the JM driver reports as a malformed packet [M] rx-status-map.
 _MALFORMED = frozenset({"PAD_ERR", "INVALID_PK_LENGTH", "BLOCK_SIZE_ERR", "SPI", "ZERO_LENGTH"})
-_TX_WHY = ("the engine builds SPI, sequence, IV, padding, trailer and ICV from the payload "
-           "(eip93.md 4.2, 4.3; airoha-dsa-xfrm.md 3.10)")
 _TX_MAP_WHY = "the driver maps the skb: src = payload, dst = ESP header (eip93.md 4.2)"
 _RX_MAP_WHY = ("the driver looks up the inbound SA by SPI on this device and maps the ESP in "
                "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)")
