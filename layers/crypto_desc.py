@@ -20,6 +20,7 @@ from scapy.fields import (
     XBitField,
     XLEIntField,
 )
+from scapy.packet import Packet
 
 from esplab.layers._fixed import TruncatablePacket
 from esplab.layers.linktypes import DLT_EIP93_CMD_DESC, DLT_EIP93_RES_DESC
@@ -177,6 +178,16 @@ class EIP93CommandDescriptor(EIP93Words):
     ]
 
 
+class _ExtCodeField(BitEnumField):
+    """``ext_err_code``: a code only while ``ext_err`` is set (eip93.md 2.2); otherwise it
+    shows as a number, so that a successful result never reads as a bus error."""
+
+    def i2repr(self, pkt: Packet | None, x: Any) -> Any:
+        if pkt is not None and not pkt.getfieldval("ext_err"):
+            return f"{x} (ext_err clear)"
+        return super().i2repr(pkt, x)
+
+
 class EIP93ResultDescriptor(EIP93Words):
     """EIP-93 result descriptor: what the engine writes into an RDR slot.
 
@@ -206,7 +217,7 @@ class EIP93ResultDescriptor(EIP93Words):
     name = "EIP-93 result descriptor"
     fields_desc = [
         BitField("pad_ctrl_stat", 0, 8, tot_size=-4),
-        BitEnumField("ext_err_code", 0, 4, EXT_ERR_NAMES),
+        _ExtCodeField("ext_err_code", 0, 4, EXT_ERR_NAMES),
         BitField("ext_err", 0, 1),
         BitField("seqnum_err", 0, 1),
         BitField("pad_err", 0, 1),

@@ -222,6 +222,16 @@ def test_result_flags_build() -> None:
     assert raw(res)[0:4] == struct.pack("<I", 0x00390002)
 
 
+def test_ext_code_is_named_only_while_ext_err_is_set() -> None:
+    # eip93.md 2.2: bits 23:20 hold a code when EXT_ERR (bit 19) is set; code 0 is BUS.
+    ok = EIP93ResultDescriptor(_words(0x00000002, 0, 0, 0, 0, 0, 0, 0x00800000))
+    field = ok.get_field("ext_err_code")
+    assert field.i2repr(ok, ok.ext_err_code) == "0 (ext_err clear)"
+    assert "BUS" not in str(ok.show(dump=True))
+    bus = EIP93ResultDescriptor(_words(0x00080002, 0, 0, 0, 0, 0, 0, 0x00800000))
+    assert field.i2repr(bus, bus.ext_err_code) == "BUS" and bus.errors() == ["EXT_ERR", "BUS"]
+
+
 def test_enum_tables() -> None:
     # eip93.md 2.2 (L-regs names) and 1.5
     assert EXT_ERR_NAMES == {
