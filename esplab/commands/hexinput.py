@@ -20,11 +20,25 @@ import struct
 
 from esplab.errors import DecodeError
 
-__all__ = ["parse_hex"]
+__all__ = ["is_dump_line", "parse_hex"]
 
 _ADDR = re.compile(r"^\s*(?:0x)?[0-9a-fA-F]+:\s?")
 _HEXDUMP_C = re.compile(r"^\s*[0-9a-fA-F]{4,16}\s+(?P<body>.*?)\s*\|.*\|\s*$")
 _HEX = set("0123456789abcdefABCDEF")
+_INNER_ADDR = re.compile(r"(?:^|\s)(?:0x)?[0-9a-fA-F]{4,16}:(?=\s|$)")
+
+
+def is_dump_line(line: str) -> bool:
+    """Whether ``line`` is one line of a dump with an address column: ``ADDR: hex...``
+    (xxd, u-boot ``md``) or ``hexdump -C`` (offset, bytes, ``|ascii|``)."""
+    if _HEXDUMP_C.match(line):
+        return True
+    am = _ADDR.match(line)
+    if am is None:
+        return False
+    body = re.split(r"\s{2,}", line[am.end() :].strip())[0]
+    groups = [g for g in re.split(r"[\s:,\-]+", body) if g]
+    return bool(groups) and all(set(g.removeprefix("0x")) <= _HEX for g in groups)
 
 
 def _groups(text: str) -> tuple[list[str], bool]:
@@ -45,6 +59,8 @@ def _groups(text: str) -> tuple[list[str], bool]:
                 body = re.split(r"\s{2,}", line[am.end() :].strip())[0]
             else:
                 body = line
+        if saw_address:  # dump lines joined into one: the later address columns go too
+            body = _INNER_ADDR.sub(" ", body)
         groups.extend(g for g in re.split(r"[\s:,\-]+", body) if g)
     return groups, saw_address
 

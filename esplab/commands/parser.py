@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from esplab.commands.tokens import Token, tokenize
+from esplab.commands.tokens import Token, plain_tokens, tokenize
 from esplab.errors import BadArgument, UsageError
 
 if TYPE_CHECKING:
@@ -106,6 +106,15 @@ def _convert(param: Param, text: str, session: Session | None) -> Any:
     return text
 
 
+def _raw(line: str, registry: Registry, nodes: set[str]) -> bool:
+    """Whether the line's command (after an optional node name) takes its words raw."""
+    words = line.split(None, 2)
+    if len(words) > 1 and words[0] in nodes and registry.get(words[0]) is None:
+        words = words[1:]
+    command = registry.get(words[0]) if words else None
+    return command is not None and command.raw_rest
+
+
 def parse(
     line: str,
     registry: Registry,
@@ -114,11 +123,11 @@ def parse(
     nodes: Iterable[str] = (),
 ) -> Invocation:
     """Parse one command line. An empty line is a UsageError."""
-    tokens = tokenize(line)
+    node_names = set(nodes)
+    tokens = plain_tokens(line) if _raw(line, registry, node_names) else tokenize(line)
     if not tokens:
         raise UsageError("empty command", hint="type 'help' for the list of commands")
     node: str | None = None
-    node_names = set(nodes)
     if len(tokens) > 1 and tokens[0].value in node_names and tokens[0].value not in registry:
         node = tokens[0].value
         tokens = tokens[1:]

@@ -78,6 +78,9 @@ class Command:
     usage_text: str | None = None
     complete: Callable[[Session, list[str]], Iterable[str]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The line is split on whitespace only: quotes and brackets are plain characters
+    #: (a pasted memory dump's ASCII column may hold any of them).
+    raw_rest: bool = False
 
     @property
     def usage(self) -> str:

@@ -6,11 +6,13 @@ session carries on; anything else is one line plus a traceback in the log.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rich.console import Console
 from rich.text import Text
 
+from esplab.commands.hexinput import is_dump_line
 from esplab.commands.result import QuitResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
@@ -18,7 +20,7 @@ from esplab.config import LOG, log_path, setup_logging
 from esplab.errors import EsplabError
 from esplab.render import render, render_error
 
-__all__ = ["Outcome", "emit", "run_line", "run_text"]
+__all__ = ["Outcome", "command_pieces", "emit", "run_line", "run_text"]
 
 
 @dataclass
@@ -66,15 +68,45 @@ def emit(out: Console, result: Result) -> None:
     out.print(render(result))
 
 
-def run_text(session: Session, text: str, out: Console, err: Console) -> list[Outcome]:
-    """Run every command in ``text`` (``;`` or newline separated); stop at ``quit``."""
-    outcomes: list[Outcome] = []
+_DECODE = re.compile(r"^\s*(?:\S+\s+)?decode(?:\s|$)")  # an optional node name first
+_DUMP_COLUMNS = re.compile(r"(?:^|\s)(?:0x)?[0-9A-Fa-f]{4,16}:\s|\|.*\|\s*$")
+_STRAY_DUMP = ("this looks like a line of a memory dump, with nothing to decode it; "
+               "paste the dump together with the command, e.g. decode sa followed by "
+               "the lines of md.l 0x08000000 0x20")
+
+
+def command_pieces(text: str) -> list[tuple[str, bool]]:
+    """The commands of ``text`` in order, as (text, whole).
+
+    A ``decode`` line with a dump's address or ASCII column in it, or followed by dump
+    lines, is one command with those lines, taken whole: its ASCII column may hold
+    ``;``, ``#`` or quotes, which are not separators there (``whole`` is True). Every
+    other line is split at ``;`` and comments by :func:`split_commands`.
+    """
+    pieces: list[tuple[str, bool]] = []
     for physical in text.splitlines():
+        if pieces and is_dump_line(physical) and _DECODE.match(pieces[-1][0]):
+            pieces[-1] = (pieces[-1][0] + "\n" + physical, True)
+            continue
+        whole = bool(_DECODE.match(physical) and _DUMP_COLUMNS.search(physical))
+        pieces.append((physical, whole))
+    return pieces
+
+
+def run_text(session: Session, text: str, out: Console, err: Console) -> list[Outcome]:
+    """Run every command in ``text`` (``;`` or newline separated); stop at ``quit``.
+    A memory dump pasted after ``decode LAYER`` goes to it whole (:func:`command_pieces`)."""
+    outcomes: list[Outcome] = []
+    for piece, whole in command_pieces(text):
+        if not whole and is_dump_line(piece):
+            err.print(render_error(_STRAY_DUMP))
+            outcomes.append(Outcome(piece, None, _STRAY_DUMP))
+            continue
         try:
-            lines = split_commands(physical)
+            lines = [piece.strip()] if whole else split_commands(piece)
         except EsplabError as exc:
             err.print(render_error(str(exc)))
-            outcomes.append(Outcome(physical, None, str(exc)))
+            outcomes.append(Outcome(piece, None, str(exc)))
             continue
         for line in lines:
             outcome = run_line(session, line, out, err)

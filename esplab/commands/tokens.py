@@ -12,14 +12,16 @@ Each token keeps its raw text and column, so errors can point at it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from esplab.errors import UsageError
 
-__all__ = ["Token", "split_commands", "split_words", "tokenize"]
+__all__ = ["Token", "plain_tokens", "split_commands", "split_words", "tokenize"]
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
+_WORD = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,12 @@ def tokenize(line: str) -> list[Token]:
         tokens.append(Token(value, line[i:end], i))
         i = end
     return tokens
+
+
+def plain_tokens(line: str) -> list[Token]:
+    """``line`` split on whitespace alone, for commands whose words are data (a pasted
+    dump): quotes, brackets, ``;`` and ``#`` are ordinary characters."""
+    return [Token(m.group(), m.group(), m.start()) for m in _WORD.finditer(line)]
 
 
 def split_commands(text: str) -> list[str]:

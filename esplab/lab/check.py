@@ -235,8 +235,8 @@ class _Meaning:
             return
         has_refs = "${" in line
         text = re.sub(r"\$\{[^{}]*\}", "0", line)
+        words = text.split(None, 2)  # the node and command names are plain words
         try:
-            words = [t.value for t in tokenize(text)]
             if len(words) > 1 and words[0] in self.session.node_names():
                 words = words[1:]
             if words and words[0] in _REFUSED:

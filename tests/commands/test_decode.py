@@ -36,8 +36,10 @@ def test_memory_dump_words() -> None:
         else f"{0x1000 + 32 * i:08x}: " + " ".join(["00000000"] * 8)
         for i in range(4)
     )
-    result = decode("decode sa " + lines.replace("\n", " "))
-    assert result.packet is not None and result.packet.sa_cmd0 == 0x133A1310
+    record = bytes.fromhex("10133a1301110022") + bytes(120)
+    for text in (lines, lines.replace("\n", " ")):  # as pasted, or joined into one line
+        result = decode("decode sa " + text)
+        assert result.data["hex"] == record.hex()  # every address column dropped
 
 
 def test_aliases_and_case() -> None:
@@ -75,3 +77,13 @@ def test_misspelt_layer_suggests() -> None:
     result = Session().run("decode EIP93SARecrod 00")
     assert isinstance(result, ErrorResult)
     assert "did you mean EIP93SARecord?" in result.summary
+
+
+def test_the_help_example_runs_as_typed() -> None:
+    # The example is a whole result descriptor as u-boot md.l prints it: PE_READY in
+    # both ready fields, 116 bytes written (eip93.md 2.2).
+    session = Session()
+    example = session.registry.lookup("decode").example
+    result = session.execute(example)
+    assert isinstance(result, PacketResult) and result.packet is not None
+    assert result.packet.errors() == [] and result.packet.length == 116

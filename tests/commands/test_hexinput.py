@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from esplab.commands.hexinput import parse_hex
+from esplab.commands.hexinput import is_dump_line, parse_hex
 from esplab.errors import DecodeError
 
 
@@ -69,3 +69,21 @@ def test_any_bytes_round_trip_through_plain_hex(data: bytes) -> None:
     if data:
         assert parse_hex(data.hex()) == data
         assert parse_hex(" ".join(f"{b:02x}" for b in data)) == data
+
+
+@pytest.mark.parametrize(
+    ("line", "dump"),
+    [
+        ('08000000: 133a1310 22001101 03020100 07060504    ..:..";..#', True),  # u-boot md.l
+        ("00000000: 1013 3a13 0111 0022  ..:....\"", True),  # xxd
+        ("00000000  10 13 3a 13 01 11 00 22  08 00 00 00 00 00 00 00  |..:....;#.......|",
+         True),  # hexdump -C
+        ("0x1000: 10 13", True),
+        ("send ap wan IP()", False),
+        ("ip xfrm state", False),
+        ("decode sa 10133a13", False),
+        ("ab: xyz", False),
+    ],
+)
+def test_dump_lines_are_told_from_commands(line: str, dump: bool) -> None:
+    assert is_dump_line(line) is dump

@@ -86,7 +86,7 @@ def _decode(session: Session, inv: Invocation) -> Result:
     words: bool | None = True if inv.args["words"] else False if inv.args["bytes"] else None
     if inv.args["words"] and inv.args["bytes"]:
         raise BadArgument("--words and --bytes exclude each other", valid="one of them, or none")
-    data = parse_hex(" ".join(inv.args["hex"]), words=words)
+    data = parse_hex(inv.rest_raw, words=words)  # as pasted: lines, columns and all
     need = min_length(cls)
     if len(data) < need:
         raise DecodeError(
@@ -121,10 +121,14 @@ COMMANDS = (
             Param("bytes", kind="flag", help="read bytes in order"),
             Param("hex", kind="rest", metavar="HEX", help="the hex dump"),
         ),
-        example="decode sa 10133a13 01110022 000102030405060708090a0b0c0d0e0f ...",
+        example="decode rdr 1fb70000: 06001112 1000002c 10000014 08000000 00000000 00000000 "
+        "00050001 00800074",
         details=(
             "HEX may be plain hex, an xxd/hexdump -C dump, or a memory dump of 32-bit words "
-            "(u-boot md.l or devmem output, read as little-endian words)."
+            "(u-boot md.l or devmem output, read as little-endian words). A dump of several "
+            "lines may be pasted whole after 'decode LAYER': its address and ASCII columns "
+            "are dropped, whatever characters they hold."
         ),
+        raw_rest=True,
     ),
 )
