@@ -479,5 +479,19 @@ def evaluate(check: Check, what: str, found: Callable[[], Any],
             return Failure(what, resolved.describe(),
                            f"{show(actual)}, which '{op}' cannot be applied to")
         if not verdict:
-            return Failure(what, resolved.describe(), show(actual))
+            return Failure(what, resolved.describe(), show(actual) + _first_difference(
+                arg, actual) if op == "eq" else show(actual))
     return None
+
+
+def _first_difference(expected: Any, actual: Any, context: int = 12) -> str:
+    """Where two long texts part (they look the same once shortened), else nothing."""
+    if not (isinstance(expected, str) and isinstance(actual, str)):
+        return ""
+    if all(show(t) == json.dumps(t, ensure_ascii=False) for t in (expected, actual)):
+        return ""  # both are shown whole
+    at = next((i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
+              min(len(expected), len(actual)))
+    start = max(at - context, 0)
+    return (f"; they first differ at character {at}: expected "
+            f"...{expected[start : at + context]}..., got ...{actual[start : at + context]}...")

@@ -140,6 +140,17 @@ def test_failure_text() -> None:
     assert odd is not None and "which 'gt' cannot be applied to" in odd.actual
 
 
+def test_long_texts_that_differ_say_where() -> None:
+    expected, actual = "ab" * 150, "ab" * 112 + "XY" + "ab" * 37
+    failure = evaluate(Check.of(expected), "hex", lambda: actual, {})
+    assert failure is not None
+    assert failure.actual.endswith("; they first differ at character 224: expected "
+                                   "...abababababababababababab..., got "
+                                   "...ababababababXYababababab...")
+    short = evaluate(Check.of("abc"), "hex", lambda: "abd", {})
+    assert short is not None and short.actual == '"abd"'  # shown whole: nothing to add
+
+
 SAVED = {"lab": {"dir": "/labs", "seed": 24301}, "w": {"hex": "abcd", "n": 3, "ok": True,
                                                        "list": [1, 2], "none": None}}
 
