@@ -41,3 +41,25 @@ def test_quit_command_leaves_the_loop() -> None:
         pipe.send_text("help\r")  # never read
         run_repl(session, console, input=pipe, output=DummyOutput(), history=InMemoryHistory())
     assert session.history == ["quit"]
+
+
+def test_a_dump_pasted_after_decode_is_one_command() -> None:
+    # A terminal's bracketed paste (ESC[200~ ... ESC[201~) puts the dump's lines into the
+    # one input line; Enter then runs decode with all of them. md.l words are
+    # little-endian (eip93.md 5.2): 0x133a1310 is sa_cmd0 of the seed SA (eip93.md 4.1).
+    buf = StringIO()
+    console = Console(file=buf, width=100, color_system=None)
+    session = Session()
+    dump = "".join(f"\n{0x08000000 + 16 * i:08x}: " + " ".join(
+        ["133a1310", "22001101", "00000000", "00000000"] if i == 0 else ["00000000"] * 4)
+        + '    ..;.#"..........' for i in range(8))
+    with create_pipe_input() as pipe:
+        pipe.send_text("decode sa")
+        pipe.send_text(f"\x1b[200~{dump}\x1b[201~")
+        pipe.send_text("\r")
+        pipe.send_text("\x04")
+        run_repl(session, console, input=pipe, output=DummyOutput(), history=InMemoryHistory())
+    out = buf.getvalue()
+    assert "error" not in out
+    assert "EIP93SARecord (128 bytes)" in out
+    assert session.history[0].startswith("decode sa\n08000000: 133a1310")
