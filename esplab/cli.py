@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog="With no arguments and a terminal, esplab opens its REPL; 'help' lists commands. "
         "Subcommands: "
-        + "; ".join(f"esplab {name} ({text})" for name, (_, _, text) in SUBCOMMANDS.items()),
+        + "; ".join(f"esplab {name}: {text}" for name, (_, _, text) in SUBCOMMANDS.items())
+        + ".",
     )
     parser.add_argument("--version", action="version", version=f"esplab {__version__}")
     parser.add_argument(
