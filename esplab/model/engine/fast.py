@@ -14,8 +14,10 @@ SA record's static bytes with those its decoded form was cached under
 (:meth:`~esplab.model.engine.core.Engine.params`), reads the sequence number or
 window from the record, and uses the engine's own cipher, hash and IV state. Each
 function returns None whenever the full protocol could end differently: the engine
-paused or busy, results waiting, snapshots on, a state record (ESP), a pinned IV, a
-record the engine would refuse, or any error status. The caller then runs the full
+paused or busy, results waiting, snapshots on, a state record (ESP), a record the
+engine would refuse or whose IV differs from the room the driver left, an output
+larger than the buffer, or any error status (a pinned IV is kept from these functions
+by their callers). The caller then runs the full
 protocol, which starts from the same state: a function that returns None has changed
 nothing but what the full protocol writes again the same way (the driver's own
 writes before the command) or cannot tell apart (a cipher's running context).
@@ -264,7 +266,9 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     dev = drv.device
     ring = drv.ready_ring()
     pl = _esp_plan(drv, ring, sa, _OUT)
-    if pl is None or ring is None:
+    if pl is None or ring is None or pl.iv_size != sa.iv_size:
+        # (a record whose IV differs from the room the driver left: the ESP packet does
+        # not cover the whole skb, and the full protocol leaves its end in the buffer)
         return None
     sa_addr = sa.sa_addr
     rec, at = pl.rec, pl.at

@@ -66,7 +66,7 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
         return None
     assoc_len = len(assoc)
     pl = plan(drv, tfm.sa_out, tfm.cmd1_out | assoc_len >> 2 << 16)
-    if pl is None or pl.kind != AUTHENC:
+    if pl is None or pl.kind != AUTHENC or pl.p.direction:  # the record must say encrypt
         return None
     counter = tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv  # state_iv (zero-padded)
     where = pl.state
@@ -88,6 +88,8 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
         header, text = data[:offset], data[offset:]
     slot = drv.head
     buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
+    if length + p.icv_len > len(mem):
+        return None  # the output would not fit the buffer: the engine's BUS error
     if ctr:
         sealed, chain = cipher.ctr(counter.ljust(16, b"\x00")[:16], text)  # [U]
     else:
@@ -157,7 +159,7 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
     if ring is None or drv.device.snapshots:
         return None
     pl = plan(drv, tfm.sa_in, tfm.cmd1_in | assoc_len >> 2 << 16)
-    if pl is None or pl.kind != AUTHENC:
+    if pl is None or pl.kind != AUTHENC or not pl.p.direction:  # the record must say decrypt
         return None
     state = (tfm.nonce + iv + _CTR_ONE if tfm.ctr else iv).ljust(16, b"\x00") + _ZERO40
     where = pl.state
