@@ -409,7 +409,9 @@ class EIP93Driver:
             "3.3)", "D")]
 
     def _release(self, sa: OffloadedSA) -> None:
-        """Zero and free the SA's records (whatever of them is still allocated)."""
+        """Zero and free the SA's records (whatever of them is still allocated); the
+        one-step view of the record goes with it."""
+        self.plans.pop(sa.sa_addr, None)
         for addr, size in ((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE)):
             region = self.memory.region(addr, size) if addr else None
             if region is not None and region.base == addr:
