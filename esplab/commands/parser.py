@@ -107,7 +107,8 @@ def _convert(param: Param, text: str, session: Session | None) -> Any:
 
 
 def _raw(line: str, registry: Registry, nodes: set[str]) -> bool:
-    """Whether the line's command (after an optional node name) takes its words raw."""
+    """Whether the line's command (after an optional node name) may take its words as
+    plain whitespace-separated text when they do not tokenize."""
     words = line.split(None, 2)
     if len(words) > 1 and words[0] in nodes and registry.get(words[0]) is None:
         words = words[1:]
@@ -124,7 +125,12 @@ def parse(
 ) -> Invocation:
     """Parse one command line. An empty line is a UsageError."""
     node_names = set(nodes)
-    tokens = plain_tokens(line) if _raw(line, registry, node_names) else tokenize(line)
+    try:
+        tokens = tokenize(line)
+    except UsageError:
+        if not _raw(line, registry, node_names):
+            raise
+        tokens = plain_tokens(line)  # a quote or bracket in a pasted dump's ASCII column
     if not tokens:
         raise UsageError("empty command", hint="type 'help' for the list of commands")
     node: str | None = None

@@ -78,8 +78,8 @@ class Command:
     usage_text: str | None = None
     complete: Callable[[Session, list[str]], Iterable[str]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    #: The line is split on whitespace only: quotes and brackets are plain characters
-    #: (a pasted memory dump's ASCII column may hold any of them).
+    #: A line that does not tokenize (an unbalanced quote or bracket, as a pasted memory
+    #: dump's ASCII column may hold) is split on whitespace alone instead.
     raw_rest: bool = False
 
     @property

@@ -6,7 +6,7 @@ session carries on; anything else is one line plus a traceback in the log.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -68,27 +68,55 @@ def emit(out: Console, result: Result) -> None:
     out.print(render(result))
 
 
-_DECODE = re.compile(r"^\s*(?:\S+\s+)?decode(?:\s|$)")  # an optional node name first
-_DUMP_COLUMNS = re.compile(r"(?:^|\s)(?:0x)?[0-9A-Fa-f]{4,16}:\s|\|.*\|\s*$")
 _STRAY_DUMP = ("this looks like a line of a memory dump, with nothing to decode it; "
                "paste the dump together with the command, e.g. decode sa followed by "
                "the lines of md.l 0x08000000 0x20")
 
 
-def command_pieces(text: str) -> list[tuple[str, bool]]:
+def _is_decode(line: str, nodes: Collection[str]) -> bool:
+    """``decode ...`` or ``NODE decode ...``."""
+    words = line.split(None, 2)
+    if len(words) > 1 and words[0] in nodes:
+        words = words[1:]
+    return bool(words) and words[0] == "decode"
+
+
+def _whole(line: str, nodes: Collection[str], commands: Collection[str]) -> bool:
+    """Whether a one-line ``decode`` must be taken as it is: it does not split (an
+    unbalanced quote), or what follows a ``;`` is no command (a dump's ASCII column)."""
+    try:
+        parts = split_commands(line)
+    except EsplabError:
+        return True
+    return any(_command_word(part, nodes) not in commands for part in parts[1:])
+
+
+def _command_word(line: str, nodes: Collection[str]) -> str:
+    words = line.split(None, 2)
+    if len(words) > 1 and words[0] in nodes:
+        return words[1]
+    return words[0] if words else ""
+
+
+def command_pieces(text: str, nodes: Collection[str] = (),
+                   commands: Collection[str] = ()) -> list[tuple[str, bool]]:
     """The commands of ``text`` in order, as (text, whole).
 
-    A ``decode`` line with a dump's address or ASCII column in it, or followed by dump
-    lines, is one command with those lines, taken whole: its ASCII column may hold
-    ``;``, ``#`` or quotes, which are not separators there (``whole`` is True). Every
-    other line is split at ``;`` and comments by :func:`split_commands`.
+    A ``decode`` line followed by dump lines (address column first, blank lines between
+    allowed) is one command with them, taken whole (``whole`` is True): a dump's ASCII
+    column may hold ``;``, ``#`` or quotes, which are no syntax there. So is a one-line
+    ``decode`` that splitting would break (:func:`_whole`). Every other line is split at
+    ``;`` and comments by :func:`split_commands`. ``nodes`` are the names a command may
+    start with, ``commands`` the command names (and aliases).
     """
     pieces: list[tuple[str, bool]] = []
     for physical in text.splitlines():
-        if pieces and is_dump_line(physical) and _DECODE.match(pieces[-1][0]):
+        if not physical.strip():
+            continue  # (a blank line between decode and its dump changes nothing)
+        if pieces and is_dump_line(physical) and _is_decode(pieces[-1][0], nodes):
             pieces[-1] = (pieces[-1][0] + "\n" + physical, True)
             continue
-        whole = bool(_DECODE.match(physical) and _DUMP_COLUMNS.search(physical))
+        whole = _is_decode(physical, nodes) and _whole(physical, nodes, commands)
         pieces.append((physical, whole))
     return pieces
 
@@ -97,7 +125,8 @@ def run_text(session: Session, text: str, out: Console, err: Console) -> list[Ou
     """Run every command in ``text`` (``;`` or newline separated); stop at ``quit``.
     A memory dump pasted after ``decode LAYER`` goes to it whole (:func:`command_pieces`)."""
     outcomes: list[Outcome] = []
-    for piece, whole in command_pieces(text):
+    nodes = session.node_names()
+    for piece, whole in command_pieces(text, nodes, session.registry.names(aliases=True)):
         if not whole and is_dump_line(piece):
             err.print(render_error(_STRAY_DUMP))
             outcomes.append(Outcome(piece, None, _STRAY_DUMP))

@@ -76,8 +76,44 @@ def test_a_dump_line_without_decode_is_one_error_with_the_way_to_do_it() -> None
     assert "looks like a line of a memory dump" in err and "decode sa" in err
 
 
-def test_decode_without_a_dump_still_splits_at_semicolons() -> None:
-    pieces = command_pieces("decode sa 10133a13; help quit")
-    assert pieces == [("decode sa 10133a13; help quit", False)]
+def test_decode_without_a_dump_still_splits_at_semicolons_and_comments() -> None:
+    names = Session().registry.names(aliases=True)
+    assert command_pieces("decode sa 10133a13; help quit", (), names) == [
+        ("decode sa 10133a13; help quit", False)]
     _, outcomes, _ = run("decode sa 10133a13; help quit")
     assert [o.line for o in outcomes] == ["decode sa 10133a13", "help quit"]
+    # The help example (an address column, no ASCII column), then more.
+    example = ("decode rdr 1fb70000: 06001112 1000002c 10000014 08000000 00000000 00000000 "
+               "00050001 00800074")
+    _, outcomes, _ = run(f"{example}; help decode")
+    assert [o.ok for o in outcomes] == [True, True]
+    _, outcomes, _ = run(f"{example} # from the board")
+    assert len(outcomes) == 1 and outcomes[0].ok
+
+
+def test_a_one_line_dump_whose_ascii_column_looks_like_syntax_is_taken_whole() -> None:
+    # One md.l line: 16 bytes of an Ethernet frame, read as little-endian words.
+    for ascii_column in ('..;.....', '.."....', "..;..#..", "..(...["):
+        line = f"decode Ether 1fb70000: 00000202 02000000 00000101 00000100    {ascii_column}"
+        _, outcomes, _ = run(line)
+        assert len(outcomes) == 1 and outcomes[0].ok, (ascii_column, outcomes)
+        result = outcomes[0].result
+        assert isinstance(result, PacketResult)
+        assert result.data["hex"] == "02020000000000020101000000010000"
+
+
+def test_only_a_decode_line_takes_the_dump_lines_after_it() -> None:
+    first = MD_L.split("\n", 1)[0]
+    # help decode is not a decode: the dump lines after it are stray, help still runs.
+    _, outcomes, err = run(f"help decode\n{first}")
+    assert [o.ok for o in outcomes] == [True, False] and "memory dump" in err
+    _, outcomes, _ = run(f"# decode sa\n{first}")
+    assert [o.ok for o in outcomes] == [False]
+    # Blank lines between decode and its dump change nothing.
+    _, outcomes, _ = run(f"decode sa\n\n{MD_L}\n")
+    assert len(outcomes) == 1 and outcomes[0].ok
+
+
+def test_quoted_hex_on_one_line_still_works() -> None:
+    result = Session().execute('decode mtk "0000000000020000000000010000000100000800"')
+    assert isinstance(result, PacketResult) and result.data["length"] == 20

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from esplab.commands.hexinput import parse_hex
+from esplab.commands.hexinput import is_dump_line, parse_hex
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import PacketResult, Result
@@ -86,7 +86,11 @@ def _decode(session: Session, inv: Invocation) -> Result:
     words: bool | None = True if inv.args["words"] else False if inv.args["bytes"] else None
     if inv.args["words"] and inv.args["bytes"]:
         raise BadArgument("--words and --bytes exclude each other", valid="one of them, or none")
-    data = parse_hex(inv.rest_raw, words=words)  # as pasted: lines, columns and all
+    raw = inv.rest_raw
+    # A dump with address columns is read as pasted (lines, and the spaces before an
+    # ASCII column); anything else as its words, quotes removed as everywhere.
+    dump = any(is_dump_line(line) for line in raw.splitlines())
+    data = parse_hex(raw if dump else " ".join(inv.args["hex"]), words=words)
     need = min_length(cls)
     if len(data) < need:
         raise DecodeError(
