@@ -39,17 +39,19 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-
 def _seed(text: str) -> int:
-    """``--seed``: a non-negative integer, decimal or 0x-hex."""
+    """``--seed``: an integer from 0 to 2**64 - 1 (what a lab file's ``seed:`` takes),
+    decimal or 0x-hex."""
     try:
         value = int(text, 0)
     except ValueError:
         value = -1
-    if value < 0:
+    if not 0 <= value < 1 << 64:
         raise argparse.ArgumentTypeError(
-            f"'{text}' is not a seed; valid: a number from 0, decimal (24301) or hex (0x5eed)")
+            f"'{text}' is not a seed; valid: a number from 0 to 2**64 - 1, decimal (24301) "
+            "or hex (0x5eed)")
     return value
+
 
 def _subcommand(name: str, argv: Sequence[str]) -> int:
     import importlib

@@ -36,13 +36,13 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("seed", ["zz", "-3", "0x"])
+@pytest.mark.parametrize("seed", ["zz", "-3", "0x", "0x10000000000000000"])
 def test_a_bad_seed_is_named_with_what_is_valid(
         seed: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([f"--seed={seed}", "-c", "help"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"esplab: error: argument --seed: '{seed}' is not a seed; valid: a number "
-                   "from 0, decimal (24301) or hex (0x5eed)")
+                   "from 0 to 2**64 - 1, decimal (24301) or hex (0x5eed)")
 
 
 def test_seed_in_hex_reaches_the_session() -> None:

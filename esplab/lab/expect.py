@@ -493,5 +493,6 @@ def _first_difference(expected: Any, actual: Any, context: int = 12) -> str:
     at = next((i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
               min(len(expected), len(actual)))
     start = max(at - context, 0)
-    return (f"; they first differ at character {at}: expected "
-            f"...{expected[start : at + context]}..., got ...{actual[start : at + context]}...")
+    left = json.dumps(expected[start : at + context], ensure_ascii=False)[1:-1]
+    right = json.dumps(actual[start : at + context], ensure_ascii=False)[1:-1]
+    return f"; they first differ at character {at}: expected ...{left}..., got ...{right}..."
