@@ -97,6 +97,20 @@ class EIP93Words(TruncatablePacket):
     """
 
 
+def _control_low(ready: int) -> list[Field[Any, Any]]:
+    """Word 0 bits 15:0, alike in a command and its result: pad value, PRNG mode, the
+    control bits and the ownership field (eip93.md 2.1, 2.2)."""
+    return [
+        BitField("pad_value", 0, 8),
+        BitEnumField("prng_mode", 0, 2, PRNG_MODE_NAMES),
+        BitField("halt_mode", 0, 1),
+        BitField("hash_final", 0, 1),
+        BitField("init_arc4", 0, 1),
+        BitField("reserved_ctrl_2", 0, 1),
+        BitEnumField("ready", ready, 2, READY_NAMES, end_tot_size=-4),
+    ]
+
+
 def _echoed_words() -> list[Field[Any, Any]]:
     """Words 1-6: bus addresses and the opaque cookie (eip93.md 2)."""
     return [
@@ -166,13 +180,7 @@ class EIP93CommandDescriptor(EIP93Words):
     fields_desc = [
         BitEnumField("pad_ctrl_stat", 0, 8, PAD_CTRL_NAMES, tot_size=-4),
         XBitField("status", 0, 8),
-        BitField("pad_value", 0, 8),
-        BitEnumField("prng_mode", 0, 2, PRNG_MODE_NAMES),
-        BitField("halt_mode", 0, 1),
-        BitField("hash_final", 0, 1),
-        BitField("init_arc4", 0, 1),
-        BitField("reserved_ctrl_2", 0, 1),
-        BitEnumField("ready", HOST_READY, 2, READY_NAMES, end_tot_size=-4),
+        *_control_low(HOST_READY),
         *_echoed_words(),
         *_length_word(HOST_READY),
     ]
@@ -222,13 +230,7 @@ class EIP93ResultDescriptor(EIP93Words):
         BitField("seqnum_err", 0, 1),
         BitField("pad_err", 0, 1),
         BitField("auth_err", 0, 1),
-        BitField("pad_value", 0, 8),
-        BitEnumField("prng_mode", 0, 2, PRNG_MODE_NAMES),
-        BitField("halt_mode", 0, 1),
-        BitField("hash_final", 0, 1),
-        BitField("init_arc4", 0, 1),
-        BitField("reserved_ctrl_2", 0, 1),
-        BitEnumField("ready", PE_READY, 2, READY_NAMES, end_tot_size=-4),
+        *_control_low(PE_READY),
         *_echoed_words(),
         *_length_word(PE_READY),
     ]
