@@ -181,6 +181,7 @@ class KernelError(EsplabError):
         "EADDRNOTAVAIL": "Cannot assign requested address",
         "ENETUNREACH": "Network is unreachable",
         "ENOBUFS": "No buffer space available",
+        "ENOMEM": "Cannot allocate memory",
     }
 
     def __init__(

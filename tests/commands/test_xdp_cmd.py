@@ -217,12 +217,14 @@ def test_xsk_errors(session: Session) -> None:
                        ("xsk create 1a", "cannot name"),
                        ("xsk send a 1 size 10", "size 10"),
                        ("xsk recv a 0", "count 0"),
+                       ("xsk complete a -1", "count -1"),
                        ("xsk bind b wan zero", "must be a number"),
                        ("xsk nope a", "unknown xsk subcommand")):
         with pytest.raises(BadArgument, match=text):
             session.execute(line)
     with pytest.raises(NotFound, match="no AF_XDP socket 'c'"):
         session.execute("xsk stats c")
+    assert session.execute("xsk complete a").data["completed"] == 0  # the ring still works
 
 
 def test_am65_zero_copy_rules(session: Session) -> None:

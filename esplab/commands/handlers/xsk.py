@@ -234,6 +234,8 @@ def _recv(xl: XdpLab, node: str, name: str, words: list[str]) -> Result:
 def _complete(xl: XdpLab, node: str, name: str, words: list[str]) -> Result:
     count = parse_int(words[0], "count") if words else None
     word_options(words[1:], "xsk complete NAME [N]")
+    if count is not None and count < 1:
+        raise BadArgument(f"count {count}", valid="1 or more (none: every completion)")
     addrs = xsk.complete(xl, name, count)
     shown = ", ".join(f"{a:#x}" for a in addrs[:8]) + (" ..." if len(addrs) > 8 else "")
     return MessageResult(summary=f"{name}: {len(addrs)} completion(s) drained"

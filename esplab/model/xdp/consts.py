@@ -257,6 +257,11 @@ DESIGN_CHOICES: dict[str, str] = {
         "cores, and the busier one sets the packet rate; the reference does not give "
         "the pinning (7) [U]. CostModel(same_core=True) adds the two instead."
     ),
+    "ring-memory": (
+        "The kernel allocates a ring at setsockopt time and fails with ENOMEM when it "
+        "cannot; the lab refuses rings over 2**20 entries with ENOMEM, so its own memory "
+        "stays bounded [M]."
+    ),
 }
 
 

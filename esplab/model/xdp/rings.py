@@ -27,6 +27,9 @@ from typing import Generic, NamedTuple, TypeVar
 from esplab.errors import BadArgument
 from esplab.model.xdp.consts import U32_MASK, XDP_RING_NEED_WAKEUP, RingKind, kernel_error
 
+# Rings over this many entries get ENOMEM (consts.DESIGN_CHOICES "ring-memory") [M].
+MAX_RING_ENTRIES = 1 << 20
+
 __all__ = [
     "ADDR_ENTRY",
     "DESC_ENTRY",
@@ -108,6 +111,13 @@ class Ring(Generic[T]):
                 f"ring size {self.size} is not a non-zero power of two",
                 op=f"setsockopt({ring_option(self.kind)})",
                 hint="use 2048 or 4096 as xdpsock does",
+            )
+        if self.size > MAX_RING_ENTRIES:
+            raise kernel_error(
+                "ENOMEM",
+                f"ring size {self.size}: the ring memory cannot be allocated",
+                op=f"setsockopt({ring_option(self.kind)})",
+                hint=f"at most {MAX_RING_ENTRIES} entries in this lab [M] ring-memory",
             )
         start = _u32(self.start)
         self.producer = self.consumer = start
@@ -219,6 +229,8 @@ class Ring(Generic[T]):
     # ---- user consumer side (RX, COMPLETION): libxdp peek/release ----------------
     def peek(self, n: int) -> tuple[int, int]:
         """Up to ``n`` new entries: ``(count, first index)``; advances the peek cursor."""
+        if n < 0:  # a u32 in libxdp; refused here before anything moves
+            raise BadArgument(f"peek of {n} entries", valid="0 or more")
         avail = _u32(self.cons_seen_prod - self.cons_peeked)
         if avail < n:
             self.cons_seen_prod = self.producer  # acquire (2.4) [C]

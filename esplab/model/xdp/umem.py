@@ -122,9 +122,10 @@ class Umem:
             bad(f"len {self.size} gives {chunks} chunks", f"valid: 1..{U32_MASK} chunks")
         if not self.unaligned and self.size % chunk:
             bad(f"len {self.size} is not a multiple of chunk_size {chunk}")
-        if self.headroom >= chunk - XDP_PACKET_HEADROOM:
+        if not 0 <= self.headroom < chunk - XDP_PACKET_HEADROOM:
             bad(
-                f"headroom {self.headroom} >= chunk_size - {XDP_PACKET_HEADROOM}",
+                f"headroom {self.headroom} is outside 0 .. chunk_size - "
+                f"{XDP_PACKET_HEADROOM} - 1",
                 f"valid: 0..{chunk - XDP_PACKET_HEADROOM - 1}",
             )
         if self.flags & UmemFlag.TX_METADATA_LEN and (

@@ -9,7 +9,7 @@ import pytest
 from esplab.errors import BadArgument, KernelError
 from esplab.layers.xdp import XDPDesc
 from esplab.model.xdp.consts import RingKind
-from esplab.model.xdp.rings import AddrRing, DescRing, XskDesc, mmap_offsets
+from esplab.model.xdp.rings import MAX_RING_ENTRIES, AddrRing, DescRing, XskDesc, mmap_offsets
 
 NEAR_WRAP = 0xFFFF_FFF0  # fact 6.1: start just below 2**32
 
@@ -49,6 +49,24 @@ def test_ring_size_must_be_power_of_two(size: int) -> None:
         DescRing(RingKind.RX, size)
     assert err.value.errno_name == "EINVAL"
     assert "XDP_RX_RING" in str(err.value)
+
+
+def test_a_ring_too_large_to_allocate_is_enomem() -> None:
+    # [M] ring-memory: the largest ring the lab allocates, and one size more.
+    assert DescRing(RingKind.TX, MAX_RING_ENTRIES).size == MAX_RING_ENTRIES
+    with pytest.raises(KernelError) as err:
+        DescRing(RingKind.TX, MAX_RING_ENTRIES * 2)
+    assert err.value.errno_name == "ENOMEM"
+
+
+def test_a_negative_peek_is_refused_and_moves_nothing() -> None:
+    ring = AddrRing(RingKind.COMPLETION, 4)
+    ring.produce([0x1000])
+    with pytest.raises(BadArgument, match="peek of -1 entries"):
+        ring.peek(-1)
+    assert ring.peek(1) == (1, 0)
+    assert ring.read(0) == 0x1000
+    ring.release(1)
 
 
 def test_reserve_is_all_or_nothing() -> None:

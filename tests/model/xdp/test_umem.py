@@ -46,6 +46,7 @@ def test_headroom_limit() -> None:
     # 6.21: headroom = chunk - 256 -> EINVAL; one less is the largest accepted.
     einval(size=4 * 4096, headroom=4096 - 256)
     assert Umem(4 * 4096, headroom=4096 - 257).rx_frame_size == 1
+    einval(size=4 * 4096, headroom=-1)  # a u32 in the kernel: never below 0
 
 
 def test_len_must_be_a_multiple_of_the_chunk_when_aligned() -> None:
