@@ -54,17 +54,17 @@ def test_64_byte_ratios_match_the_seed(bench: Benchmark) -> None:
     for mode in modes:
         model_ratio = kpps(bench, mode, 64) / kpps(bench, XskMode.NATIVE, 64)
         seed_ratio = seed[mode] / seed[XskMode.NATIVE]
-        assert model_ratio == pytest.approx(seed_ratio, rel=0.15)
-        assert kpps(bench, mode, 64) == pytest.approx(seed[mode], rel=0.05)
+        assert model_ratio == pytest.approx(seed_ratio, rel=0.04)
+        assert kpps(bench, mode, 64) == pytest.approx(seed[mode], rel=0.02)
 
 
 def test_512_byte_l2fwd_row() -> None:
     # 4.3: l2fwd 512 B is 140/167/231; ZC is effectively line-limited (98 % of 235).
     seed = dict(zip(MODES, SEED_KPPS[(Benchmark.L2FWD, 512)], strict=True))
     for mode in MODES:
-        assert kpps(Benchmark.L2FWD, mode, 512) == pytest.approx(seed[mode], rel=0.05)
+        assert kpps(Benchmark.L2FWD, mode, 512) == pytest.approx(seed[mode], rel=0.02)
         ratio = kpps(Benchmark.L2FWD, mode, 512) / kpps(Benchmark.L2FWD, XskMode.NATIVE, 512)
-        assert ratio == pytest.approx(seed[mode] / seed[XskMode.NATIVE], rel=0.15)
+        assert ratio == pytest.approx(seed[mode] / seed[XskMode.NATIVE], rel=0.04)
     assert kpps(Benchmark.L2FWD, XskMode.ZEROCOPY, 512) >= 0.95 * line_rate_pps(512) / 1e3
 
 
@@ -98,7 +98,7 @@ def test_seed_table_rows_are_labelled_model() -> None:
     ]
     assert bug[0].seed_kpps == 0 and bug[0].ratio is None
     assert all(row.status == MODEL_LABEL for row in rows if row.model_kpps is not None)
-    assert all(r.ratio == pytest.approx(1.0, rel=0.05) for r in rows if r.ratio is not None)
+    assert all(r.ratio == pytest.approx(1.0, rel=0.02) for r in rows if r.ratio is not None)
 
 
 def test_limits_name_the_busy_core() -> None:
