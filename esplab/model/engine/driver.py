@@ -279,7 +279,7 @@ class EIP93Driver:
         outcome.result = result
         opened = partial(self._opened, first, job_stages, ticket.last)
         if outcome.stages is stages:
-            defer_stages(outcome, 0, opened)  # built when read
+            defer_stages(outcome, opened)  # built when read
         else:
             stages[0:0] = opened()
         if dev.raw_int & R.INT_RDR_THRESH and not dev.ready:

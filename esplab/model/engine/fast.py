@@ -315,7 +315,7 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     drv.stats.tx_packets += 1
     outcome = Outcome(True, packet, [], seq=seq, status="CRYPTO_SUCCESS", slot=slot,
                       result=result)
-    defer_stages(outcome, 0, partial(_tx_stages, drv, first, slot, result, ctrl, skb, start,
+    defer_stages(outcome, partial(_tx_stages, drv, first, slot, result, ctrl, skb, start,
                                      pl.p, pad, esp, pl.prng_iv, len(packet)))
     return outcome
 
@@ -411,7 +411,7 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
         data = decapsulate(skb[:off], nh_off, payload, next_header, sa.mode == "tunnel")
     outcome = Outcome(True, data, [], status="CRYPTO_SUCCESS", seq=seq,
                       next_header=next_header, slot=slot, result=result)
-    defer_stages(outcome, 0, partial(_rx_stages, drv, first, slot, result, esp, p, out, pad,
+    defer_stages(outcome, partial(_rx_stages, drv, first, slot, result, esp, p, out, pad,
                                      sa_write, seq, crypto, len(payload if crypto else data)))
     return outcome
 

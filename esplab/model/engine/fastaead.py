@@ -131,7 +131,7 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
         outcome = Outcome(True, b"".join((fix_outer(skb[:off], out_len), *parts)), [],
                           seq=int.from_bytes(skb[off + 4 : off + 8], "big"), slot=slot,
                           result=result)
-    defer_stages(outcome, 0, partial(_sealed_stages, drv, tfm.name, assoc, plain, slot, result,
+    defer_stages(outcome, partial(_sealed_stages, drv, tfm.name, assoc, plain, slot, result,
                                      p, counter, len(text), out, len(icv), chain))
     return outcome
 
@@ -203,7 +203,7 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
     retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
             out_len).basic += 1
     outcome = Outcome(True, out, [], slot=slot, result=result)
-    defer_stages(outcome, 0, partial(_opened_stages, drv, tfm.name, assoc_len, slot, result, p,
+    defer_stages(outcome, partial(_opened_stages, drv, tfm.name, assoc_len, slot, result, p,
                                      state, body, len(header), out, saved))
     if esp:  # esp_input: the trailer off, or a bad pad length
         plain = out[assoc_len:]

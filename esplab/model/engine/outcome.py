@@ -122,13 +122,12 @@ _STAGES: Any = Outcome.__dict__["stages"]  # the slot that holds Outcome.stages
 
 
 class _Pending:
-    """Stages still to be built: ``build()``'s go in at index ``at`` of ``stages``."""
+    """Stages still to be built: ``build()``'s go in front of ``stages``."""
 
-    __slots__ = ("at", "build", "stages")
+    __slots__ = ("build", "stages")
 
-    def __init__(self, stages: list[Stage], at: int, build: Callable[[], list[Stage]]) -> None:
+    def __init__(self, stages: list[Stage], build: Callable[[], list[Stage]]) -> None:
         self.stages = stages
-        self.at = at
         self.build = build
 
 
@@ -143,7 +142,7 @@ class _DeferredOutcome(Outcome):
         value = _STAGES.__get__(self, Outcome)
         if type(value) is _Pending:
             stages = value.stages
-            stages[value.at : value.at] = value.build()
+            stages[0:0] = value.build()
             _STAGES.__set__(self, stages)
             value = stages
         self.__class__ = Outcome  # type: ignore[assignment]
@@ -165,13 +164,13 @@ class _DeferredOutcome(Outcome):
         return self.__reduce_ex__(protocol)
 
 
-def defer_stages(outcome: Outcome, at: int, build: Callable[[], list[Stage]]) -> None:
-    """Insert ``build()``'s stages at index ``at`` of ``outcome.stages`` when someone first
-    reads them (the stages of a job, whose content is fixed when the job runs)."""
+def defer_stages(outcome: Outcome, build: Callable[[], list[Stage]]) -> None:
+    """Put ``build()``'s stages in front of ``outcome.stages`` when someone first reads
+    them (the stages of a job, whose content is fixed when the job runs)."""
     if type(outcome) is not Outcome:  # a subclass, or stages deferred already
-        outcome.stages[at:at] = build()
+        outcome.stages[0:0] = build()
         return
-    outcome.stages = _Pending(outcome.stages, at, build)  # type: ignore[assignment]
+    outcome.stages = _Pending(outcome.stages, build)  # type: ignore[assignment]
     outcome.__class__ = _DeferredOutcome
 
 

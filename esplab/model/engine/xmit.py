@@ -75,7 +75,6 @@ _RX_MAP_WHY = ("the driver looks up the inbound SA by SPI on this device and map
                "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)")
 
 
-_decap = decapsulate  # the name engine_path.py imports
 
 
 # --- xdo_dev_state_add ------------------------------------------------------------------

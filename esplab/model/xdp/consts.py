@@ -5,6 +5,11 @@ facts [src], [derived], [3rd] and [hyp]; this package writes them in the project
 tags: [C] = [src] (read in the source), [D] = [derived], [U] = [3rd]/[hyp] or not
 covered by the reference. Where the reference is silent the model makes a choice;
 each such choice is listed in :data:`DESIGN_CHOICES` and referred to by its key.
+
+The model follows one kernel behaviour set (reference 7): mainline ~6.17 net/xdp with
+the Oct-2025 TX descriptor hardening (zero-length TX descriptors invalid, options other
+than PKT_CONTD|TX_METADATA invalid, addr - tx_metadata_len underflow invalid,
+chunk_size <= PAGE_SIZE).
 """
 
 from __future__ import annotations
@@ -17,11 +22,9 @@ __all__ = [
     "AF_XDP",
     "DESIGN_CHOICES",
     "ETH_FCS_SIZE",
-    "KERNEL_BEHAVIOUR",
     "MAX_PER_SOCKET_BUDGET",
     "MAX_SKB_FRAGS",
     "PAGE_SIZE",
-    "SOL_XDP",
     "TX_BATCH_SIZE",
     "U32_MASK",
     "WIRE_OVERHEAD",
@@ -38,7 +41,6 @@ __all__ = [
     "DescOption",
     "NetdevXdpAct",
     "RingKind",
-    "SockOpt",
     "UmemFlag",
     "Wakeup",
     "XdpAction",
@@ -57,19 +59,11 @@ TX_BATCH_SIZE = 32  # copy-mode descriptors per sendto, default max_tx_budget (2
 MAX_PER_SOCKET_BUDGET = 32  # generic multi-socket ZC path, per socket per round (2.6) [C]
 MAX_SKB_FRAGS = 17  # default; am65-cpsw keeps this many TX descriptors for the stack (6.23) [C]
 AF_XDP = 44  # socket family (2.1) [C]
-SOL_XDP = 283  # setsockopt level (2.1) [C]
 ETH_FCS_SIZE = 4  # xdpsock -s counts the FCS: desc len = size - 4 (3.1) [C]
 WIRE_OVERHEAD = 20  # preamble 7 + SFD 1 + inter-frame gap 12 bytes per frame (5) [D]
 XDP_RING_NEED_WAKEUP = 1 << 0  # the flag in a ring's flags word (2.5) [C]
 XDP_OPTIONS_ZEROCOPY = 1 << 0  # getsockopt(XDP_OPTIONS) bit (2.6) [C]
 
-# The one kernel behaviour set the model follows (7, "pick one kernel behaviour set"):
-KERNEL_BEHAVIOUR = (
-    "mainline ~6.17 net/xdp (reference 0, XSK) with the Oct-2025 TX descriptor "
-    "hardening: zero-length TX descriptors invalid, options other than "
-    "PKT_CONTD|TX_METADATA invalid, addr - tx_metadata_len underflow invalid, "
-    "chunk_size <= PAGE_SIZE"
-)
 
 
 class XdpAction(enum.IntEnum):
@@ -161,19 +155,6 @@ class Wakeup(enum.IntFlag):
     RX = 1 << 0
     TX = 1 << 1
 
-
-class SockOpt(enum.IntEnum):
-    """SOL_XDP option numbers (2.1) [C]."""
-
-    MMAP_OFFSETS = 1
-    RX_RING = 2
-    TX_RING = 3
-    UMEM_REG = 4
-    UMEM_FILL_RING = 5
-    UMEM_COMPLETION_RING = 6
-    STATISTICS = 7
-    OPTIONS = 8
-    MAX_TX_SKB_BUDGET = 9
 
 
 class RingKind(enum.Enum):
