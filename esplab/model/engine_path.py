@@ -204,9 +204,9 @@ def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byt
                   "; ".join(outcome.errors) or "the driver refused the packet")
         return None
     if datapath == "packet":
-        state.curlft.packets += 1
-        state.curlft.bytes += protected_length(packet, state.mode, info)
-        state.replay.oseq = outcome.seq or state.replay.oseq
+        sa = runtime.get(state)
+        sa.oseq = outcome.seq or sa.oseq  # the engine's number
+        runtime.count(state, packets=1, bytes=protected_length(packet, state.mode, info))
     return bytes(outcome.data)
 
 
@@ -224,13 +224,13 @@ def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byte
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
         if outcome.status.endswith("AUTH_FAILED"):
-            state.stats.integrity_failed += 1
+            lab.sa_runtime(node.name).count(state, integrity_failed=1)
         walk.drop(f"{node.name}.xfrm", node.name, f"engine RX failed: {outcome.status}",
                   outcome.mib, "; ".join(outcome.errors))
         return None
-    if state.offload is not None and state.offload.type == "packet":
-        state.curlft.packets += 1
-        state.curlft.bytes += protected_length(bytes(outcome.data), state.mode)
+    if state.is_packet_offload:
+        lab.sa_runtime(node.name).count(
+            state, packets=1, bytes=protected_length(bytes(outcome.data), state.mode))
         return bytes(outcome.data)
     # Crypto offload: xfrm_input finishes in software with CRYPTO_DONE (3.2) [C].
     off = locate_esp(packet)[0]
@@ -255,17 +255,15 @@ def software_finish(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: b
         counter = "XfrmInStateSeqError"
         node.xfrm.mib.bump(counter)
         if verdict.name == "DUPLICATE":
-            state.stats.replay += 1
+            runtime.count(state, replay=1)
         elif verdict.name == "TOO_OLD":
-            state.stats.replay_window += 1
+            runtime.count(state, replay_window=1)
         walk.drop(f"{node.name}.xfrm", node.name, f"replay check: {verdict.name.lower()}",
                   counter, "the replay window is checked in software after the engine "
                   "decrypted (airoha-dsa-xfrm.md 3.9, 6.20)")
         return None
     sa.replay.advance(seq)
-    runtime.sync(state, sa)
-    state.curlft.packets += 1
-    state.curlft.bytes += len(payload)
+    runtime.count(state, packets=1, bytes=len(payload))
     inner = decapsulate(packet[:off], nh_off, payload, next_header, state.mode == "tunnel")
     walk.add(Stage(f"{node.name}.xfrm", node.name,
                    f"{datapath} RX done: seq {seq} replay ok, trailer stripped, "
@@ -333,7 +331,7 @@ def aead_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
         if outcome.mib == "XfrmInStateProtoError":
-            state.stats.integrity_failed += 1
+            lab.sa_runtime(node.name).count(state, integrity_failed=1)
         walk.drop(f"{node.name}.xfrm", node.name, f"authenc on the engine: {outcome.reason}",
                   outcome.mib, "; ".join(outcome.errors))
         return None

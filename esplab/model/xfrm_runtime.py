@@ -1,7 +1,8 @@
 """Joining the XFRM tables to the software ESP core.
 
 An ``XfrmState`` is configuration as the kernel holds it; the data path needs a
-keyed ``EspSA``. This module builds one per state (once, cached), takes the IV
+keyed ``EspSA``. This module builds one per state (once, cached, from the state's runtime values
+too, so a rebuilt SA keeps its replay window and counters), takes the IV
 and identification sources from the session seed, and copies the counters the
 data path moves back into the state, so ``ip -s xfrm state`` shows them.
 """
@@ -46,7 +47,15 @@ def build_esp_sa(state: XfrmState, seed: str) -> EspSA:
         decap_dscp="decap-dscp" in state.flags,
         **kw,  # type: ignore[arg-type]
     )
-    sa.oseq = state.replay.oseq | (state.replay.oseq_hi << 32)
+    # The runtime values the state holds (an update, a loaded dump, an SA built again
+    # after its first one was forgotten): the numbers, the window and the counters.
+    replay, window, stats, counts = state.replay, sa.replay, sa.stats, state.stats
+    sa.oseq = replay.oseq | (replay.oseq_hi << 32)
+    window.top = replay.seq | (replay.seq_hi << 32)
+    window.bitmap = replay.bitmap
+    stats.packets, stats.bytes = state.curlft.packets, state.curlft.bytes
+    stats.replay, stats.replay_window = counts.replay, counts.replay_window
+    stats.integrity_failed = counts.integrity_failed
     return sa
 
 
@@ -80,6 +89,16 @@ class SaRuntime:
     def forget(self, state: XfrmState) -> None:
         self._cache.pop(id(state), None)
         self._scratch.pop(id(state), None)
+
+    def count(self, state: XfrmState, **add: int) -> None:
+        """Count on the state's SA (``packets``, ``bytes``, ``replay``,
+        ``integrity_failed``...) and copy the result to the state: every counter has one
+        home, so a later sync never undoes a count made elsewhere."""
+        sa = self.get(state)
+        stats = sa.stats
+        for name, n in add.items():
+            setattr(stats, name, getattr(stats, name) + n)
+        self.sync(state, sa)
 
     def sync(self, state: XfrmState, sa: EspSA) -> None:
         """Copy what the data path changed back into the state (ip -s xfrm state)."""

@@ -208,3 +208,33 @@ def test_explain_says_why_an_aead_sa_runs_in_software() -> None:
     esp = j.stage("ap.esp")
     assert esp is not None
     assert "has no GCM" in esp.why and "EOPNOTSUPP" in esp.why
+
+
+def test_counters_and_the_replay_window_have_one_home() -> None:
+    # Crypto offload RX counts in software after the engine (airoha-dsa-xfrm.md 3.2):
+    # four packets are four packets in ip -s xfrm state.
+    s = Session()
+    s.execute(seed.SA_IN + " offload dev wan dir in")
+    s.execute("host " + seed.SA_IN)
+    s.execute("host " + seed.POL_BACK_HOST)
+    back = 'host send eth0 IP(dst="192.0.2.1")/UDP(dport=5201)/Raw(b"hello")'
+    for _ in range(4):
+        assert send(s, back).delivered
+    (state,) = s.lab.node("ap").xfrm.states
+    assert state.curlft.packets == 4
+    # The host's software SA with a window: a replay is counted, and updating the SA
+    # (which builds its software SA again) keeps the window and the counters.
+    window = seed.SA_OUT + " replay-window 32"
+    s.execute(seed.SA_OUT)
+    s.execute(seed.POL_OUT)
+    s.execute("host " + window)
+    line = f"send ap wan {seed.UDP} seq {{}}"
+    for n in (1, 2, 3, 4):
+        assert send(s, line.format(n)).delivered
+    assert not send(s, line.format(3)).delivered
+    host_sa = next(x for x in s.lab.node("host").xfrm.states if x.spi == 0x1000)
+    assert host_sa.stats.replay == 1 and host_sa.replay.seq == 4
+    s.execute("host " + window.replace(" add ", " update ", 1))
+    assert not send(s, line.format(2)).delivered
+    assert host_sa.stats.replay == 2 and host_sa.curlft.packets == 4
+    assert send(s, line.format(5)).delivered and host_sa.curlft.packets == 5
