@@ -226,14 +226,18 @@ def build_packet(text: str, named: Mapping[str, Any] | None = None) -> Packet:
         raise PacketExpressionError("empty packet expression", valid='e.g. IP(dst="192.0.2.2")')
     try:
         tree = ast.parse(source, mode="eval")
+        packet = _Builder(source, named or {}).packet(tree.body)
     except SyntaxError as exc:
         col = f" at column {exc.offset}" if exc.offset else ""
         raise PacketExpressionError(
             f"packet expression does not parse{col}: {exc.msg}",
             valid='Scapy syntax, e.g. IP(dst="192.0.2.2")/UDP(dport=5001)/Raw(b"x"*64)',
         ) from None
-    builder = _Builder(source, named or {})
-    packet = builder.packet(tree.body)
+    except (RecursionError, MemoryError):
+        raise PacketExpressionError(
+            f"packet expression of {len(source)} characters nests too deeply",
+            valid="a few layers joined with /, as Scapy writes them",
+        ) from None
     try:
         bytes(packet)
     except Exception as exc:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 
+from esplab.errors import BadArgument
 from esplab.model.journey import Stage
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "dsa_tx_stages",
     "ether_frame",
     "mac_bytes",
+    "parse_mac",
 ]
 
 ETH_P_IP = 0x0800
@@ -39,6 +41,17 @@ ETH_P_8021AD = 0x88A8
 
 def mac_bytes(mac: str) -> bytes:
     return bytes(int(x, 16) for x in mac.split(":"))
+
+
+def parse_mac(text: str) -> str:
+    """A link-layer address as typed (``lladdr``): six hex octets, ``:``-separated,
+    returned in lower case; anything else is a BadArgument naming it."""
+    octets = text.split(":")
+    if len(octets) != 6 or not all(
+            1 <= len(o) <= 2 and all(c in "0123456789abcdefABCDEF" for c in o) for o in octets):
+        raise BadArgument(f"'{text}' is not a link-layer address",
+                          valid="six hex octets, e.g. 02:00:5e:10:00:01")
+    return ":".join(f"{int(o, 16):02x}" for o in octets)
 
 
 # (dst, src, IPv6?) -> the 14 header bytes; MACs are few, so this stays small.

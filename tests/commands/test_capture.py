@@ -93,6 +93,14 @@ def test_import_garbage_and_truncated(tmp_path: Path) -> None:
     with pytest.raises(CaptureFileError, match=r"1 packet.s. were imported"):
         s.execute(f"capture import {cut} cut")
     assert s.lab.captures.counts()["cut"] == 1
+    # A file that does not open leaves no journey; an import's journey has no stages to
+    # step through, and step says so.
+    journeys = len(s.lab.journeys)
+    with pytest.raises(CaptureFileError, match="cannot read"):
+        s.execute(f"capture import {tmp_path / 'missing.pcap'}")
+    assert len(s.lab.journeys) == journeys
+    with pytest.raises(NoSuchPacket, match="has no stages to step through"):
+        s.execute("step")
 
 
 def test_tshark_decrypts_the_seed_scenario_with_every_icv_good(tmp_path: Path,

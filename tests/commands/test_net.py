@@ -127,3 +127,16 @@ def test_xfrm_tables_and_proc_file(session: Session) -> None:
     # airoha-dsa-xfrm.md 3.8: "%-24s\t%lu" per counter, in the kernel's order.
     proc = text(session, "host cat /proc/net/xfrm_stat")
     assert proc.splitlines()[3] == "XfrmInNoStates          \t1"
+
+
+@pytest.mark.parametrize("mac", ["zz", "02:00:00:00:00:01:02", "02:00:00:00:00", "0200.5e10.0001"])
+def test_a_neighbour_needs_a_link_layer_address(mac: str) -> None:
+    s = Session()
+    before = [n.render() for n in s.lab.node("ap").neigh]
+    with pytest.raises(BadArgument, match=f"'{mac}' is not a link-layer address"):
+        s.execute(f"ip neigh replace 192.0.2.2 lladdr {mac} dev wan")
+    assert [n.render() for n in s.lab.node("ap").neigh] == before
+    s.execute("ip neigh replace 192.0.2.2 lladdr 2:0:5E:10:0:1 dev wan")  # iproute2 spelling
+    shown = s.execute("ip neigh")
+    assert isinstance(shown, TextResult)
+    assert "192.0.2.2 dev wan lladdr 02:00:5e:10:00:01 PERMANENT" in shown.text

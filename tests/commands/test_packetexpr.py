@@ -71,3 +71,9 @@ def test_refusal_executes_nothing(tmp_path: object) -> None:
     with pytest.raises(PacketExpressionError):
         build_packet('__import__("os.path.evil")')
     assert calls == []
+
+
+@pytest.mark.parametrize("text", ["-" * 5000 + "1", "/".join(["IP()"] * 3000)])
+def test_a_pathological_paste_is_one_error(text: str) -> None:
+    with pytest.raises(PacketExpressionError, match="nests too deeply"):
+        build_packet(text)

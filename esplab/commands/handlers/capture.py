@@ -128,18 +128,24 @@ def _import(session: Session, words: list[str]) -> Result:
     path = Path(words[0])
     tap = words[1] if len(words) > 1 else "import"
     kinds = {LINKTYPE_ETHERNET: "ether", LINKTYPE_RAW: "ip"}
-    journey = session.lab.journeys.new(f"import {path.name}")
+    journey = None  # made with the first packet: a file that does not open leaves none
     count = 0
     try:
         for rec in read_capture(path):
+            if journey is None:
+                journey = session.lab.journeys.new(f"import {path.name}")
             kind = kinds.get(rec.linktype, "raw")
             session.lab.captures.add(Captured(journey.id, count, tap, kind, rec.data,
                                               {"file": str(path)}))
             count += 1
     except CaptureFileError as exc:
+        if not count:
+            raise
         raise CaptureFileError(f"{exc.what}; {count} packet(s) were imported into {tap}") \
             from exc
-    journey.verdict = f"imported {count} packet(s) into {tap}"
+    finally:
+        if journey is not None:
+            journey.verdict = f"imported {count} packet(s) into {tap}"
     return MessageResult(summary=f"{count} packet(s) from {path} in tap {tap}",
                          data={"tap": tap, "packets": count})
 

@@ -287,6 +287,9 @@ def _explain(session: Session, inv: Invocation) -> Result:
 
 def _step(session: Session, inv: Invocation) -> Result:
     journey = _journey(session, inv.args["id"])
+    if not journey.stages:
+        raise NoSuchPacket(f"journey {journey.id} ({journey.origin}) has no stages to step "
+                           "through", hint="capture show TAP shows imported packets")
     session.stepping = (journey.id, 0)
     return _show_step(session, journey, 0)
 

@@ -16,6 +16,7 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError, KernelError
+from esplab.model.l2 import parse_mac
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Neighbour, Node, Route
 
@@ -307,7 +308,7 @@ def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int |
     while args.more():
         key = args.take("keyword")
         if key == "lladdr":
-            mac = args.take("mac").lower()
+            mac = parse_mac(args.take("mac"))
         elif key == "dev":
             dev_name = node.dev(args.take("device")).name
         elif key == "nud":
