@@ -31,7 +31,15 @@ from typing import Any
 from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
 from esplab.commands.tokens import tokenize
 from esplab.errors import EsplabError, LabFileError, UnknownCommand, UsageError, did_you_mean
-from esplab.lab.expect import Check, PathError, PathPart, parse_path, path_text, references
+from esplab.lab.expect import (
+    Check,
+    PathError,
+    PathPart,
+    as_number,
+    parse_path,
+    path_text,
+    references,
+)
 from esplab.lab.loader import Document, PathKey, describe_value, load_document
 from esplab.lab.schema import Issue, json_type, validate
 
@@ -310,11 +318,9 @@ class _Meaning:
                     re.compile(arg)
                 except re.error as exc:
                     self.fail(where, f"'matches' is not a regular expression: {exc}")
-            if op in ("gt", "ge", "lt", "le") and isinstance(arg, str) and "${" not in arg:
-                try:
-                    float(int(arg, 0))
-                except ValueError:
-                    self.fail(where, f"'{op}' needs a number, got text '{arg}'")
+            if (op in ("gt", "ge", "lt", "le") and isinstance(arg, str) and "${" not in arg
+                    and as_number(arg) is None):  # read as the run reads it
+                self.fail(where, f"'{op}' needs a number, got text '{arg}'")
 
     def json_only(self, path: PathKey, value: Any) -> None:
         if json_type(value) is None:

@@ -35,6 +35,7 @@ __all__ = [
     "Failure",
     "PathError",
     "Seg",
+    "as_number",
     "evaluate",
     "parse_path",
     "path_text",
@@ -326,7 +327,8 @@ def show(value: Any, limit: int = 160) -> str:
     return text
 
 
-def _number(value: Any) -> float | int | None:
+def as_number(value: Any) -> float | int | None:
+    """A number, or text that reads as one (decimal, 0x-hex, a float); else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -357,7 +359,7 @@ def equal(expected: Any, actual: Any) -> bool:
                 and all(equal(v, actual[k]) for k, v in expected.items()))
     if isinstance(expected, str) and isinstance(actual, str):
         return expected == actual
-    left, right = _number(expected), _number(actual)
+    left, right = as_number(expected), as_number(actual)
     if left is not None and right is not None:
         return left == right
     return bool(expected == actual)
@@ -380,7 +382,7 @@ def _contains(actual: Any, arg: Any) -> bool | None:
 
 def _compare(op: str) -> Callable[[Any, Any], bool | None]:
     def check(actual: Any, arg: Any) -> bool | None:
-        left, right = _number(actual), _number(arg)
+        left, right = as_number(actual), as_number(arg)
         if left is None or right is None:
             return None
         return {"gt": left > right, "ge": left >= right, "lt": left < right,
@@ -474,7 +476,10 @@ def evaluate(check: Check, what: str, found: Callable[[], Any],
             if arg is False:
                 return Failure(what, resolved.describe(), show(actual))
             continue
-        verdict = _TESTS[op](actual, arg)
+        try:
+            verdict = _TESTS[op](actual, arg)
+        except re.error as exc:  # a pattern made of saved values, known only now
+            return Failure(what, resolved.describe(), f"an invalid pattern ({exc})")
         if verdict is None:
             return Failure(what, resolved.describe(),
                            f"{show(actual)}, which '{op}' cannot be applied to")

@@ -17,6 +17,7 @@ by path (``("steps", 2, "run")``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ __all__ = [
 #: Largest lab file read (1 MiB): a lab is a page or two of YAML.
 MAX_BYTES = 1 << 20
 #: Most values a file may expand to (aliases included).
+MAX_DEPTH = 64  # levels of lists and mappings in one value
 MAX_NODES = 100_000
 
 PathKey = tuple[str | int, ...]
@@ -94,6 +96,8 @@ def describe_value(value: Any) -> str:
         return "nothing (null)"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if value != value else f"{'-' if value < 0 else ''}.inf"
     if isinstance(value, (int, float)):
         return f"the number {value}"
     if isinstance(value, str):
@@ -147,6 +151,9 @@ class LabLoader(yaml.SafeLoader):
 
     def _value(self, node: Node, path: PathKey) -> Any:
         self.count += 1
+        if len(path) > MAX_DEPTH:  # deep nesting, or an alias that contains itself
+            raise self._fail(node, f"values nest more than {MAX_DEPTH} levels deep",
+                             hint="an alias (*name) inside what it names repeats forever")
         if self.count > MAX_NODES:
             raise self._fail(node, f"the file expands to more than {MAX_NODES} values",
                              hint="aliases (*name) repeat what they point to; "
@@ -159,7 +166,11 @@ class LabLoader(yaml.SafeLoader):
             return self._mapping(node, path)
         if isinstance(node, SequenceNode):
             return [self._value(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self.construct_object(node, deep=True)
+        value = self.construct_object(node, deep=True)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self._fail(node, f"{describe_value(value)} is no number a lab can use",
+                             valid="a finite number, e.g. 0.5")
+        return value
 
     def _mapping(self, node: MappingNode, path: PathKey) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -252,6 +263,9 @@ def load_text(text: str, file: str, path: Path | None = None) -> Document:
         raise
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, text, file) from exc
+    except RecursionError:  # nesting deeper than the YAML reader itself can follow
+        raise LabFileError(file, 1, 1, f"values nest more than {MAX_DEPTH} levels deep",
+                           valid="steps of plain keys and values") from None
     if data is None:
         raise LabFileError(file, 1, 1, "the file has only comments",
                            valid="a mapping with name, description and steps")

@@ -179,3 +179,8 @@ def test_bad_references(text: str, fragment: str) -> None:
 def test_unusable_reference_in_an_expectation_fails_the_expectation() -> None:
     failure = evaluate(Check.of("${nope.x}"), "hex", lambda: "x", SAVED)
     assert failure is not None and "an unusable reference" in failure.actual
+
+
+def test_a_pattern_known_only_at_run_time_that_does_not_compile_is_a_failure() -> None:
+    failure = evaluate(Check.of({"matches": "${w.hex}(["}), "hex", lambda: "abcd", SAVED)
+    assert failure is not None and failure.actual.startswith("an invalid pattern (")
