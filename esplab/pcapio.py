@@ -40,6 +40,8 @@ _IDB = 0x00000001
 _PB = 0x00000002  # obsolete packet block
 _SPB = 0x00000003
 _EPB = 0x00000006
+# The fixed part of each block type, with its two length words (pcapng spec 4.2-4.4).
+_MIN_BLOCK = {_EPB: 32, _PB: 32, _IDB: 20, _SPB: 16}
 _BOM = 0x1A2B3C4D
 
 #: (interface index, link type, timestamp in ns, packet bytes)
@@ -260,6 +262,12 @@ class FrameReader:
                 raise CaptureFileError(
                     f"{self.name}: a block's trailing length differs from its leading "
                     f"length {total} after {self.count} packet(s)",
+                    hint="the file is damaged after this point",
+                )
+            if total < _MIN_BLOCK.get(btype, 12):
+                raise CaptureFileError(
+                    f"{self.name}: a block of type {btype:#x} is {total} bytes, shorter than "
+                    f"its {_MIN_BLOCK[btype]}-byte minimum, after {self.count} packet(s)",
                     hint="the file is damaged after this point",
                 )
             if btype == _EPB:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import struct
 import subprocess
 from pathlib import Path
 
@@ -117,3 +118,35 @@ def test_impossible_path_names(tmp_path: Path) -> None:
         list(read_capture("bad\x00name.pcap"))
     with pytest.raises(CaptureFileError, match="cannot write"):
         write_capture("bad\x00name.pcapng", records())
+
+
+@pytest.mark.parametrize("suffix", [".pcap", ".pcapng"])
+def test_any_cut_or_damaged_word_is_a_capture_error(tmp_path: Path, suffix: str) -> None:
+    # Every prefix of a good file, and the file with each 32-bit word set to a small
+    # length (block lengths 12..20 are where fixed parts go missing): records, then at
+    # most one CaptureFileError; any other exception fails the test.
+    good = tmp_path / f"good{suffix}"
+    write_capture(good, records() if suffix == ".pcapng" else [records()[0], records()[3]])
+    data = good.read_bytes()
+    variants = [data[:n] for n in range(len(data))]
+    for at in range(0, len(data) - 3, 4):
+        for small in (12, 16, 20):
+            variants.append(data[:at] + small.to_bytes(4, "little") + data[at + 4 :])
+    if suffix == ".pcapng":  # a block of each type cut to its two length words, last
+        starts, at = [], 0
+        while at < len(data):
+            starts.append(at)
+            at += int.from_bytes(data[at + 4 : at + 8], "little")
+        for btype in (1, 2, 3, 6):
+            short = struct.pack("<III", btype, 12, 12)
+            variants += [data[:start] + short for start in starts[1:]]
+    path = tmp_path / f"x{suffix}"
+    errors = 0
+    for variant in variants:
+        path.write_bytes(variant)
+        try:
+            for _ in read_capture(path):
+                pass
+        except CaptureFileError:
+            errors += 1
+    assert errors >= len(data) - 1  # every strict prefix is refused somewhere
