@@ -95,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``esplab``: every front end, with Ctrl-C ending it as a shell expects (130)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("esplab: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         return _subcommand(args_list[0], args_list[1:])

@@ -79,3 +79,15 @@ def test_bad_line_in_stdin_does_not_stop_the_rest() -> None:
     assert proc.returncode == 1
     assert "unterminated ' quote" in proc.stderr
     assert "usage: quit" in proc.stdout
+
+
+def test_ctrl_c_ends_any_front_end_with_130(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import esplab.cli as cli
+
+    def interrupted(argv: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_main", interrupted)
+    assert main(["run", "labs"]) == 130
+    assert capsys.readouterr().err.strip() == "esplab: interrupted"

@@ -145,7 +145,12 @@ def run_repl(
             continue
         except EOFError:
             break
-        outcomes = run_text(session, text, console, console)
+        try:
+            outcomes = run_text(session, text, console, console)
+        except KeyboardInterrupt:  # the command stops where it is; the REPL goes on
+            console.print("interrupted", style="yellow")
+            toolbar.last_ok = False
+            continue
         if outcomes:
             toolbar.last_ok = all(o.ok for o in outcomes)
         if any(isinstance(o.result, QuitResult) for o in outcomes):

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 from io import StringIO
+from typing import Any
 
+import pytest
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
@@ -63,3 +65,30 @@ def test_a_dump_pasted_after_decode_is_one_command() -> None:
     assert "error" not in out
     assert "EIP93SARecord (128 bytes)" in out
     assert session.history[0].startswith("decode sa\n08000000: 133a1310")
+
+
+def test_ctrl_c_during_a_command_drops_it_and_the_repl_goes_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import esplab.repl.app as app
+
+    real = app.run_text  # type: ignore[attr-defined]
+    calls: list[str] = []
+
+    def interrupted_once(session: Session, text: str, *args: Any) -> Any:
+        calls.append(text)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(session, text, *args)
+
+    monkeypatch.setattr(app, "run_text", interrupted_once)
+    buf = StringIO()
+    console = Console(file=buf, width=100, color_system=None)
+    session = Session()
+    with create_pipe_input() as pipe:
+        pipe.send_text("send ap wan IP(dst=\"192.0.2.2\")/UDP() count 1000\r")
+        pipe.send_text("help quit\r")
+        pipe.send_text("\x04")
+        status = run_repl(session, console, input=pipe, output=DummyOutput(),
+                          history=InMemoryHistory())
+    assert status == 0 and len(calls) == 2
+    assert "interrupted" in buf.getvalue() and "usage: quit" in buf.getvalue()
