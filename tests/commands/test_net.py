@@ -140,3 +140,12 @@ def test_a_neighbour_needs_a_link_layer_address(mac: str) -> None:
     shown = s.execute("ip neigh")
     assert isinstance(shown, TextResult)
     assert "192.0.2.2 dev wan lladdr 02:00:5e:10:00:01 PERMANENT" in shown.text
+
+
+def test_deleting_an_address_removes_only_its_own_connected_route() -> None:
+    s = Session()
+    routes = [r.render() for r in s.lab.node("ap").routes]
+    s.execute("ip addr add 192.0.2.1/24 dev lan1")  # the wan address, on another device
+    assert len(s.lab.node("ap").routes) == len(routes) + 1
+    s.execute("ip addr del 192.0.2.1/24 dev lan1")
+    assert [r.render() for r in s.lab.node("ap").routes] == routes

@@ -220,7 +220,10 @@ def _addr(session: Session, node: Node, args: _Args, stats: bool, family: int | 
     if iface not in dev.addrs:
         raise KernelError("EADDRNOTAVAIL", f"{iface} not on {dev.name}")
     dev.addrs.remove(iface)
-    node.routes = [r for r in node.routes if not (r.proto == "kernel" and r.src == iface.ip)]
+    # Only the connected route this address made: its prefix on its device.
+    node.routes = [r for r in node.routes if not (
+        r.proto == "kernel" and r.src == iface.ip and r.dev == dev.name
+        and r.dst == iface.network)]
     node.invalidate()
     return MessageResult(summary=f"{iface} removed from {dev.name}")
 
