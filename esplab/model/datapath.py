@@ -160,14 +160,9 @@ class Datapath:
         else:
             walk.add(Stage(f"{name}.xfrm.policy(out)", name, "policy: ipsec",
                            "the flow matches an outbound policy with templates", "C"))
-        first: IpInfo | None = info
-        for state in decision.states:
-            out = self._esp_output(walk, node, state, packet, dev_name, first)
-            if out is None:
-                return
-            packet = out
-            first = None
         if decision.states and decision.states[-1].mode == "tunnel":
+            # The bundle's route is the tunnel endpoint's (xfrm_bundle_create looks it up
+            # before any output): offload and the size checks are made for that device.
             tun_dst = decision.states[-1].dst
             route = node.route(tun_dst)
             if route is None:
@@ -175,6 +170,13 @@ class Datapath:
                           "the tunnel endpoint is unreachable")
                 return
             dev_name, nexthop = route.dev, route.via or tun_dst
+        first: IpInfo | None = info
+        for state in decision.states:
+            out = self._esp_output(walk, node, state, packet, dev_name, first)
+            if out is None:
+                return
+            packet = out
+            first = None
         self._transmit(walk, node, dev_name, nexthop, packet, hops)
 
     def _esp_output(self, walk: Walk, node: Node, state: XfrmState, packet: bytes,

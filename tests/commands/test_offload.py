@@ -238,3 +238,19 @@ def test_counters_and_the_replay_window_have_one_home() -> None:
     assert not send(s, line.format(2)).delivered
     assert host_sa.stats.replay == 2 and host_sa.curlft.packets == 4
     assert send(s, line.format(5)).delivered and host_sa.curlft.packets == 5
+
+
+def test_tunnel_mode_offload_is_checked_for_the_tunnels_device() -> None:
+    # The inner destination is behind lan1, the tunnel endpoint behind wan: the ESP
+    # packet leaves by wan, so the SA offloaded to wan applies (and wan's MTU, not lan1's).
+    s = Session()
+    tunnel = ("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+              f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}")
+    s.execute(tunnel + " offload dev wan dir out")
+    s.execute("ip xfrm policy add src 0.0.0.0/0 dst 198.51.100.2/32 dir out "
+              "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 2 mode tunnel")
+    s.execute("ip link set lan1 mtu 576")
+    j = send(s, 'send ap lan1 IP(dst="198.51.100.2")/UDP(dport=5201)/Raw(b"x"*600)')
+    offload = j.stage("wan.xfrmdev")
+    assert offload is not None and offload.decision.startswith("offload_ok: yes"), j.taps()
+    assert "wan.wire" in j.taps() and not any("pmtu" in tap for tap in j.taps())
