@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from esplab.commands.result import ErrorResult, TextResult
@@ -149,3 +151,24 @@ def test_deleting_an_address_removes_only_its_own_connected_route() -> None:
     assert len(s.lab.node("ap").routes) == len(routes) + 1
     s.execute("ip addr del 192.0.2.1/24 dev lan1")
     assert [r.render() for r in s.lab.node("ap").routes] == routes
+
+
+def test_ip_options_reach_ip_xfrm() -> None:
+    # iproute2: -4/-6 and -f inet|inet6 filter by family, -s repeats (ip(8)).
+    s = Session()
+    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
+              "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f "
+              "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314")
+    s.execute("ip xfrm state add src 2001:db8:2::1 dst 2001:db8:2::2 proto esp spi 0x2000 "
+              "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f "
+              "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314")
+
+    def spis(line: str) -> set[str]:
+        return set(re.findall(r"spi (0x[0-9a-f]{8})", s.execute(line).data["text"]))
+
+    assert spis("ip xfrm state") == {"0x00001000", "0x00002000"}
+    assert spis("ip -6 xfrm state") == {"0x00002000"}
+    assert spis("ip -f inet xfrm state") == {"0x00001000"}
+    assert spis("ip -s -s -4 xfrm state") == {"0x00001000"}
+    with pytest.raises(BadArgument, match="invalid address family"):
+        s.execute("ip -f ipx xfrm state")

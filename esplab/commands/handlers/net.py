@@ -107,6 +107,15 @@ class _Args:
 def _ip(session: Session, inv: Invocation) -> Result:
     node = session.lab.node(inv.node)
     words = list(inv.args["args"])
+    at = 0
+    while at < len(words) and words[at].startswith("-"):
+        at += 2 if words[at] in ("-f", "-family") else 1  # -f takes a value
+    if at < len(words) and "xfrm".startswith(words[at]):
+        # ip xfrm reads its own options (-s repeated, -4/-6, -f FAMILY): its grammar's.
+        from esplab.commands.handlers.xfrm import run_ip_xfrm
+
+        result: Result = run_ip_xfrm(session, node, words)
+        return result
     stats = False
     family: int | None = None
     while words and words[0].startswith("-"):
@@ -338,11 +347,6 @@ def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int |
     return MessageResult(summary=f"neighbour {addr} lladdr {mac} dev {dev_name}")
 
 
-def _xfrm(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
-    from esplab.commands.handlers.xfrm import run_ip_xfrm
-
-    result: Result = run_ip_xfrm(session, node, args.words[args.i :], stats)
-    return result
 
 
 _IP_OBJECTS: dict[str, Callable[[Session, Node, _Args, bool, int | None], Result]] = {
@@ -350,7 +354,6 @@ _IP_OBJECTS: dict[str, Callable[[Session, Node, _Args, bool, int | None], Result
     "address": _addr,
     "route": _route,
     "neighbour": _neigh,
-    "xfrm": _xfrm,
 }
 
 
@@ -421,7 +424,7 @@ def _ip_complete(session: Session, words: list[str]) -> list[str]:
             "address": ["show", "add", "del"],
             "route": ["show", "get", "add", "del", "replace"],
             "neighbour": ["show", "add", "replace", "del"],
-            "xfrm": ["state", "policy", "monitor"],
+            "xfrm": ["state", "policy"],
         }.get(obj or "", [])
     if obj in ("link", "address", "neighbour") and words[-1] == "dev":
         return list(session.lab.node().devs)

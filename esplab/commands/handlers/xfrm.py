@@ -32,11 +32,12 @@ _ALGOS = ["cbc(aes)", "rfc3686(ctr(aes))", "cbc(des3_ede)", "cbc(des)", "ecb(cip
           "rfc4106(gcm(aes))"]
 
 
-def run_ip_xfrm(session: Session, node: Node, words: list[str], stats: bool) -> Result:
-    """``[NODE] ip [-s] xfrm WORDS...`` on ``node``."""
+def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
+    """``[NODE] ip [OPTIONS] xfrm WORDS...`` on ``node``: ``argv`` is what follows ``ip``,
+    options included (the grammar reads them: ``-s`` repeated, ``-4``/``-6``, ``-f``)."""
     from esplab.model.xfrm.ipxfrm import run_ip_xfrm as model_run
 
-    out = model_run(node.xfrm, ["xfrm", *words], stats=1 if stats else 0)
+    out = model_run(node.xfrm, argv)
     cmd = out.command
     for state in out.states:
         if cmd.verb in ("delete", "flush", "deleteall", "update"):
