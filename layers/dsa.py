@@ -52,6 +52,7 @@ __all__ = [
     "QDMARxDescriptor",
     "TruncatablePacket",
     "airoha_dsa_xmit",
+    "airoha_dsa_xmit_bytes",
     "mtk_tag_from_cpu",
     "mtk_tag_rcv",
     "mtk_tag_to_cpu",
@@ -477,6 +478,25 @@ def airoha_dsa_xmit(
         msg2=0xFFFF,
     )
     return desc / Ether(untagged)
+
+
+_XMIT_HEADS: dict[tuple[int, int], bytes] = {}
+
+
+def airoha_dsa_xmit_bytes(frame: bytes) -> bytes:
+    """``bytes(airoha_dsa_xmit(frame))`` with the defaults, without dissecting the frame:
+    the descriptor words depend only on the tag and the length, so they are kept."""
+    data = _frame_bytes(frame, _ETH_ALEN2 + 2, "airoha_dsa_xmit")
+    tpid = _TPID_OF_SEL.get(data[12])
+    untagged = (data[:12] + tpid.to_bytes(2, "big") + data[14:] if tpid is not None
+                else data[:12] + data[16:])
+    key = (int.from_bytes(data[12:14], "big"), len(untagged))
+    head = _XMIT_HEADS.get(key)
+    if head is None:
+        if len(_XMIT_HEADS) >= 4096:
+            _XMIT_HEADS.clear()
+        head = _XMIT_HEADS[key] = bytes(airoha_dsa_xmit(data))[:QDMA_DESC_LEN]
+    return head + untagged
 
 
 bind_layers(MTKEther, IP, type=0x0800)

@@ -73,12 +73,14 @@ def ether_frame(dst: str, src: str, payload: bytes) -> bytes:
 
 def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
     """The stages between a DSA user port's xmit and its wire (CPU to switch)."""
-    from esplab.layers.dsa import airoha_dsa_xmit, mtk_tag_from_cpu, mtk_tag_xmit
+    from esplab.layers.dsa import airoha_dsa_xmit_bytes, mtk_tag_from_cpu, mtk_tag_xmit
 
     tagged = mtk_tag_xmit(frame, port)
-    desc = airoha_dsa_xmit(tagged)
-    _, untagged = mtk_tag_from_cpu(tagged)
     keep = snapshots
+    # The descriptor and the frame past the switch are snapshots only (the decisions do
+    # not depend on them): without tracing nothing builds them.
+    desc = airoha_dsa_xmit_bytes(tagged) if keep else None
+    untagged = mtk_tag_from_cpu(tagged)[1] if keep else None
     return [
         Stage(
             f"{dev}.tagger", dev, f"MTK tag pushed for switch port {port}",
@@ -91,7 +93,7 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             f"channel {port % 4}",
             why="Airoha's driver removes the tag from an untagged frame and puts the port "
             "mask in the TX descriptor; queue channel = queue_mapping mod 4 (1.3, 6.5)",
-            fidelity="C", data=bytes(desc) if keep else None, kind="qdma",
+            fidelity="C", data=desc, kind="qdma",
         ),
         Stage(
             "eth0.wire", "eth0", "special tag on the GDM1 <-> switch CPU port 6 link",
@@ -101,7 +103,7 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
         Stage(
             f"{dev}.wire", dev, f"switch port {port} sends the frame untagged",
             why="the switch strips the special tag on egress of a user port (2.2)",
-            fidelity="C", data=untagged if keep else None, kind="ether",
+            fidelity="C", data=untagged, kind="ether",
         ),
     ]
 

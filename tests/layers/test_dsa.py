@@ -24,6 +24,7 @@ from esplab.layers.dsa import (
     QDMADescriptor,
     QDMARxDescriptor,
     airoha_dsa_xmit,
+    airoha_dsa_xmit_bytes,
     mtk_tag_from_cpu,
     mtk_tag_rcv,
     mtk_tag_to_cpu,
@@ -623,3 +624,14 @@ def test_rx_tag_class_dissects_any_bytes(data: bytes) -> None:
 
     pkt = MTKEtherRx(data)
     assert bytes(pkt) == data
+
+
+@pytest.mark.parametrize("port", [1, 2, 3, 4])
+def test_descriptor_bytes_without_dissecting_equal_the_layer(port: int) -> None:
+    # The walk's snapshot of eth0.dma is airoha_dsa_xmit_bytes: the same bytes as the
+    # layer, for untagged, 802.1Q and 802.1ad frames (section 1.3 selectors) and sizes.
+    for size in (0, 18, 46, 1500):
+        for ethertype in (b"\x08\x00", b"\x81\x00\x00\x05\x08\x00", b"\x88\xa8\x00\x07\x08\x00"):
+            body = bytes((size * 7 + i) & 0xFF for i in range(size))
+            tagged = mtk_tag_xmit(DA + SA + ethertype + body, port)
+            assert airoha_dsa_xmit_bytes(tagged) == bytes(airoha_dsa_xmit(tagged))
