@@ -18,7 +18,7 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
 
-from esplab.errors import BadArgument, DecodeError, KernelError
+from esplab.errors import BadArgument, DecodeError, EsplabError, KernelError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Journey, LazyTextStage, Stage
@@ -45,6 +45,7 @@ from esplab.model.walk import (
 from esplab.model.xfrm.objects import XfrmState
 
 if TYPE_CHECKING:
+    from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
 
 __all__ = ["Datapath", "SendOptions"]
@@ -191,7 +192,9 @@ class Datapath:
                                      "added for software (the driver returned EOPNOTSUPP for "
                                      "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)")
         runtime = self.lab.sa_runtime(node.name)
-        sa = runtime.get(state)
+        sa = _software_sa(walk, node, state, f"{node.name}.xfrm.state", "XfrmOutStateProtoError")
+        if sa is None:
+            return None
         if state.mode == "tunnel" and tunnel_too_big(self, walk, node, state, sa, packet,
                                                            dev_name, info):
             return None
@@ -432,7 +435,9 @@ class Datapath:
             if out is not SW_INPUT:
                 return out if isinstance(out, bytes) else None
         runtime = self.lab.sa_runtime(node.name)
-        sa = runtime.get(state)
+        sa = _software_sa(walk, node, state, f"{node.name}.xfrm", "XfrmInStateProtoError")
+        if sa is None:
+            return None
         res = esp_core.decrypt(sa, packet)
         runtime.sync(state, sa)
         if not res.ok:
@@ -471,3 +476,18 @@ class Datapath:
         if inner is SW_INPUT:
             return self._sw_input(walk, node, state, packet)
         return inner if isinstance(inner, bytes) else None
+
+
+def _software_sa(walk: Walk, node: Node, state: XfrmState, tap: str,
+                 counter: str) -> EspSA | None:
+    """The state's software SA, or a drop counted on ``counter`` when the ESP datapath
+    does not model what the state holds (an algorithm or mode ``ip xfrm`` accepts)."""
+    try:
+        sa: EspSA = walk.lab.sa_runtime(node.name).get(state)
+    except EsplabError as exc:
+        node.xfrm.mib.bump(counter)
+        walk.drop(tap, node.name, f"not modelled by the ESP datapath: {exc}", counter,
+                  "the state is valid for ip xfrm, but this lab's ESP has no such "
+                  "algorithm or mode", "M")
+        return None
+    return sa

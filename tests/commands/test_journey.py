@@ -273,3 +273,19 @@ def test_tunnel_mode_pmtu_tells_the_inner_sender_the_reduced_mtu() -> None:
     assert icmp.dst == "198.51.100.2" and icmp[ICMP].nexthopmtu == 1220
     back = s.lab.journeys.get()
     assert back is not None and back.delivered and back.stages[-1].tap == "pc1.deliver"
+
+
+def test_a_state_the_esp_datapath_does_not_model_is_a_counted_drop() -> None:
+    # ip xfrm takes cmac(aes) (kernel algorithm table); this lab's ESP has no CMAC: the
+    # journey ends with a drop, a verdict and a counter, not a failed command.
+    s = Session()
+    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
+              "mode transport auth cmac(aes) 0x000102030405060708090a0b0c0d0e0f "
+              "enc aes 0x000102030405060708090a0b0c0d0e0f")
+    s.execute("ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
+              "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp mode transport")
+    result = s.execute("send ap wan IP(dst='192.0.2.2')/UDP(dport=5201)")
+    journey = s.lab.journeys.get()
+    assert journey is not None and result.data["dropped"] is not None
+    assert journey.verdict.startswith("dropped at ap.xfrm.state: not modelled")
+    assert s.lab.node("ap").xfrm.mib["XfrmOutStateProtoError"] == 1
