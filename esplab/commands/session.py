@@ -8,7 +8,6 @@ was; ``Session.run`` turns that into an ErrorResult for callers that want a valu
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,15 +43,15 @@ class Session:
     lab_walk: Any = None
 
     def __post_init__(self) -> None:
-        self.rng = random.Random(self.options.seed)
         self.lab = Lab(LabSettings(seed=self.options.seed))
 
     def reset(self, seed: int) -> None:
-        """Start over from ``seed``: a fresh device model, no names, no history state."""
+        """Start over from ``seed``: a fresh device model, no names, no history (what
+        ``save`` writes starts here, under this seed)."""
         self.options = SessionOptions(seed=seed)
-        self.rng = random.Random(seed)
         self.lab = Lab(LabSettings(seed=seed))
         self.named.clear()
+        self.history.clear()
         self.stepping = None
         self.last = None
         self.lab_walk = None

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from esplab.commands.registry import NOT_LAB_STEPS
 from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
 from esplab.commands.tokens import tokenize
 from esplab.errors import EsplabError, LabFileError, UnknownCommand, UsageError, did_you_mean
@@ -56,8 +57,6 @@ __all__ = [
 #: The values ``${lab.KEY}`` gives.
 BUILTINS = ("dir", "file", "name", "seed")
 
-_REFUSED = {"lab": "a lab cannot run labs", "quit": "a lab ends after its last step",
-            "exit": "a lab ends after its last step"}
 _OCTAL = re.compile(r"[-+]?0[0-9_]+")
 _BASE60 = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
 
@@ -247,8 +246,8 @@ class _Meaning:
         try:
             if len(words) > 1 and words[0] in self.session.node_names():
                 words = words[1:]
-            if words and words[0] in _REFUSED:
-                self.fail(path, f"'{words[0]}' cannot be a step: {_REFUSED[words[0]]}")
+            if words and words[0] in NOT_LAB_STEPS:
+                self.fail(path, f"'{words[0]}' cannot be a step: {NOT_LAB_STEPS[words[0]]}")
                 return
             invocation = self.session.parse(text)
         except UnknownCommand:

@@ -136,3 +136,20 @@ def test_save_failures_name_the_path(tmp_path: Path) -> None:
     expected = re.escape(f"cannot write lab file {missing}: No such file")
     with pytest.raises(BadArgument, match=expected):
         s.execute(f"save {missing}")
+
+
+def test_a_saved_lab_passes_check_after_lab_commands_and_a_reset(tmp_path: Path) -> None:
+    from esplab.lab.check import check_file
+
+    lab = Path(__file__).resolve().parents[2] / "labs" / "01-esp-basics.yaml"
+    s = Session()
+    s.execute("ip link set lan4 down")  # before the reset: not part of what is saved
+    s.execute(f"lab step {lab}")  # starts over under the lab's seed
+    s.execute("ip link set lan3 down")
+    s.execute(f"lab check {lab}")
+    path = tmp_path / "saved.yaml"
+    s.execute(f"save {path}")
+    runs = [step["run"] for step in yaml.safe_load(path.read_text(encoding="utf-8"))["steps"]]
+    assert runs == ["ip link set lan3 down"]
+    loaded, errors = check_file(path)
+    assert loaded is not None and not errors, [str(e) for e in errors]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from esplab.commands.parser import Invocation, parse_int
-from esplab.commands.registry import Command, Param
+from esplab.commands.registry import NOT_LAB_STEPS, Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError
@@ -26,8 +26,8 @@ SETTINGS: dict[str, tuple[str, str]] = {
 _RING_MAX = 1_000_000
 _RULES = ("rfc", "mainline")
 _PROVIDERS = ("software", "eip93")
-# Commands that change nothing, or that would rewrite the file when the lab runs.
-_NOT_SAVED = frozenset({"save", "help", "quit"})
+# Commands that change nothing, that would rewrite the file, or that a lab refuses.
+_NOT_SAVED = frozenset({"save", "help", *NOT_LAB_STEPS})
 
 
 def _values(session: Session, node: str) -> dict[str, str]:
