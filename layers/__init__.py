@@ -15,7 +15,7 @@ from esplab.layers.crypto_desc import (
     EIP93CommandDescriptor,
     EIP93ResultDescriptor,
 )
-from esplab.layers.dsa import MTKEther, MTKEtherRx, QDMADescriptor
+from esplab.layers.dsa import MTKEther, MTKEtherRx, QDMADescriptor, QDMARxDescriptor
 from esplab.layers.esp_offload import ESPTrailer, XfrmOffload
 from esplab.layers.sa_record import EIP93SARecord, EIP93StateRecord
 from esplab.layers.xdp import XDPDesc
@@ -30,6 +30,7 @@ __all__ = [
     "MTKEther",
     "MTKEtherRx",
     "QDMADescriptor",
+    "QDMARxDescriptor",
     "XDPDesc",
     "XfrmOffload",
 ]
@@ -45,6 +46,7 @@ LAYERS = {
         MTKEther,
         MTKEtherRx,
         QDMADescriptor,
+        QDMARxDescriptor,
         ESPTrailer,
         XfrmOffload,
         XDPDesc,

@@ -87,3 +87,16 @@ def test_the_help_example_runs_as_typed() -> None:
     result = session.execute(example)
     assert isinstance(result, PacketResult) and result.packet is not None
     assert result.packet.errors() == [] and result.packet.length == 116
+
+
+def test_every_layer_of_the_package_decodes_by_name() -> None:
+    # The RX descriptor (QDMARxDescriptor, airoha-dsa-xfrm.md 1.6) included.
+    from esplab import layers
+
+    for name in layers.__all__:
+        cls = getattr(layers, name)
+        if name == "LAYERS" or not isinstance(cls, type):
+            continue
+        assert name in layers.LAYERS, name
+    result = decode("decode QDMARxDescriptor " + "00" * 32)
+    assert result.data["layer"] == "QDMARxDescriptor"
