@@ -271,7 +271,8 @@ def send(xl: XdpLab, name: str, count: int, size: int, addr: int | None = None) 
         raise BadArgument(f"size {size}", valid=f"{MIN_PKT_SIZE}..{MAX_PKT_SIZE} "
                           "(xdpsock -s: the frame with its 4-byte FCS)")
     if addr is not None and not 0 <= addr <= U32_MASK << 32:
-        raise BadArgument(f"addr {addr:#x}", valid="a u64 UMEM offset")
+        raise BadArgument(f"addr {addr:#x}", valid=f"0..{U32_MASK << 32:#x} (a UMEM offset "
+                          "the lab can add frame sizes to)")
     if not xp.port.up:
         raise with_errno(KernelError("ENETDOWN", f"{ls.dev} is down", prefix="sendto",
                                      hint=f"ip link set {ls.dev} up"))

@@ -185,8 +185,8 @@ def _find(driver: EIP93Driver, spi: int, direction: str | None,
         with_state += [f"{t.spi:#x} (sw+aead)" for t in driver.tfms.values() if t.spi is not None]
         raise NotFound(f"SA {spi:#x} ({sa.direction}) has no state record: its descriptors "
                        "carry state_addr 0, as the vschagen ESP path does (eip93.md 4.2)",
-                       valid=with_state, hint="the esp_state_record driver setting gives ESP "
-                       "SAs one")
+                       valid=with_state, hint="sw+aead transforms have one: set "
+                       "crypto-provider eip93 and send through a software SA")
     return sa.state_addr, STATE_RECORD_SIZE, label, [sa.describe()]
 
 
