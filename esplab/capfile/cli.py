@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from esplab.capfile.formats import PacketJson, PacketRows, RunInfo, summary_dict
 from esplab.capfile.linklayer import LINKTYPE_RAW
 from esplab.capfile.pipeline import Progress, RunResult, decode_capture
-from esplab.capfile.records import PacketRecord
+from esplab.capfile.records import PacketRecord, out_item
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 from esplab.errors import EsplabError
 from esplab.pcapio import FrameReader, Interface, PcapngWriter
@@ -293,12 +293,11 @@ class _JsonSink:
 
 
 def auto_jobs(size: int, sas: Sequence[SaSpec]) -> int:
-    """``--jobs 0``: workers only where they pay (see ``parallel.auto_jobs``)."""
+    """Workers for ``--jobs 0``: one per core up to one per SA, for big files only
+    (starting workers costs more than a small file takes)."""
     if size < _PARALLEL_MIN_BYTES or len(sas) < 2:
         return 1
-    from esplab.capfile.parallel import auto_jobs as parallel_jobs
-
-    return parallel_jobs(size, sas)
+    return max(1, min(os.cpu_count() or 1, len(sas)))
 
 
 def _decode(args: argparse.Namespace) -> int:
@@ -375,7 +374,7 @@ def _sinks(
     if writer is not None:
 
         def write(rec: PacketRecord) -> None:
-            item = _out_item(rec, interfaces)
+            item = out_item(rec, interfaces)
             if item is not None:
                 writer.write(item[0], LINKTYPE_RAW, item[1], item[2], item[3])
 
@@ -390,14 +389,6 @@ def _sinks(
     return each
 
 
-def _out_item(
-    rec: PacketRecord, interfaces: Sequence[Interface]
-) -> tuple[str, int, bytes, str] | None:
-    """What ``--out`` writes for a record: the inner packet of an authenticated one."""
-    if rec.inner_packet is None or rec.status != "ok":
-        return None
-    name = interfaces[rec.iface].name if rec.iface < len(interfaces) else ""
-    return name, rec.ts_ns, rec.inner_packet, f"frame {rec.frame} spi 0x{rec.spi:08x} seq {rec.seq}"
 
 
 def _decode_parallel(

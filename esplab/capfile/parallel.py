@@ -18,7 +18,6 @@ starts), spawned elsewhere.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,30 +27,17 @@ from typing import Any
 from esplab.capfile.decoder import Decoder
 from esplab.capfile.formats import PacketJson, PacketRows
 from esplab.capfile.pipeline import Progress, RunResult
-from esplab.capfile.records import PacketRecord, Summary
+from esplab.capfile.records import OutItem, Summary, out_item
 from esplab.capfile.safile import SaSpec
 from esplab.errors import CaptureFileError, EsplabError
 from esplab.pcapio import FrameReader, Interface
 
-__all__ = ["OutItem", "ParallelResult", "WorkItem", "auto_jobs", "decode_parallel"]
+__all__ = ["ParallelResult", "WorkItem", "decode_parallel"]
 
-#: (interface name, timestamp ns, decrypted IP packet, comment) for ``--out``.
-OutItem = tuple[str, int, bytes, str]
 #: (frame, JSON line or None, --out item or None), in capture order.
 WorkItem = tuple[int, str | None, OutItem | None]
 
 _BATCH_FRAMES = 2048
-#: Files below this size decode in one process (starting workers costs more).
-AUTO_MIN_BYTES = 32 << 20
-
-
-def auto_jobs(size: int, sas: Sequence[SaSpec]) -> int:
-    """Workers for ``--jobs 0``: one per core up to one per SA, for big files only."""
-    if size < AUTO_MIN_BYTES or len(sas) < 2:
-        return 1
-    return max(1, min(os.cpu_count() or 1, len(sas)))
-
-
 @dataclass(frozen=True)
 class _Job:
     path: str
@@ -64,12 +50,6 @@ class _Job:
     rows: int
 
 
-def out_item(rec: PacketRecord, interfaces: Sequence[Interface]) -> OutItem | None:
-    """What ``--out`` writes for a record: the inner packet of an authenticated one."""
-    if rec.inner_packet is None or rec.status != "ok":
-        return None
-    name = interfaces[rec.iface].name if rec.iface < len(interfaces) else ""
-    return name, rec.ts_ns, rec.inner_packet, f"frame {rec.frame} spi 0x{rec.spi:08x} seq {rec.seq}"
 
 
 def _work(job: _Job, conn: Connection) -> None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from esplab.capfile.safile import SaSpec
 from esplab.capfile.sequence import SeqStats
+from esplab.pcapio import Interface
 
-__all__ = ["STATUSES", "PacketRecord", "SaCounters", "SaResult", "Summary"]
+__all__ = ["STATUSES", "OutItem", "PacketRecord", "SaCounters", "SaResult", "Summary", "out_item"]
 
 #: Packet status -> meaning. Only "ok" counts as authenticated and decrypted.
 STATUSES: Mapping[str, str] = MappingProxyType(
@@ -134,3 +135,15 @@ class Summary:
     @property
     def failed(self) -> int:
         return self.esp - self.ok
+
+
+#: (interface name, timestamp ns, decrypted IP packet, comment) for ``--out``.
+OutItem = tuple[str, int, bytes, str]
+
+
+def out_item(rec: PacketRecord, interfaces: Sequence[Interface]) -> OutItem | None:
+    """What ``--out`` writes for a record: the inner packet of an authenticated one."""
+    if rec.inner_packet is None or rec.status != "ok":
+        return None
+    name = interfaces[rec.iface].name if rec.iface < len(interfaces) else ""
+    return name, rec.ts_ns, rec.inner_packet, f"frame {rec.frame} spi 0x{rec.spi:08x} seq {rec.seq}"
