@@ -21,6 +21,7 @@ from ipaddress import ip_address
 __all__ = [
     "AUTH_NAMES",
     "ENC_NAMES",
+    "GCM_NAMES",
     "EspSaEntry",
     "esp_sa_file",
     "esp_sa_record",
@@ -38,7 +39,7 @@ ENC_NAMES = {
 }
 
 # AEAD: the ICV length is part of Wireshark's algorithm name.
-_GCM_NAMES = {
+GCM_NAMES = {
     64: "AES-GCM with 8 octet ICV [RFC4106]",
     96: "AES-GCM with 12 octet ICV [RFC4106]",
     128: "AES-GCM with 16 octet ICV [RFC4106]",
@@ -75,7 +76,7 @@ class EspSaEntry:
     def wireshark_enc(self) -> str:
         if self.enc == "rfc4106(gcm(aes))":
             try:
-                return _GCM_NAMES[self.icv_bits]
+                return GCM_NAMES[self.icv_bits]
             except KeyError:
                 raise ValueError(
                     f"Wireshark has no AES-GCM with a {self.icv_bits}-bit ICV; valid: 64, 96, 128"

@@ -27,7 +27,7 @@ from typing import Literal
 from esplab.errors import EsplabError, LabFileError, did_you_mean
 from esplab.model.esp_sa import EspSA, UdpEncap
 from esplab.model.xfrm.objects import IPPROTO_ESP, XfrmPolicy, XfrmState
-from esplab.wireshark import AUTH_NAMES, ENC_NAMES
+from esplab.wireshark import AUTH_NAMES, ENC_NAMES, GCM_NAMES
 
 __all__ = ["SaFile", "SaSpec", "load_sa_file", "parse_sa_text"]
 
@@ -38,9 +38,7 @@ SaForm = Literal["xfrm", "wireshark"]
 _WS_ENC: Mapping[str, tuple[str, int]] = MappingProxyType(
     {
         **{ws: (kernel, 0) for kernel, ws in ENC_NAMES.items()},
-        "AES-GCM with 8 octet ICV [RFC4106]": ("rfc4106(gcm(aes))", 64),
-        "AES-GCM with 12 octet ICV [RFC4106]": ("rfc4106(gcm(aes))", 96),
-        "AES-GCM with 16 octet ICV [RFC4106]": ("rfc4106(gcm(aes))", 128),
+        **{ws: ("rfc4106(gcm(aes))", bits) for bits, ws in GCM_NAMES.items()},
         # Deprecated entry without an ICV length; Wireshark then checks 16 octets.
         "AES-GCM [RFC4106]": ("rfc4106(gcm(aes))", 128),
     }
