@@ -19,7 +19,7 @@ from pathlib import Path
 
 from esplab.errors import CaptureFileError
 from esplab.layers import linktypes
-from esplab.pcapio import FrameReader, PcapngWriter
+from esplab.pcapio import LINKTYPE_ETHERNET, LINKTYPE_RAW, FrameReader, PcapngWriter
 
 __all__ = [
     "KIND_LINKTYPES",
@@ -29,11 +29,6 @@ __all__ = [
     "read_capture",
     "write_capture",
 ]
-
-LINKTYPE_ETHERNET = 1
-LINKTYPE_RAW = 101  # raw IPv4/IPv6, no link header
-LINKTYPE_LINUX_SLL = 113
-LINKTYPE_LINUX_SLL2 = 276
 
 # Snapshot kind (esplab.model.journey) -> link type.
 KIND_LINKTYPES = {

@@ -26,7 +26,27 @@ from typing import BinaryIO
 
 from esplab.errors import CaptureFileError
 
-__all__ = ["CHUNK_SIZE", "Frame", "FrameReader", "Interface", "PcapngWriter"]
+__all__ = [
+    "CHUNK_SIZE",
+    "LINKTYPE_ETHERNET",
+    "LINKTYPE_IPV4",
+    "LINKTYPE_IPV6",
+    "LINKTYPE_LINUX_SLL",
+    "LINKTYPE_LINUX_SLL2",
+    "LINKTYPE_RAW",
+    "Frame",
+    "FrameReader",
+    "Interface",
+    "PcapngWriter",
+]
+
+# The standard link types captures use (tcpdump.org link-layer header types).
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101  # raw IPv4/IPv6, no link header
+LINKTYPE_LINUX_SLL = 113
+LINKTYPE_IPV4 = 228
+LINKTYPE_IPV6 = 229
+LINKTYPE_LINUX_SLL2 = 276
 
 #: Bytes read from the file at a time.
 CHUNK_SIZE = 1 << 20

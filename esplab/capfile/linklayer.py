@@ -24,6 +24,14 @@ from types import MappingProxyType
 
 from esplab.errors import DecodeError
 from esplab.model.esp_ip import parse_ip
+from esplab.pcapio import (
+    LINKTYPE_ETHERNET,
+    LINKTYPE_IPV4,
+    LINKTYPE_IPV6,
+    LINKTYPE_LINUX_SLL,
+    LINKTYPE_LINUX_SLL2,
+    LINKTYPE_RAW,
+)
 
 __all__ = [
     "DLT_MTK_ETHER",
@@ -41,12 +49,6 @@ __all__ = [
     "locate_esp",
 ]
 
-LINKTYPE_ETHERNET = 1
-LINKTYPE_RAW = 101
-LINKTYPE_LINUX_SLL = 113
-LINKTYPE_IPV4 = 228
-LINKTYPE_IPV6 = 229
-LINKTYPE_LINUX_SLL2 = 276
 # esplab.layers.linktypes.DLT_MTK_ETHER (DLT_USER4); repeated here because importing
 # esplab.layers loads scapy, which decode does not need.
 DLT_MTK_ETHER = 151
