@@ -55,6 +55,11 @@ class Lab:
         if self._eip93 is not None and self._eip93.snapshots != on:
             self._eip93.snapshots = on
 
+    def resize_captures(self, size: int) -> None:
+        """Every tap keeps ``size`` packets from now on (the setting and the rings)."""
+        self.settings.capture_ring = size
+        self.captures.resize(size)
+
     def __post_init__(self) -> None:
         if not self.nodes:
             self.nodes = build_nodes(self.settings.seed)

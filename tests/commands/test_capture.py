@@ -41,6 +41,9 @@ def test_ring_is_bounded() -> None:
     s = seeded("capture size 2", f"send ap wan {seed.UDP} count 5")
     assert s.lab.captures.counts()["wan.wire"] == 2
     assert [r.journey for r in s.lab.captures.get("wan.wire")] == [4, 5]
+    assert s.lab.settings.capture_ring == 2  # capture size is set captures: one setting
+    with pytest.raises(BadArgument, match="capture ring size 0; valid: 1 to 1000000"):
+        s.execute("capture size 0")
 
 
 def test_export_reads_back_into_the_same_classes(tmp_path: Path) -> None:

@@ -167,10 +167,10 @@ def _capture(session: Session, inv: Invocation) -> Result:
     if verb == "size":
         if not words:
             return MessageResult(summary=f"each tap keeps {session.lab.captures.size} packets")
-        size = parse_int(words[0], "ring size")
-        if not 1 <= size <= 1_000_000:
-            raise BadArgument(f"ring size {size}", valid="1 to 1000000")
-        session.lab.captures.resize(size)
+        from esplab.commands.handlers.settings import ring_size
+
+        size = ring_size("capture", words[0])  # the same as set captures N
+        session.lab.resize_captures(size)
         return MessageResult(summary=f"each tap now keeps {size} packets")
     raise BadArgument(f"unknown capture command '{verb}'",
                       valid=["list", "show", "clear", "export", "import", "size"], value=verb)

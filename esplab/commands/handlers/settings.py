@@ -11,7 +11,7 @@ from esplab.commands.result import MessageResult, Result, TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError
 
-__all__ = ["COMMANDS", "SETTINGS", "lab_document", "saved_steps"]
+__all__ = ["COMMANDS", "SETTINGS", "lab_document", "ring_size", "saved_steps"]
 
 # name -> (what it is, the values it takes)
 SETTINGS: dict[str, tuple[str, str]] = {
@@ -53,7 +53,8 @@ def _show(session: Session, node: str, only: str | None = None) -> Result:
                        data={n: values[n] for n in names} | {"node": node})
 
 
-def _ring(name: str, text: str) -> int:
+def ring_size(name: str, text: str) -> int:
+    """A journey or capture ring size from ``text``, or the error naming the range."""
     size = parse_int(text, f"{name} ring size")
     if not 1 <= size <= _RING_MAX:
         raise BadArgument(f"{name} ring size {size}", valid=f"1 to {_RING_MAX}")
@@ -80,11 +81,10 @@ def _set(session: Session, inv: Invocation) -> Result:
     if name == "tracing":
         lab.settings.tracing = _on_off(value)
     elif name == "journeys":
-        lab.settings.journey_ring = _ring("journey", value)
+        lab.settings.journey_ring = ring_size("journey", value)
         lab.journeys.resize(lab.settings.journey_ring)
     elif name == "captures":
-        lab.settings.capture_ring = _ring("capture", value)
-        lab.captures.resize(lab.settings.capture_ring)
+        lab.resize_captures(ring_size("capture", value))
     elif name == "policy-priority":
         rule = value.lower()
         if rule not in _RULES:
