@@ -75,10 +75,7 @@ _STRAY_DUMP = ("this looks like a line of a memory dump, with nothing to decode 
 
 def _is_decode(line: str, nodes: Collection[str]) -> bool:
     """``decode ...`` or ``NODE decode ...``."""
-    words = line.split(None, 2)
-    if len(words) > 1 and words[0] in nodes:
-        words = words[1:]
-    return bool(words) and words[0] == "decode"
+    return _command_word(line, nodes) == "decode"
 
 
 def _whole(line: str, nodes: Collection[str], commands: Collection[str]) -> bool:
@@ -92,6 +89,7 @@ def _whole(line: str, nodes: Collection[str], commands: Collection[str]) -> bool
 
 
 def _command_word(line: str, nodes: Collection[str]) -> str:
+    """The command a line runs, after an optional node name."""
     words = line.split(None, 2)
     if len(words) > 1 and words[0] in nodes:
         return words[1]
