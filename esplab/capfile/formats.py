@@ -32,7 +32,6 @@ __all__ = [
     "RunInfo",
     "inner_text",
     "linktype_name",
-    "packet_json",
     "summary_dict",
 ]
 
@@ -147,11 +146,6 @@ class PacketJson:
             f'"interface":{iface},"src":"{self._addr(rec.src)}","dst":"{self._addr(rec.dst)}",'
             f'"encap":{encap},"spi":{spi},"sa":{rec.sa or "null"},'
         )
-
-
-def packet_json(rec: PacketRecord, addr: AddressText, iface_names: Sequence[str]) -> str:
-    """One packet as a JSON object on one line (no newline); see :class:`PacketJson`."""
-    return PacketJson(addr)(rec, iface_names)
 
 
 def inner_text(rec: PacketRecord, addr: AddressText) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from esplab.capfile.safile import SaSpec
 
-__all__ = ["BAD", "GOOD", "NONE", "SHORT", "UNCHECKED", "Opener", "make_opener", "trailer_ok"]
+__all__ = ["BAD", "GOOD", "NONE", "SHORT", "UNCHECKED", "Opener", "make_opener"]
 
 # ICV verdicts of an opener.
 GOOD, BAD, NONE, UNCHECKED, SHORT = "good", "bad", "none", "unchecked", "short"
@@ -25,7 +25,6 @@ GOOD, BAD, NONE, UNCHECKED, SHORT = "good", "bad", "none", "unchecked", "short"
 Opener = Callable[[bytes, int], tuple[str, bytes | None]]
 
 
-_PAD = bytes(range(1, 256))
 _U32 = struct.Struct("!I")
 
 
@@ -72,11 +71,3 @@ def make_opener(spec: SaSpec) -> Opener:
         return state, decrypt(esp[8 : 8 + ivs], ct)
 
     return open_cbc
-
-
-def trailer_ok(plain: bytes) -> bool:
-    """A sound trailer: pad length leaves a payload and the padding is 1, 2, 3, ..."""
-    if len(plain) < 2:
-        return False
-    pad = plain[-2]
-    return pad + 2 < len(plain) and plain[-2 - pad : -2] == _PAD[:pad]

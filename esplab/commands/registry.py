@@ -7,8 +7,8 @@ declarations, so the REPL, the lab runner and ``esplab -c`` cannot drift apart.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from esplab.errors import UnknownCommand
 
@@ -82,7 +82,6 @@ class Command:
     details: str = ""
     usage_text: str | None = None
     complete: Callable[[Session, list[str]], Iterable[str]] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
     #: A line that does not tokenize (an unbalanced quote or bracket, as a pasted memory
     #: dump's ASCII column may hold) is split on whitespace alone instead.
     raw_rest: bool = False

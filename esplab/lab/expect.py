@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "OPERATORS",
     "Check",
     "Failure",
     "PathError",
@@ -47,8 +46,6 @@ __all__ = [
     "substitute_value",
 ]
 
-OPERATORS = ("eq", "ne", "contains", "excludes", "in", "matches", "len", "gt", "ge", "lt",
-             "le", "exists", "hex")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _INT = re.compile(r"-?\d+")

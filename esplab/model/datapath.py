@@ -186,9 +186,9 @@ class Datapath:
         (``info``: its parsed header, when the caller has it)."""
         meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
         verdict = _NO_OFFLOAD
-        fallback = self.lab.fallbacks.get(id(state))
-        if state.offload is None and fallback is not None and fallback[0] is state:
-            verdict = OffloadVerdict("sw", f"not offloaded: {fallback[1]}, so the state was "
+        refused = self.lab.fallback_reason(state)
+        if state.offload is None and refused is not None:
+            verdict = OffloadVerdict("sw", f"not offloaded: {refused}, so the state was "
                                      "added for software (the driver returned EOPNOTSUPP for "
                                      "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)")
         runtime = self.lab.sa_runtime(node.name)

@@ -38,7 +38,6 @@ __all__ = [
     "AEAD_ALGOS",
     "ALIASES",
     "AUTH_ALGOS",
-    "DES_VIA_TRIPLE_DES",
     "ENC_ALGOS",
     "AeadSuite",
     "AlgoInfo",
@@ -53,10 +52,6 @@ __all__ = [
 ]
 
 Kind = Literal["enc", "auth", "aead"]
-
-#: cryptography has no single-DES cipher; ``cbc(des)`` runs as EDE triple DES with
-#: K1 = K2 = K3, which is DES by construction (E(D(E(x))) with one key).
-DES_VIA_TRIPLE_DES = True
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,11 @@ class Lab:
         if self._eip93 is not None and self._eip93.snapshots != on:
             self._eip93.snapshots = on
 
+    def fallback_reason(self, state: Any) -> str | None:
+        """Why the driver refused to offload ``state`` (None if it did not)."""
+        entry = self.fallbacks.get(id(state))
+        return entry[1] if entry is not None and entry[0] is state else None
+
     def resize_captures(self, size: int) -> None:
         """Every tap keeps ``size`` packets from now on (the setting and the rings)."""
         self.settings.capture_ring = size

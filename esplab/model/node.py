@@ -18,7 +18,6 @@ from ipaddress import (
     IPv4Network,
     IPv6Address,
     IPv6Network,
-    ip_address,
 )
 from typing import Any
 
@@ -87,7 +86,6 @@ class Node:
     forwarding: bool = False
     flows: dict[tuple[Any, ...], Flow] = field(default_factory=dict)
     xfrm: Any = None
-    ip_id: int = 0
     # Lookup caches (see invalidate): dst -> route, (addr, dev) -> neighbour, the
     # addresses the node owns, route -> its rendered text; and the lists they were
     # built from, with their lengths.
@@ -188,17 +186,9 @@ class Node:
         memo[key] = found
         return found
 
-    def next_ip_id(self) -> int:
-        self.ip_id = (self.ip_id + 1) & 0xFFFF
-        return self.ip_id
-
     def count_flow(self, key: tuple[Any, ...], size: int) -> None:
         flow = self.flows.get(key)
         if flow is None:
             flow = self.flows[key] = Flow()
         flow.packets += 1
         flow.bytes += size
-
-
-def parse_addr(text: str) -> IPAddress:
-    return ip_address(text)

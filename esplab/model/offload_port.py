@@ -76,11 +76,6 @@ class PortOffload:
             self.fallbacks[id(state)] = (state, why)
         return errno
 
-    def fallback_reason(self, state: XfrmState) -> str | None:
-        """Why the driver refused to offload ``state`` (None if it did not)."""
-        entry = self.fallbacks.get(id(state))
-        return entry[1] if entry is not None and entry[0] is state else None
-
     def state_delete(self, state: XfrmState) -> None:
         if self.unprogram is not None:
             self.unprogram(state, self.dev)

@@ -54,7 +54,6 @@ __all__ = [
     "XfrmState",
     "XfrmTemplate",
     "any_address",
-    "family_of",
     "proto_name",
     "upper_proto_number",
 ]
@@ -136,11 +135,6 @@ def proto_name(number: int) -> str:
 def upper_proto_number(name: str) -> int | None:
     """The number for an /etc/protocols name, or None."""
     return _UPPER_PROTOS.get(name)
-
-
-def family_of(addr: Address | Prefix) -> int:
-    """4 or 6."""
-    return addr.version
 
 
 def any_address(family: int) -> Address:
