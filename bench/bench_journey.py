@@ -4,12 +4,12 @@ Run on demand from the repository root::
 
     python bench/bench_journey.py
 
-For each datapath (sw, packet offload through the EIP-93) it sends 64-byte UDP
+For each datapath (sw, crypto and packet offload through the EIP-93) it sends 64-byte UDP
 payloads from the ap to the host over wan, once with full stage snapshots
 (tracing on, every tap captured) and once with tracing off, and reports
 journeys per second. It then fills the journey ring and reports the memory one
 retained journey costs (tracemalloc), and checks that the ring stays bounded.
-Targets (issue 5): at least 5,000 journeys/s with snapshots and 20,000/s
+Targets: at least 5,000 journeys/s with snapshots and 20,000/s
 without, for 64-byte payloads through packet offload.
 
 With ``--split`` it also reports, per journey with tracing off, the microseconds
