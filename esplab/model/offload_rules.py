@@ -45,8 +45,13 @@ def esp_length(packet_len: int, ip_hlen: int, iv: int, align: int, icv: int, tun
     return (tunnel_hdr or ip_hlen) + 8 + iv + clen + icv
 
 
+# The kernel's ipv6_ext_hdr(): hop-by-hop, routing, fragment, AH, no next header,
+# destination options. Any other next header (TCP, UDP, SCTP, GRE, ESP...) is none.
+_V6_EXT = frozenset({0, 43, 44, 51, 59, 60})
+
+
 def _v6_has_ext(packet: bytes) -> bool:
-    return len(packet) >= 40 and packet[6] not in (6, 17, 58, 50, 59, 4, 41)
+    return len(packet) >= 40 and packet[6] in _V6_EXT
 
 
 def _fragment(packet: bytes) -> bool:
