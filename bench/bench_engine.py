@@ -44,14 +44,29 @@ PATHS = ("sw", "sw+aead", "crypto", "packet")
 RATIO_TARGET = 0.5
 PPS64_TARGET = 20_000.0
 ENC_KEY, AUTH_KEY = bytes(range(16)), bytes(range(100, 120))
-KEYS: dict[str, Any] = {"enc": "cbc(aes)", "enc_key": ENC_KEY, "auth": "hmac(sha1)",
-                        "auth_key": AUTH_KEY}
+KEYS: dict[str, Any] = {
+    "enc": "cbc(aes)",
+    "enc_key": ENC_KEY,
+    "auth": "hmac(sha1)",
+    "auth_key": AUTH_KEY,
+}
 
 
 def packet(size: int, n: int) -> bytes:
     """An IPv4/UDP packet of ``size`` bytes with a valid header checksum, id ``n``."""
-    head = struct.pack("!BBHHHBBH4s4s", 0x45, 0, size, n & 0xFFFF, 0x4000, 64, 17, 0,
-                       bytes((198, 51, 100, 10)), bytes((203, 0, 113, 7)))
+    head = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x45,
+        0,
+        size,
+        n & 0xFFFF,
+        0x4000,
+        64,
+        17,
+        0,
+        bytes((198, 51, 100, 10)),
+        bytes((203, 0, 113, 7)),
+    )
     total = sum(struct.unpack("!10H", head))
     total = (total & 0xFFFF) + (total >> 16)
     total = (total & 0xFFFF) + (total >> 16)
@@ -63,8 +78,7 @@ def packet(size: int, n: int) -> bytes:
 def skb(pkt: bytes, seq: int, iv_size: int = 16) -> bytes:
     """What the kernel hands the driver in transport mode: the IP header naming ESP, the
     ESP header with SPI and sequence number, IV room, the payload."""
-    return (pkt[:9] + b"\x32" + pkt[10:20] + struct.pack("!II", SPI, seq) + bytes(iv_size)
-            + pkt[20:])
+    return pkt[:9] + b"\x32" + pkt[10:20] + struct.pack("!II", SPI, seq) + bytes(iv_size) + pkt[20:]
 
 
 class Bench:
@@ -150,8 +164,9 @@ def _rx_ok(drv: EIP93Driver, wire: bytes) -> bool:
     return outcome is not None and outcome.ok
 
 
-def rates(makers: dict[str, Callable[[], Callable[[int], None]]], count: int,
-          runs: int = 5) -> dict[str, float]:
+def rates(
+    makers: dict[str, Callable[[], Callable[[int], None]]], count: int, runs: int = 5
+) -> dict[str, float]:
     """Best packets per second of each datapath over ``runs`` rounds of ``count`` packets.
     A round runs every datapath once, in turn, so a slow moment of the machine falls on
     all of them alike rather than on one column."""
@@ -183,24 +198,42 @@ def main() -> int:
     count = {64: 3000, 512: 2000, 1500: 1000}
     if args.quick:
         count = {k: v // 5 for k, v in count.items()}
-    print(f"EIP-93 model, AES-128-CBC + HMAC-SHA1-96, IPv4 transport; Python "
-          f"{platform.python_version()} on {platform.machine()}; packets/s, best of 5 "
-          "interleaved rounds")
+    print(
+        f"EIP-93 model, AES-128-CBC + HMAC-SHA1-96, IPv4 transport; Python "
+        f"{platform.python_version()} on {platform.machine()}; packets/s, best of 5 "
+        "interleaved rounds"
+    )
     failures = []
     for direction in ("TX", "RX"):
-        print(f"\n{direction:<3} {'bytes':>5} " + " ".join(f"{p:>9}" for p in PATHS)
-              + "   engine/sw (worst)")
+        print(
+            f"\n{direction:<3} {'bytes':>5} "
+            + " ".join(f"{p:>9}" for p in PATHS)
+            + "   engine/sw (worst)"
+        )
         for size in SIZES:
-            best = rates({path: (partial(bench.tx, path, size) if direction == "TX"
-                                 else partial(bench.fresh_rx, path, size, count[size]))
-                          for path in PATHS}, count[size])
+            best = rates(
+                {
+                    path: (
+                        partial(bench.tx, path, size)
+                        if direction == "TX"
+                        else partial(bench.fresh_rx, path, size, count[size])
+                    )
+                    for path in PATHS
+                },
+                count[size],
+            )
             worst = min(best[p] / best["sw"] for p in PATHS[1:])
-            print(f"{'':<3} {size:>5} " + " ".join(f"{best[p]:>9,.0f}" for p in PATHS)
-                  + f"   {worst:.2f}")
+            print(
+                f"{'':<3} {size:>5} "
+                + " ".join(f"{best[p]:>9,.0f}" for p in PATHS)
+                + f"   {worst:.2f}"
+            )
             for path in PATHS[1:]:
                 if best[path] < RATIO_TARGET * best["sw"]:
-                    failures.append(f"{direction} {size} B {path}: {best[path]:,.0f}/s is "
-                                    f"below half of sw ({best['sw']:,.0f}/s)")
+                    failures.append(
+                        f"{direction} {size} B {path}: {best[path]:,.0f}/s is "
+                        f"below half of sw ({best['sw']:,.0f}/s)"
+                    )
                 if size == 64 and best[path] < PPS64_TARGET:
                     failures.append(f"{direction} 64 B {path}: {best[path]:,.0f}/s < 20,000/s")
     print()

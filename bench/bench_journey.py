@@ -107,6 +107,7 @@ def split(path: str, n: int) -> dict[str, float]:
                 return fn(*args, **kwargs)
             finally:
                 spent[key] += time.perf_counter() - start
+
         return call
 
     for obj, name, fn in originals:
@@ -159,8 +160,10 @@ def main() -> None:
         print("|---|---:|---:|---:|---:|")
         for path in PATHS:
             us = split(path, n)
-            print(f"| {path} | {us['total']:.1f} | {us['engine']:.1f} | {us['esp']:.1f} "
-                  f"| {us['walk']:.1f} |")
+            print(
+                f"| {path} | {us['total']:.1f} | {us['engine']:.1f} | {us['esp']:.1f} "
+                f"| {us['walk']:.1f} |"
+            )
     per, kept = memory_per_journey("packet", 256)
     print(f"\nmemory per retained journey (packet offload, snapshots on): {per / 1024:.1f} KiB")
     s = session("sw", True)
@@ -168,8 +171,10 @@ def main() -> None:
     s.lab.captures.resize(100)
     for _ in range(1000):
         s.lab.datapath.send("ap", "wan", packet())
-    print(f"ring bounded: {len(s.lab.journeys)} journeys kept of 1000 sent (ring 100); "
-          f"largest capture ring {max(s.lab.captures.counts().values())} (ring 100)")
+    print(
+        f"ring bounded: {len(s.lab.journeys)} journeys kept of 1000 sent (ring 100); "
+        f"largest capture ring {max(s.lab.captures.counts().values())} (ring 100)"
+    )
     del kept
 
 

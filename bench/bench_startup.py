@@ -44,14 +44,20 @@ CPR_ANSWER = b"\x1b[1;1R"
 
 def _env(state: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"XDG_STATE_HOME": state, "TERM": "xterm-256color", "COLUMNS": "100",
-                "LINES": "40", "PYTHONPATH": str(ROOT)})
+    env.update(
+        {
+            "XDG_STATE_HOME": state,
+            "TERM": "xterm-256color",
+            "COLUMNS": "100",
+            "LINES": "40",
+            "PYTHONPATH": str(ROOT),
+        }
+    )
     env.pop("NO_COLOR", None)
     return env
 
 
-def time_to_prompt(argv: list[str], prompt: bytes, env: dict[str, str], quit_key: bytes
-                   ) -> float:
+def time_to_prompt(argv: list[str], prompt: bytes, env: dict[str, str], quit_key: bytes) -> float:
     """Seconds from spawning ``argv`` on a pty until ``prompt`` appears in its output."""
     start = time.perf_counter()
     pid, fd = pty.fork()
@@ -99,15 +105,22 @@ def time_to_prompt(argv: list[str], prompt: bytes, env: dict[str, str], quit_key
 
 def time_to_exit(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(
+        argv, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.perf_counter() - start
 
 
 def largest_imports(code: str, env: dict[str, str], count: int = 8) -> list[tuple[float, str]]:
     """(cumulative seconds, module) of the slowest top-level imports of ``code``."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, env=env,
-                          check=True, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     found: list[tuple[float, str]] = []
     for line in proc.stderr.splitlines():
         parts = line.split("|")
@@ -134,29 +147,49 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as state:
         env = _env(state)
         cases: list[tuple[str, Callable[[], float], float | None]] = [
-            ("`esplab` REPL, to the `esplab>` prompt",
-             lambda: time_to_prompt([py, "-m", "esplab"], b"esplab>", env, b"\x04"), TARGET),
-            ("`esplab -c help`, to exit",
-             lambda: time_to_exit([py, "-m", "esplab", "-c", "help"], env), None),
+            (
+                "`esplab` REPL, to the `esplab>` prompt",
+                lambda: time_to_prompt([py, "-m", "esplab"], b"esplab>", env, b"\x04"),
+                TARGET,
+            ),
+            (
+                "`esplab -c help`, to exit",
+                lambda: time_to_exit([py, "-m", "esplab", "-c", "help"], env),
+                None,
+            ),
         ]
         if scapy is not None:
-            cases.append(("`scapy` shell, to the `>>>` prompt",
-                          lambda: time_to_prompt([py, scapy, "-H"], b">>> ", env,
-                                                 b"exit()\r"), None))
+            cases.append(
+                (
+                    "`scapy` shell, to the `>>>` prompt",
+                    lambda: time_to_prompt([py, scapy, "-H"], b">>> ", env, b"exit()\r"),
+                    None,
+                )
+            )
         cases += [
-            ("`python -c \"from scapy.all import *\"`",
-             lambda: time_to_exit([py, "-c", "from scapy.all import *"], env), None),
-            ("`python -c pass` (the interpreter alone)",
-             lambda: time_to_exit([py, "-c", "pass"], env), None),
+            (
+                '`python -c "from scapy.all import *"`',
+                lambda: time_to_exit([py, "-c", "from scapy.all import *"], env),
+                None,
+            ),
+            (
+                "`python -c pass` (the interpreter alone)",
+                lambda: time_to_exit([py, "-c", "pass"], env),
+                None,
+            ),
         ]
         results = [(name, measure(args.runs, case), target) for name, case, target in cases]
         imports = largest_imports(
             "from esplab.commands.session import Session\n"
             "from esplab.repl.app import build_prompt_session\n"
             "from esplab.render import render\n"
-            "Session()", env)
-    print(f"Start-up on {platform.python_implementation()} {platform.python_version()}, "
-          f"{platform.machine()}, {os.cpu_count()} CPU(s); {args.runs} runs each\n")
+            "Session()",
+            env,
+        )
+    print(
+        f"Start-up on {platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.machine()}, {os.cpu_count()} CPU(s); {args.runs} runs each\n"
+    )
     print("| start-up | median (s) | best (s) | target |")
     print("|---|---:|---:|---|")
     failed = False

@@ -34,8 +34,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("esplab.lab.cli", "main_run", "run lab files (exit 1 when a step fails)"),
     "check": ("esplab.lab.cli", "main_check", "check lab files without running them"),
     "decode": ("esplab.capfile.cli", "main_decode", "decode ESP in a capture, given the SAs"),
-    "diagnose": ("esplab.capfile.cli", "main_diagnose",
-                 "explain ICV failures in a capture by known driver mistakes"),
+    "diagnose": (
+        "esplab.capfile.cli",
+        "main_diagnose",
+        "explain ICV failures in a capture by known driver mistakes",
+    ),
 }
 
 
@@ -49,7 +52,8 @@ def _seed(text: str) -> int:
     if not 0 <= value < 1 << 64:
         raise argparse.ArgumentTypeError(
             f"'{text}' is not a seed; valid: a number from 0 to 2**64 - 1, decimal (24301) "
-            "or hex (0x5eed)")
+            "or hex (0x5eed)"
+        )
     return value
 
 

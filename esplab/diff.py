@@ -90,8 +90,12 @@ class FieldDiff:
 
     def row(self) -> tuple[str, str, str, str]:
         """The four cells of a table row."""
-        return (self.layer, self.field, self.left_text or format_value(self.left),
-                self.right_text or format_value(self.right))
+        return (
+            self.layer,
+            self.field,
+            self.left_text or format_value(self.left),
+            self.right_text or format_value(self.right),
+        )
 
 
 @dataclass(frozen=True)
@@ -115,15 +119,26 @@ class EspOpened:
 
     def trailer(self) -> dict[str, Any]:
         """The decrypted trailer as the fields of an ``ESPTrailer`` layer."""
-        return {"padding": self.padding, "pad_len": self.pad_len, "nh": self.next_header,
-                "icv": self.icv, "icv_ok": self.icv_ok}
+        return {
+            "padding": self.padding,
+            "pad_len": self.pad_len,
+            "nh": self.next_header,
+            "icv": self.icv,
+            "icv_ok": self.icv_ok,
+        }
 
     def as_data(self) -> dict[str, Any]:
         """Plain data for a result (labs, JSON) and for the renderer's colours."""
-        return {**self.layout.as_data(), "spi": f"{self.spi:#010x}", "seq": self.seq,
-                "iv": self.iv.hex(), "padding": self.padding.hex(),
-                "next_header": self.next_header, "icv": self.icv.hex(),
-                "icv_ok": self.icv_ok}
+        return {
+            **self.layout.as_data(),
+            "spi": f"{self.spi:#010x}",
+            "seq": self.seq,
+            "iv": self.iv.hex(),
+            "padding": self.padding.hex(),
+            "next_header": self.next_header,
+            "icv": self.icv.hex(),
+            "icv_ok": self.icv_ok,
+        }
 
 
 # --------------------------------------------------------------------------- values
@@ -160,8 +175,10 @@ def _bytes_texts(left: bytes, right: bytes, window: int = 12) -> tuple[str, str]
     """Long byte strings shown around their first difference."""
     if max(len(left), len(right)) <= 24:
         return format_value(left), format_value(right)
-    first = next((i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b),
-                 min(len(left), len(right)))
+    first = next(
+        (i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b),
+        min(len(left), len(right)),
+    )
     lo = max(0, first - 4)
 
     def show(value: bytes) -> str:
@@ -227,8 +244,9 @@ class IgnoreRules:
 # --------------------------------------------------------------------------- bytes
 
 
-def byte_ranges(left: bytes, right: bytes, *, skip: Iterable[tuple[int, int]] = ()
-                ) -> list[tuple[int, int]]:
+def byte_ranges(
+    left: bytes, right: bytes, *, skip: Iterable[tuple[int, int]] = ()
+) -> list[tuple[int, int]]:
     """Ranges ``[start, end)`` where the bytes differ; a longer tail is one range.
 
     Positions inside ``skip`` ranges never count as different.
@@ -284,11 +302,11 @@ def open_esp(sa: EspSA, esp: bytes, offset: int = 0) -> EspOpened | None:
     spi, seq_lo = struct.unpack_from("!II", esp)
     seq = sa.replay.infer(seq_lo)
     seq_hi = (seq >> 32).to_bytes(4, "big") if sa.esn else b""
-    iv, icv = esp[_ESP_HEADER:_ESP_HEADER + ivs], esp[end:]
-    ct = esp[_ESP_HEADER + ivs:end]
+    iv, icv = esp[_ESP_HEADER : _ESP_HEADER + ivs], esp[end:]
+    ct = esp[_ESP_HEADER + ivs : end]
     if sa.aead is not None:
         aad = esp[:4] + seq_hi + esp[4:8] if sa.esn else esp[:8]
-        opened = sa.aead.open(iv, esp[_ESP_HEADER + ivs:], aad)
+        opened = sa.aead.open(iv, esp[_ESP_HEADER + ivs :], aad)
         icv_ok = opened is not None
         if opened is None:
             stream = sa.aead.seal(iv, bytes(len(ct)), aad)
@@ -302,8 +320,7 @@ def open_esp(sa: EspSA, esp: bytes, offset: int = 0) -> EspOpened | None:
         plain = sa.enc.decrypt(iv, ct)
     pad_len, nh = plain[-2], plain[-1]
     cut = max(0, len(plain) - 2 - pad_len)
-    return EspOpened(offset, spi, seq, iv, plain[:cut], plain[cut:-2], pad_len, nh, icv,
-                     icv_ok)
+    return EspOpened(offset, spi, seq, iv, plain[:cut], plain[cut:-2], pad_len, nh, icv, icv_ok)
 
 
 SaSource = Any  # EspSA, or a mapping of SPI to EspSA
@@ -345,8 +362,14 @@ def _verdict(ok: bool) -> str:
     return "verifies" if ok else "does not verify"
 
 
-def _diff_esp(name: str, pair: tuple[EspOpened, EspOpened], rules: IgnoreRules,
-              sa: SaSource, out: list[FieldDiff], prefix: str) -> None:
+def _diff_esp(
+    name: str,
+    pair: tuple[EspOpened, EspOpened],
+    rules: IgnoreRules,
+    sa: SaSource,
+    out: list[FieldDiff],
+    prefix: str,
+) -> None:
     a, b = pair
     if a.iv != b.iv and not rules(name, "iv"):
         out.append(FieldDiff(name, "iv", a.iv, b.iv))
@@ -360,8 +383,9 @@ def _diff_esp(name: str, pair: tuple[EspOpened, EspOpened], rules: IgnoreRules,
     _diff_chain(_inner(a), _inner(b), rules, sa, out, _INNER + prefix)
 
 
-def _diff_chain(left: Packet, right: Packet, rules: IgnoreRules, sa: SaSource,
-                out: list[FieldDiff], prefix: str) -> None:
+def _diff_chain(
+    left: Packet, right: Packet, rules: IgnoreRules, sa: SaSource, out: list[FieldDiff], prefix: str
+) -> None:
     chain_l, chain_r = layer_chain(left, prefix), layer_chain(right, prefix)
     total_l, total_r = len(bytes(left)), len(bytes(right))
     for i in range(max(len(chain_l), len(chain_r))):
@@ -370,8 +394,7 @@ def _diff_chain(left: Packet, right: Packet, rules: IgnoreRules, sa: SaSource,
         if a is None or b is None or type(a[1]) is not type(b[1]):
             name = a[0] if a is not None else b[0] if b is not None else ""
             if not rules.layer(name):
-                out.append(FieldDiff(name, "(layer)", a[0] if a else None,
-                                     b[0] if b else None))
+                out.append(FieldDiff(name, "(layer)", a[0] if a else None, b[0] if b else None))
             return  # layers after a mismatch no longer line up
         name, la = a
         lb = b[1]
@@ -397,8 +420,9 @@ def _diff_chain(left: Packet, right: Packet, rules: IgnoreRules, sa: SaSource,
             _diff_esp(name, pair, rules, sa, out, prefix)
 
 
-def diff_packets(left: Packet, right: Packet, *, ignore: Iterable[str] | IgnoreRules = (),
-                 sa: SaSource = None) -> list[FieldDiff]:
+def diff_packets(
+    left: Packet, right: Packet, *, ignore: Iterable[str] | IgnoreRules = (), sa: SaSource = None
+) -> list[FieldDiff]:
     """The fields that differ between two packets, layer by layer, in packet order.
 
     ``ignore``: field names to leave out (see :class:`IgnoreRules`). ``sa``: an

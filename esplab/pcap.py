@@ -96,8 +96,9 @@ def write_capture(path: str | Path, records: Iterable[CaptureRecord]) -> int:
         target.write_bytes(data)
     except (OSError, ValueError) as exc:
         why = getattr(exc, "strerror", None) or exc
-        raise CaptureFileError(f"cannot write {target}: {why}",
-                               hint="choose a writable path") from exc
+        raise CaptureFileError(
+            f"cannot write {target}: {why}", hint="choose a writable path"
+        ) from exc
     return len(recs)
 
 

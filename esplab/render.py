@@ -135,8 +135,9 @@ def bytes_per_row(width: int, length: int = 0, extra: int = 0) -> int:
     return 4
 
 
-def hexdump(data: bytes, spans: list[tuple[int, int, str]] | None = None, *,
-            per_row: int = 16) -> Text:
+def hexdump(
+    data: bytes, spans: list[tuple[int, int, str]] | None = None, *, per_row: int = 16
+) -> Text:
     """Offset, ``per_row`` bytes, ASCII; bytes inside ``spans`` (start, end, style) are
     styled, and so is the gap between two neighbours of the same style."""
     owner: list[int] = [-1] * len(data)
@@ -190,8 +191,9 @@ def legend(spans: Sequence[FieldSpan], styles: Sequence[str]) -> Text:
                 out.append("\n")
             layer = span.layer
             out.append(f"{layer}:", style="bold")
-        where = f"{span.start:x}" if span.end - span.start == 1 else \
-            f"{span.start:x}-{span.end - 1:x}"
+        where = (
+            f"{span.start:x}" if span.end - span.start == 1 else f"{span.start:x}-{span.end - 1:x}"
+        )
         out.append(" ")
         out.append(span.field, style=style)
         out.append(f"@{where}", style="dim")
@@ -233,9 +235,13 @@ def _trailer_branch(tree: Tree, esp: dict[str, Any]) -> None:
     table.add_column(style="yellow", no_wrap=True)
     table.add_column(overflow="fold")
     verdict = "good" if esp.get("icv_ok") else "does not verify"
-    for name, value in (("iv", esp.get("iv", "")), ("padding", esp["padding"] or "(none)"),
-                        ("pad_len", esp.get("pad_len")), ("nh", esp.get("next_header")),
-                        ("icv", f"{esp.get('icv', '')} ({verdict})")):
+    for name, value in (
+        ("iv", esp.get("iv", "")),
+        ("padding", esp["padding"] or "(none)"),
+        ("pad_len", esp.get("pad_len")),
+        ("nh", esp.get("next_header")),
+        ("icv", f"{esp.get('icv', '')} ({verdict})"),
+    ):
         table.add_row(name, str(value))
     branch.add(table)
 
@@ -309,8 +315,16 @@ class DiffBytes:
                 marks[i] = True
         return marks
 
-    def _line(self, sign: str, off: int, data: bytes, marks: list[bool], per_row: int,
-              style: str, digits: int) -> Text:
+    def _line(
+        self,
+        sign: str,
+        off: int,
+        data: bytes,
+        marks: list[bool],
+        per_row: int,
+        style: str,
+        digits: int,
+    ) -> Text:
         line = Text(f"{off:0{digits}x} ", style="dim")
         line.append(sign + " ", style=style.replace(" reverse", "") if sign != " " else "dim")
         half = per_row // 2 if per_row > 8 else -1
@@ -348,12 +362,14 @@ class DiffBytes:
                 continue
             out.append_text(self._line("-", off, left, marks, per_row, DIFF_LEFT_STYLE, digits))
             out.append("\n")
-            out.append_text(self._line("+", off, right, marks, per_row, DIFF_RIGHT_STYLE,
-                                       digits))
+            out.append_text(self._line("+", off, right, marks, per_row, DIFF_RIGHT_STYLE, digits))
             out.append("\n")
             half = per_row // 2 if per_row > 8 else -1
-            carets = "".join(("^^" if off + k < length and marks[off + k] else "  ")
-                             + ("  " if k == half - 1 else " ") for k in range(per_row))
+            carets = "".join(
+                ("^^" if off + k < length and marks[off + k] else "  ")
+                + ("  " if k == half - 1 else " ")
+                for k in range(per_row)
+            )
             out.append(f"{'':{digits}}   {carets}".rstrip() + "\n", style="bold")
         if folded:
             out.append(f"{'':{digits}}   ... {folded} identical row(s)\n", style="dim")
@@ -373,9 +389,11 @@ def _render_diff(result: DiffResult) -> RenderableType:
         if not view.ranges:
             continue
         head = Text(f"{view.title}: ", style="bold")
-        head.append(f"{view.changed} byte(s) differ; - {result.left_label} "
-                    f"({len(view.left)} bytes), + {result.right_label} "
-                    f"({len(view.right)} bytes)")
+        head.append(
+            f"{view.changed} byte(s) differ; - {result.left_label} "
+            f"({len(view.left)} bytes), + {result.right_label} "
+            f"({len(view.right)} bytes)"
+        )
         parts.extend([head, DiffBytes(view)])
     parts.extend(Text(note, style="dim") for note in result.notes)
     return Group(*parts)
@@ -387,8 +405,12 @@ FIDELITY_STYLE = {"C": "green", "D": "cyan", "U": "yellow", "M": "magenta"}
 def _render_journey(result: JourneyResult) -> RenderableType:
     parts: list[RenderableType] = []
     for journey in result.journeys:
-        table = Table(title=f"journey {journey.id} ({journey.origin}): {journey.verdict}",
-                      title_justify="left", header_style="bold", expand=False)
+        table = Table(
+            title=f"journey {journey.id} ({journey.origin}): {journey.verdict}",
+            title_justify="left",
+            header_style="bold",
+            expand=False,
+        )
         table.add_column("#", justify="right", style="dim")
         table.add_column("tap", style="cyan", no_wrap=True)
         table.add_column("decision", overflow="fold")
@@ -400,16 +422,22 @@ def _render_journey(result: JourneyResult) -> RenderableType:
                 continue
             decision = Text(stage.decision, style="bold red" if stage.drop else "")
             if stage.counters:
-                decision.append("  " + " ".join(f"{k}+{v}" for k, v in stage.counters.items()),
-                                style="yellow")
+                decision.append(
+                    "  " + " ".join(f"{k}+{v}" for k, v in stage.counters.items()), style="yellow"
+                )
             if result.explain and stage.why:
                 decision.append("\n" + stage.why, style="dim")
             tag = Text(stage.fidelity, style=FIDELITY_STYLE.get(stage.fidelity, ""))
             table.add_row(str(index + 1), stage.tap, decision, tag)
         parts.append(table)
     if result.explain:
-        parts.append(Text("tags: C confirmed by a source, D derived, U uncertain (a labelled "
-                          "choice), M modelled design", style="dim"))
+        parts.append(
+            Text(
+                "tags: C confirmed by a source, D derived, U uncertain (a labelled "
+                "choice), M modelled design",
+                style="dim",
+            )
+        )
     if result.show_summary:
         parts.append(Text(result.summary, style="bold"))
     return Group(*parts)

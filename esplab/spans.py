@@ -37,8 +37,13 @@ TRAILER_LAYER = "ESPTrailer"
 
 _ESP_HEADER = 8  # SPI and sequence number, RFC 4303 2.1 and 2.2
 _MTK_TAG_FIELDS = frozenset({"tpid_sel", "unused", "sa_dis", "port_mask", "pcp", "dei", "vid"})
-_TRAILER_ROLES = {"data": "payload", "padding": "padding", "pad_len": "pad-len",
-                  "nh": "next-header", "icv": "icv"}
+_TRAILER_ROLES = {
+    "data": "payload",
+    "padding": "padding",
+    "pad_len": "pad-len",
+    "nh": "next-header",
+    "icv": "icv",
+}
 
 
 @dataclass(frozen=True)
@@ -71,8 +76,12 @@ class EspLayout:
     pad_len: int | None = None
 
     def as_data(self) -> dict[str, Any]:
-        return {"offset": self.offset, "iv_len": self.iv_len, "icv_len": self.icv_len,
-                "pad_len": self.pad_len}
+        return {
+            "offset": self.offset,
+            "iv_len": self.iv_len,
+            "icv_len": self.icv_len,
+            "pad_len": self.pad_len,
+        }
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any] | None) -> EspLayout | None:
@@ -81,8 +90,12 @@ class EspLayout:
             return None
         try:
             pad = data.get("pad_len")
-            return cls(int(data["offset"]), int(data["iv_len"]), int(data["icv_len"]),
-                       None if pad is None else int(pad))
+            return cls(
+                int(data["offset"]),
+                int(data["iv_len"]),
+                int(data["icv_len"]),
+                None if pad is None else int(pad),
+            )
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -168,9 +181,13 @@ def _role(layer: Packet, name: str) -> str:
 def _trailer_ranges(layer: Any) -> list[tuple[str, int, int]]:
     """ESPTrailer dissects from its end; its fields are laid out by their lengths."""
     data = layer.getfieldval("data")
-    parts = [("data", len(bytes(data)) if data is not None else 0),
-             ("padding", len(layer.getfieldval("padding") or b"")),
-             ("pad_len", 1), ("nh", 1), ("icv", len(layer.getfieldval("icv") or b""))]
+    parts = [
+        ("data", len(bytes(data)) if data is not None else 0),
+        ("padding", len(layer.getfieldval("padding") or b"")),
+        ("pad_len", 1),
+        ("nh", 1),
+        ("icv", len(layer.getfieldval("icv") or b"")),
+    ]
     out: list[tuple[str, int, int]] = []
     pos = 0
     for name, size in parts:
@@ -180,8 +197,7 @@ def _trailer_ranges(layer: Any) -> list[tuple[str, int, int]]:
     return out
 
 
-def _esp_spans(name: str, depth: int, start: int, end: int, esp: EspLayout
-               ) -> list[FieldSpan]:
+def _esp_spans(name: str, depth: int, start: int, end: int, esp: EspLayout) -> list[FieldSpan]:
     """The ESP payload split by what the SA says: IV, data, padding, trailer, ICV."""
     body = start + _ESP_HEADER
     icv = max(body, end - esp.icv_len)
@@ -189,10 +205,12 @@ def _esp_spans(name: str, depth: int, start: int, end: int, esp: EspLayout
     spans = [FieldSpan(name, "iv", body, iv, depth, "iv")]
     if esp.pad_len is not None and icv - iv >= 2 + esp.pad_len:
         pad = icv - 2 - esp.pad_len
-        spans += [FieldSpan(name, "data", iv, pad, depth, "payload"),
-                  FieldSpan(TRAILER_LAYER, "padding", pad, icv - 2, depth, "padding"),
-                  FieldSpan(TRAILER_LAYER, "pad_len", icv - 2, icv - 1, depth, "pad-len"),
-                  FieldSpan(TRAILER_LAYER, "nh", icv - 1, icv, depth, "next-header")]
+        spans += [
+            FieldSpan(name, "data", iv, pad, depth, "payload"),
+            FieldSpan(TRAILER_LAYER, "padding", pad, icv - 2, depth, "padding"),
+            FieldSpan(TRAILER_LAYER, "pad_len", icv - 2, icv - 1, depth, "pad-len"),
+            FieldSpan(TRAILER_LAYER, "nh", icv - 1, icv, depth, "next-header"),
+        ]
     else:
         spans.append(FieldSpan(name, "data", iv, icv, depth, "payload"))
     spans.append(FieldSpan(TRAILER_LAYER, "icv", icv, end, depth, "icv"))
@@ -232,6 +250,5 @@ def field_spans(packet: Packet, esp: EspLayout | None = None) -> list[FieldSpan]
         except Exception:  # fields Scapy cannot re-read from the bytes: one span
             ranges = [("(layer)", 0, end - start)]
         for fname, lo, hi in ranges:
-            spans.append(FieldSpan(name, fname, start + lo, start + hi, depth,
-                                   _role(layer, fname)))
+            spans.append(FieldSpan(name, fname, start + lo, start + hi, depth, _role(layer, fname)))
     return spans

@@ -488,8 +488,11 @@ def airoha_dsa_xmit_bytes(frame: bytes) -> bytes:
     the descriptor words depend only on the tag and the length, so they are kept."""
     data = _frame_bytes(frame, _ETH_ALEN2 + 2, "airoha_dsa_xmit")
     tpid = _TPID_OF_SEL.get(data[12])
-    untagged = (data[:12] + tpid.to_bytes(2, "big") + data[14:] if tpid is not None
-                else data[:12] + data[16:])
+    untagged = (
+        data[:12] + tpid.to_bytes(2, "big") + data[14:]
+        if tpid is not None
+        else data[:12] + data[16:]
+    )
     key = (int.from_bytes(data[12:14], "big"), len(untagged))
     head = _XMIT_HEADS.get(key)
     if head is None:

@@ -16,8 +16,12 @@ def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
         capture_output=True,
         text=True,
         timeout=60,
-        env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin", "HOME": "/tmp",
-             "XDG_STATE_HOME": "/tmp/esplab-test-state"},
+        env={
+            "NO_COLOR": "1",
+            "PATH": "/usr/bin:/bin",
+            "HOME": "/tmp",
+            "XDG_STATE_HOME": "/tmp/esplab-test-state",
+        },
     )
 
 
@@ -38,11 +42,14 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("seed", ["zz", "-3", "0x", "0x10000000000000000"])
 def test_a_bad_seed_is_named_with_what_is_valid(
-        seed: str, capsys: pytest.CaptureFixture[str]) -> None:
+    seed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main([f"--seed={seed}", "-c", "help"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err == (f"esplab: error: argument --seed: '{seed}' is not a seed; valid: a number "
-                   "from 0 to 2**64 - 1, decimal (24301) or hex (0x5eed)")
+    assert err == (
+        f"esplab: error: argument --seed: '{seed}' is not a seed; valid: a number "
+        "from 0 to 2**64 - 1, decimal (24301) or hex (0x5eed)"
+    )
 
 
 def test_seed_in_hex_reaches_the_session() -> None:
@@ -81,8 +88,9 @@ def test_bad_line_in_stdin_does_not_stop_the_rest() -> None:
     assert "usage: quit" in proc.stdout
 
 
-def test_ctrl_c_ends_any_front_end_with_130(monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_ctrl_c_ends_any_front_end_with_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import esplab.cli as cli
 
     def interrupted(argv: object) -> int:

@@ -35,8 +35,7 @@ IV = bytes(range(16))
 
 
 def cbc_sa(spi: int = 0x1000) -> EspSA:
-    return EspSA.build(spi, enc="cbc(aes)", enc_key=ENC_KEY, auth="hmac(sha1)",
-                       auth_key=AUTH_KEY)
+    return EspSA.build(spi, enc="cbc(aes)", enc_key=ENC_KEY, auth="hmac(sha1)", auth_key=AUTH_KEY)
 
 
 def gcm_sa(spi: int = 0x2000) -> EspSA:
@@ -44,12 +43,20 @@ def gcm_sa(spi: int = 0x2000) -> EspSA:
 
 
 def inner(dport: int = 5201) -> bytes:
-    return bytes(IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=1234, dport=dport)
-                 / Raw(b"x" * 64))
+    return bytes(
+        IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=1234, dport=dport) / Raw(b"x" * 64)
+    )
 
 
-def esp_packet(sa: EspSA, data: bytes, *, seq: int = 5, iv: bytes = IV,
-               padding: bytes | None = None, icv: bytes | None = None) -> IP:
+def esp_packet(
+    sa: EspSA,
+    data: bytes,
+    *,
+    seq: int = 5,
+    iv: bytes = IV,
+    padding: bytes | None = None,
+    icv: bytes | None = None,
+) -> IP:
     """Transport-mode ESP built by hand (RFC 4303 2), so the trailer can be bent."""
     payload = IP(data).payload
     body = bytes(payload)
@@ -57,8 +64,8 @@ def esp_packet(sa: EspSA, data: bytes, *, seq: int = 5, iv: bytes = IV,
     plain = body + pad + bytes((len(pad), 17))
     head = sa.spi_bytes + seq.to_bytes(4, "big")
     if sa.aead is not None:
-        sealed = sa.aead.seal(iv[:sa.iv_size], plain, head)
-        esp = head + iv[:sa.iv_size] + sealed
+        sealed = sa.aead.seal(iv[: sa.iv_size], plain, head)
+        esp = head + iv[: sa.iv_size] + sealed
         if icv is not None:
             esp = esp[: -len(icv)] + icv
     else:
@@ -90,12 +97,18 @@ def test_known_pair_field_by_field() -> None:
     right = IP(src="192.0.2.1", dst="192.0.2.3", ttl=63) / UDP(sport=1, dport=9)
     rows = diff_packets(left, right)
     assert [(d.layer, d.field) for d in rows] == [
-        ("IP", "ttl"), ("IP", "chksum"), ("IP", "dst"), ("UDP", "chksum")]
+        ("IP", "ttl"),
+        ("IP", "chksum"),
+        ("IP", "dst"),
+        ("UDP", "chksum"),
+    ]
     ttl = rows[0]
     assert (ttl.left, ttl.right) == (64, 63)
     assert rows[2] == FieldDiff("IP", "dst", "192.0.2.2", "192.0.2.3")
-    assert rows[1].row()[2:] == (f"{IP(bytes(left)).chksum:#06x}",
-                                  f"{IP(bytes(right)).chksum:#06x}")
+    assert rows[1].row()[2:] == (
+        f"{IP(bytes(left)).chksum:#06x}",
+        f"{IP(bytes(right)).chksum:#06x}",
+    )
     layer, name, a, b = rows[0]  # a record unpacks as (layer, field, left, right)
     assert (layer, name, a, b) == ("IP", "ttl", 64, 63)
 
@@ -109,11 +122,15 @@ def test_enum_and_flag_fields_show_as_scapy_shows_them() -> None:
 
 def test_ignore_field_layer_field_and_whole_layer() -> None:
     left = Ether() / IP(dst="192.0.2.2", ttl=64) / UDP(dport=9) / Raw(b"a")
-    right = Ether(dst="02:00:00:00:00:01") / IP(dst="192.0.2.2", ttl=3) / UDP(dport=9) \
-        / Raw(b"b")
+    right = Ether(dst="02:00:00:00:00:01") / IP(dst="192.0.2.2", ttl=3) / UDP(dport=9) / Raw(b"b")
     everything = {(d.layer, d.field) for d in diff_packets(left, right)}
-    assert everything == {("Ether", "dst"), ("IP", "ttl"), ("IP", "chksum"), ("UDP", "chksum"),
-                          ("Raw", "load")}
+    assert everything == {
+        ("Ether", "dst"),
+        ("IP", "ttl"),
+        ("IP", "chksum"),
+        ("UDP", "chksum"),
+        ("Raw", "load"),
+    }
     rows = diff_packets(left, right, ignore=["TTL", "IP.chksum", "Raw", "ether.*"])
     assert [(d.layer, d.field) for d in rows] == [("UDP", "chksum")]
     assert diff_packets(left, right, ignore=["chksum", "ttl", "Ether", "load"]) == []
@@ -139,7 +156,9 @@ def test_repeated_layers_are_numbered() -> None:
     left = IP(dst="198.51.100.1") / IP(dst="192.0.2.2", ttl=5)
     right = IP(dst="198.51.100.1") / IP(dst="192.0.2.2", ttl=6)
     assert [(d.layer, d.field) for d in diff_packets(left, right)] == [
-        ("IP[2]", "ttl"), ("IP[2]", "chksum")]  # the outer checksum covers its header only
+        ("IP[2]", "ttl"),
+        ("IP[2]", "chksum"),
+    ]  # the outer checksum covers its header only
 
 
 # --------------------------------------------------------------------------- bytes
@@ -217,8 +236,14 @@ def test_hand_built_esp_matches_the_esp_core() -> None:
 
 
 def test_open_esp_reads_the_trailer_and_leaves_the_sa_alone() -> None:
-    sa = EspSA.build(0x1000, enc="cbc(aes)", enc_key=ENC_KEY, auth="hmac(sha1)",
-                     auth_key=AUTH_KEY, replay_window=32)
+    sa = EspSA.build(
+        0x1000,
+        enc="cbc(aes)",
+        enc_key=ENC_KEY,
+        auth="hmac(sha1)",
+        auth_key=AUTH_KEY,
+        replay_window=32,
+    )
     wire = encrypt(cbc_sa(), inner(), seq=5, iv=IV)
     offset, esp = find_esp(IP(wire)) or (0, b"")
     for _ in range(2):  # the same packet twice: no replay state kept
@@ -229,7 +254,11 @@ def test_open_esp_reads_the_trailer_and_leaves_the_sa_alone() -> None:
     reference = decrypt(cbc_sa(), wire)
     assert reference.ok and opened is not None
     assert (opened.padding, opened.pad_len, opened.next_header, opened.icv) == (
-        reference.padding, reference.pad_len, reference.next_header, reference.icv)
+        reference.padding,
+        reference.pad_len,
+        reference.next_header,
+        reference.icv,
+    )
     assert open_esp(sa, esp[:20]) is None  # too short for IV, trailer and ICV
 
 
@@ -245,8 +274,7 @@ def test_esp_differing_only_in_padding() -> None:
     bent = esp_packet(sa, inner(), padding=bytes(6))  # zeros instead of 1, 2, ... 6
     rows = diff_packets(good, bent, sa=sa)
     # The ICV covers the ciphertext, so it differs too; the inner packet does not.
-    assert [(d.layer, d.field) for d in rows] == [("ESPTrailer", "padding"),
-                                                  ("ESPTrailer", "icv")]
+    assert [(d.layer, d.field) for d in rows] == [("ESPTrailer", "padding"), ("ESPTrailer", "icv")]
     assert rows[0].left == bytes(range(1, 7)) and rows[0].right == bytes(6)
     assert rows[0].row()[2:] == ("010203040506", "000000000000")
 
@@ -256,8 +284,7 @@ def test_esp_differing_only_in_icv() -> None:
     good = esp_packet(sa, inner())
     bad = flip_last(good)
     rows = diff_packets(good, bad, sa={0x1000: sa})
-    assert [(d.layer, d.field) for d in rows] == [("ESPTrailer", "icv"),
-                                                  ("ESPTrailer", "icv_ok")]
+    assert [(d.layer, d.field) for d in rows] == [("ESPTrailer", "icv"), ("ESPTrailer", "icv_ok")]
     assert (rows[1].left, rows[1].right) == (True, False)
     assert rows[1].row()[2:] == ("verifies", "does not verify")
     assert rows[0].right[-1] == rows[0].left[-1] ^ 1
@@ -272,34 +299,43 @@ def test_aead_icv_difference_still_shows_the_trailer() -> None:
     assert opened is not None and not opened.icv_ok
     assert opened.padding == bytes(range(1, opened.pad_len + 1)) and opened.next_header == 17
     rows = diff_packets(good, bad, sa=sa)
-    assert [(d.layer, d.field) for d in rows] == [("ESPTrailer", "icv"),
-                                                  ("ESPTrailer", "icv_ok")]
+    assert [(d.layer, d.field) for d in rows] == [("ESPTrailer", "icv"), ("ESPTrailer", "icv_ok")]
 
 
 def test_esp_inner_layers_are_compared() -> None:
     sa = cbc_sa()
-    rows = diff_packets(esp_packet(sa, inner(5201)), esp_packet(sa, inner(5202)), sa=sa,
-                        ignore=["icv"])
-    assert [(d.layer, d.field) for d in rows] == [("inner UDP", "dport"),
-                                                  ("inner UDP", "chksum")]
-    assert diff_packets(esp_packet(sa, inner(5201)), esp_packet(sa, inner(5202)), sa=sa,
-                        ignore=["icv", "UDP"]) == []
+    rows = diff_packets(
+        esp_packet(sa, inner(5201)), esp_packet(sa, inner(5202)), sa=sa, ignore=["icv"]
+    )
+    assert [(d.layer, d.field) for d in rows] == [("inner UDP", "dport"), ("inner UDP", "chksum")]
+    assert (
+        diff_packets(
+            esp_packet(sa, inner(5201)), esp_packet(sa, inner(5202)), sa=sa, ignore=["icv", "UDP"]
+        )
+        == []
+    )
 
 
 def test_esp_seq_and_iv_differences() -> None:
     sa = cbc_sa()
-    rows = diff_packets(esp_packet(sa, inner(), seq=5), esp_packet(sa, inner(), seq=6,
-                                                                  iv=bytes(16)), sa=sa)
+    rows = diff_packets(
+        esp_packet(sa, inner(), seq=5), esp_packet(sa, inner(), seq=6, iv=bytes(16)), sa=sa
+    )
     assert [(d.layer, d.field) for d in rows] == [
-        ("ESP", "seq"), ("ESP", "iv"), ("ESPTrailer", "icv")]
+        ("ESP", "seq"),
+        ("ESP", "iv"),
+        ("ESPTrailer", "icv"),
+    ]
 
 
 @pytest.mark.parametrize("other", [0x1000, 0x3000])
 def test_sa_for_another_spi_is_not_used(other: int) -> None:
     sa = cbc_sa(other)
-    rows = diff_packets(esp_packet(cbc_sa(), inner()), flip_last(esp_packet(cbc_sa(), inner())),
-                        sa=sa)
-    expected = [("ESPTrailer", "icv"), ("ESPTrailer", "icv_ok")] if other == 0x1000 else [
-        ("ESP", "data")]
+    rows = diff_packets(
+        esp_packet(cbc_sa(), inner()), flip_last(esp_packet(cbc_sa(), inner())), sa=sa
+    )
+    expected = (
+        [("ESPTrailer", "icv"), ("ESPTrailer", "icv_ok")] if other == 0x1000 else [("ESP", "data")]
+    )
     assert [(d.layer, d.field) for d in rows] == expected
     assert isinstance(esp_packet(cbc_sa(), inner()).payload, ESP)

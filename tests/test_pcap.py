@@ -69,9 +69,23 @@ def test_tshark_reads_our_pcapng(tmp_path: Path, tshark: str) -> None:
     path = tmp_path / "x.pcapng"
     write_capture(path, records())
     out = subprocess.run(
-        [tshark, "-r", str(path), "-T", "fields", "-e", "frame.interface_name",
-         "-e", "udp.dstport", "-e", "frame.comment"],
-        capture_output=True, text=True, timeout=60, check=True,
+        [
+            tshark,
+            "-r",
+            str(path),
+            "-T",
+            "fields",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "udp.dstport",
+            "-e",
+            "frame.comment",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout.splitlines()
     assert out[0].split("\t") == ["wan.wire", "5201", "journey 1 stage 3"]
     assert out[2].split("\t")[0] == "eip93.sa"

@@ -41,23 +41,24 @@ def plain(renderable: RenderableType, width: int = 100) -> str:
 
 def coloured(renderable: RenderableType, **kw: object) -> str:
     buf = StringIO()
-    Console(file=buf, width=100, color_system="truecolor", force_terminal=True,
-            **kw).print(renderable)  # type: ignore[arg-type]
+    console = Console(file=buf, width=100, color_system="truecolor", force_terminal=True, **kw)  # type: ignore[arg-type]
+    console.print(renderable)
     return buf.getvalue()
 
 
 def esp_result() -> tuple[PacketResult, bytes]:
     """The seed SA's ESP packet as ``capture show`` gives it, with the decrypt's layout."""
-    sa = EspSA.build(0x1000, enc="cbc(aes)", enc_key=ENC_KEY, auth="hmac(sha1)",
-                     auth_key=AUTH_KEY)
+    sa = EspSA.build(0x1000, enc="cbc(aes)", enc_key=ENC_KEY, auth="hmac(sha1)", auth_key=AUTH_KEY)
     inner = IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=1234, dport=5201) / Raw(b"x" * 64)
     packet = Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") / IP(
-        encrypt(sa, bytes(inner), seq=5, iv=IV))
+        encrypt(sa, bytes(inner), seq=5, iv=IV)
+    )
     offset, esp = find_esp(packet) or (0, b"")
     opened = open_esp(sa, esp, offset)
     assert opened is not None
-    result = PacketResult(summary="esp", packet=packet, title="wan.wire#1",
-                          data={"esp": opened.as_data()})
+    result = PacketResult(
+        summary="esp", packet=packet, title="wan.wire#1", data={"esp": opened.as_data()}
+    )
     return result, opened.icv
 
 
@@ -70,8 +71,11 @@ def hex_rows(text: str, total: int) -> list[int]:
 def styled_hex(out: str, style: str) -> str:
     """The hex digits printed in ``style`` (ANSI output), spaces removed."""
     codes = Style.parse(style)._make_ansi_codes(ColorSystem.TRUECOLOR)
-    return "".join(text for sgr, text in re.findall(r"\x1b\[([0-9;]*)m([^\x1b]*)", out)
-                   if sgr == codes and re.fullmatch(r"[0-9a-f ]+", text)).replace(" ", "")
+    return "".join(
+        text
+        for sgr, text in re.findall(r"\x1b\[([0-9;]*)m([^\x1b]*)", out)
+        if sgr == codes and re.fullmatch(r"[0-9a-f ]+", text)
+    ).replace(" ", "")
 
 
 def styles_at(text: Text) -> list[str]:
@@ -109,10 +113,10 @@ def test_hexdump_layout_and_span_styles() -> None:
     assert lines[2].startswith("0010  10 11 12 13")
     marks = styles_at(text)
     first = text.plain.index("00 01")
-    assert marks[first:first + 5] == ["red"] * 5  # the gap inside a field is styled too
+    assert marks[first : first + 5] == ["red"] * 5  # the gap inside a field is styled too
     assert marks[first + 5] == ""  # not the gap after it
     last = text.plain.index("12 13")
-    assert marks[last:last + 5] == ["blue"] * 5
+    assert marks[last : last + 5] == ["blue"] * 5
 
 
 def test_esp_packet_shows_the_decrypted_trailer() -> None:
@@ -154,9 +158,15 @@ def test_packet_that_does_not_build_still_renders() -> None:
 def test_diff_view_marks_changed_bytes() -> None:
     left, right = bytes(range(64)), bytes(range(40)) + b"\xff" + bytes(range(41, 64))
     view = ByteView("bytes", left, right, ((40, 41),))
-    result = DiffResult(summary="a vs b", title="diff a b", columns=("layer", "field", "a", "b"),
-                        rows=[("Raw", "load", "...", "...")], views=[view],
-                        left_label="a", right_label="b")
+    result = DiffResult(
+        summary="a vs b",
+        title="diff a b",
+        columns=("layer", "field", "a", "b"),
+        rows=[("Raw", "load", "...", "...")],
+        views=[view],
+        left_label="a",
+        right_label="b",
+    )
     out = plain(render(result))
     lines = out.splitlines()
     minus = next(i for i, line in enumerate(lines) if line.startswith("0020 - "))
@@ -175,11 +185,15 @@ def test_identical_diff_and_plain_tables() -> None:
 
 
 def test_an_empty_table_says_why_it_is_empty() -> None:
-    empty = TableResult(summary="ap: 0 XFRM counter(s) moved (--all shows every counter)",
-                        title="ap /proc/net/xfrm_stat", columns=("counter", "value"))
+    empty = TableResult(
+        summary="ap: 0 XFRM counter(s) moved (--all shows every counter)",
+        title="ap /proc/net/xfrm_stat",
+        columns=("counter", "value"),
+    )
     assert "0 XFRM counter(s) moved (--all shows every counter)" in plain(render(empty))
-    full = TableResult(summary="not shown", columns=("counter", "value"),
-                       rows=[("XfrmInNoStates", "1")])
+    full = TableResult(
+        summary="not shown", columns=("counter", "value"), rows=[("XfrmInNoStates", "1")]
+    )
     out = plain(render(full))
     assert "XfrmInNoStates" in out and "not shown" not in out
 
@@ -190,9 +204,9 @@ def test_ping_and_send_count_show_their_summary_after_the_traces() -> None:
     s = Session()
     out = plain(render(s.execute("ping 192.0.2.2 --count 2")), width=120)
     assert out.rstrip().endswith("2 packets transmitted, 2 received, 0% packet loss")
-    out = plain(render(s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=5201) count 3')),
-                width=120)
+    out = plain(
+        render(s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=5201) count 3')), width=120
+    )
     assert out.rstrip().endswith("3 packets: 3 delivered; last journey 7: delivered to host")
-    one = plain(render(s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)')),
-                width=120)
+    one = plain(render(s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)')), width=120)
     assert "last journey" not in one  # one packet: the trace's title says it all

@@ -389,8 +389,6 @@ def _sinks(
     return each
 
 
-
-
 def _decode_parallel(
     args: argparse.Namespace,
     sa_file: SaFile,

@@ -38,6 +38,8 @@ __all__ = ["ParallelResult", "WorkItem", "decode_parallel"]
 WorkItem = tuple[int, str | None, OutItem | None]
 
 _BATCH_FRAMES = 2048
+
+
 @dataclass(frozen=True)
 class _Job:
     path: str
@@ -48,8 +50,6 @@ class _Job:
     json: bool
     out: bool
     rows: int
-
-
 
 
 def _work(job: _Job, conn: Connection) -> None:

@@ -68,9 +68,17 @@ def render_packets(rows: PacketRows) -> Table | None:
 def _table(title: str, caption: str | None = None) -> Table:
     """The look of every table here: no vertical rules and single gaps, so that on an
     80-column terminal addresses and algorithm names keep room to stay whole."""
-    return Table(title=title, title_justify="left", caption=caption, caption_justify="left",
-                 expand=False, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                 collapse_padding=True)
+    return Table(
+        title=title,
+        title_justify="left",
+        caption=caption,
+        caption_justify="left",
+        expand=False,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
 
 
 def _sa_table(results: Sequence[SaResult]) -> Table:

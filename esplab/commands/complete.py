@@ -28,8 +28,7 @@ __all__ = [
 ]
 
 _IDENT_END = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
-_ALGO_KINDS = {"enc": "enc", "auth": "auth", "auth-trunc": "auth", "aead": "aead",
-               "comp": "comp"}
+_ALGO_KINDS = {"enc": "enc", "auth": "auth", "auth-trunc": "auth", "aead": "aead", "comp": "comp"}
 _SEND_OPTIONS = ("count", "seq", "iv")
 
 
@@ -247,8 +246,7 @@ def complete(session: Session, text: str) -> Completions:
     args = words[1:]
     where = _node_of(session, node)
     if _expression_position(session, command.name, args) and (
-        command.name in ("send", "let") or current[:1].isupper()
-        or any(c in current for c in "(/")
+        command.name in ("send", "let") or current[:1].isupper() or any(c in current for c in "(/")
     ):
         return expression_completions(current, session.named)
     if args:

@@ -23,8 +23,11 @@ Kind = Literal["word", "int", "rest", "flag", "option"]
 
 #: Commands that cannot be a lab step, and why: ``save`` leaves them out of the lab it
 #: writes, ``esplab check`` refuses them.
-NOT_LAB_STEPS = {"lab": "a lab cannot run labs", "quit": "a lab ends after its last step",
-                 "exit": "a lab ends after its last step"}
+NOT_LAB_STEPS = {
+    "lab": "a lab cannot run labs",
+    "quit": "a lab ends after its last step",
+    "exit": "a lab ends after its last step",
+}
 Choices = Callable[["Session"], Iterable[str]]
 Handler = Callable[["Session", "Invocation"], "Result"]
 

@@ -68,9 +68,11 @@ def emit(out: Console, result: Result) -> None:
     out.print(render(result))
 
 
-_STRAY_DUMP = ("this looks like a line of a memory dump, with nothing to decode it; "
-               "paste the dump together with the command, e.g. decode sa followed by "
-               "the lines of md.l 0x08000000 0x20")
+_STRAY_DUMP = (
+    "this looks like a line of a memory dump, with nothing to decode it; "
+    "paste the dump together with the command, e.g. decode sa followed by "
+    "the lines of md.l 0x08000000 0x20"
+)
 
 
 def _is_decode(line: str, nodes: Collection[str]) -> bool:
@@ -96,8 +98,9 @@ def _command_word(line: str, nodes: Collection[str]) -> str:
     return words[0] if words else ""
 
 
-def command_pieces(text: str, nodes: Collection[str] = (),
-                   commands: Collection[str] = ()) -> list[tuple[str, bool]]:
+def command_pieces(
+    text: str, nodes: Collection[str] = (), commands: Collection[str] = ()
+) -> list[tuple[str, bool]]:
     """The commands of ``text`` in order, as (text, whole).
 
     A ``decode`` line followed by dump lines (address column first, blank lines between

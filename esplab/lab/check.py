@@ -111,8 +111,12 @@ class Lab:
 
     def builtins(self) -> dict[str, Any]:
         """What ``${lab.KEY}`` refers to."""
-        return {"dir": str(self.path.resolve().parent), "file": self.file, "name": self.name,
-                "seed": self.seed}
+        return {
+            "dir": str(self.path.resolve().parent),
+            "file": self.file,
+            "name": self.name,
+            "seed": self.seed,
+        }
 
 
 def _issue_error(doc: Document, issue: Issue) -> LabFileError:
@@ -145,8 +149,11 @@ class _Meaning:
     def ok(self, path: PathKey, kind: type) -> bool:
         """Whether ``path`` exists, has the right type and no structure error."""
         value = self.value(path)
-        return value is not None and isinstance(value, kind) and not any(
-            bad[: len(path)] == path for bad in self.bad)
+        return (
+            value is not None
+            and isinstance(value, kind)
+            and not any(bad[: len(path)] == path for bad in self.bad)
+        )
 
     def value(self, path: PathKey) -> Any:
         node: Any = self.doc.data
@@ -176,31 +183,48 @@ class _Meaning:
             if not isinstance(value, int) or isinstance(value, bool):
                 continue
             if _OCTAL.fullmatch(mark.text) and mark.text.strip("+-") != "0":
-                self.fail(path, f"YAML reads {mark.text} as the octal number {value}",
-                          hint=f"write '{mark.text}' in quotes for text, or {value} for "
-                          "the number")
+                self.fail(
+                    path,
+                    f"YAML reads {mark.text} as the octal number {value}",
+                    hint=f"write '{mark.text}' in quotes for text, or {value} for the number",
+                )
             elif _BASE60.fullmatch(mark.text):
-                self.fail(path, f"YAML reads {mark.text} as the base-60 number {value}",
-                          hint=f"write '{mark.text}' in quotes for text")
+                self.fail(
+                    path,
+                    f"YAML reads {mark.text} as the base-60 number {value}",
+                    hint=f"write '{mark.text}' in quotes for text",
+                )
 
     def step(self, index: int, step: dict[str, Any]) -> None:
         base: PathKey = ("steps", index)
         if self.ok((*base, "name"), str):
             name = step["name"]
             if name in self.names:
-                self.fail((*base, "name"), f"duplicate step name '{name}' (first at line "
-                          f"{self.names[name]})", hint="give each step its own name")
+                self.fail(
+                    (*base, "name"),
+                    f"duplicate step name '{name}' (first at line {self.names[name]})",
+                    hint="give each step its own name",
+                )
             else:
                 self.names[name] = self.doc.mark((*base, "name")).line
         if "error" in step and "expect" in step:
-            self.fail((*base, "error"), "a step cannot have both 'error' and 'expect'",
-                      key=True, hint="a step either fails with an error or gives a result")
+            self.fail(
+                (*base, "error"),
+                "a step cannot have both 'error' and 'expect'",
+                key=True,
+                hint="a step either fails with an error or gives a result",
+            )
         if "error" in step and "save" in step:
             self.fail((*base, "save"), "a step with 'error' has no result to save", key=True)
-        if ("wait" in step and "expect" not in step and "error" not in step
-                and (*base, "wait") not in self.bad):
-            self.fail((*base, "wait"), "'wait' needs 'expect' or 'error' to know when to "
-                      "stop", key=True)
+        if (
+            "wait" in step
+            and "expect" not in step
+            and "error" not in step
+            and (*base, "wait") not in self.bad
+        ):
+            self.fail(
+                (*base, "wait"), "'wait' needs 'expect' or 'error' to know when to stop", key=True
+            )
         if self.ok((*base, "run"), str):
             self.command((*base, "run"), step["run"], expects_error="error" in step)
         if isinstance(step.get("expect"), dict):
@@ -209,8 +233,11 @@ class _Meaning:
             self.operands((*base, "error"), step["error"])
         if self.ok((*base, "save"), str):
             if step["save"] == "lab":
-                self.fail((*base, "save"), "'lab' is reserved for ${lab.dir} and friends",
-                          hint="choose another name")
+                self.fail(
+                    (*base, "save"),
+                    "'lab' is reserved for ${lab.dir} and friends",
+                    hint="choose another name",
+                )
             else:
                 self.saved.add(step["save"])
 
@@ -227,13 +254,20 @@ class _Meaning:
                 key = parts[1] if len(parts) > 1 else None
                 if key is None or getattr(key, "key", None) not in BUILTINS:
                     shown = "lab" if key is None else f"lab.{path_text(parts[1:2])}"
-                    self.fail(path, f"unknown built-in '${{{shown}}}'",
-                              valid=[f"lab.{b}" for b in BUILTINS], value=shown)
+                    self.fail(
+                        path,
+                        f"unknown built-in '${{{shown}}}'",
+                        valid=[f"lab.{b}" for b in BUILTINS],
+                        value=shown,
+                    )
                     good = False
             elif name not in self.saved:
-                self.fail(path, f"'{name}' is not saved by an earlier step",
-                          valid=sorted(self.saved) or "no step before this one saves a value",
-                          value=name)
+                self.fail(
+                    path,
+                    f"'{name}' is not saved by an earlier step",
+                    valid=sorted(self.saved) or "no step before this one saves a value",
+                    value=name,
+                )
                 good = False
         return good
 
@@ -252,13 +286,15 @@ class _Meaning:
             invocation = self.session.parse(text)
         except UnknownCommand:
             guess = did_you_mean(words[0], self.session.registry.names(aliases=True))
-            self.fail(path, f"'run': unknown command '{words[0]}'",
-                      hint=f"did you mean {guess}?" if guess else "'help' lists the commands")
+            self.fail(
+                path,
+                f"'run': unknown command '{words[0]}'",
+                hint=f"did you mean {guess}?" if guess else "'help' lists the commands",
+            )
             return
         except UsageError as exc:
             if not has_refs or not _tokenizes(text):
-                self.fail(path, f"'run' does not parse: {exc.what}", valid=exc.valid,
-                          hint=exc.hint)
+                self.fail(path, f"'run' does not parse: {exc.what}", valid=exc.valid, hint=exc.hint)
             return
         except EsplabError:
             return
@@ -270,8 +306,12 @@ class _Meaning:
 
     def xfrm(self, path: PathKey, node: str, words: list[str]) -> None:
         words = [w for w in words if not w.startswith("-")]
-        if len(words) < 3 or not "xfrm".startswith(words[0]) or not "state".startswith(
-                words[1]) or not words[1]:
+        if (
+            len(words) < 3
+            or not "xfrm".startswith(words[0])
+            or not "state".startswith(words[1])
+            or not words[1]
+        ):
             return
         verb = words[2]
         if verb in ("flush", "deleteall"):
@@ -289,10 +329,13 @@ class _Meaning:
             self.sas.pop(key, None)
         elif verb == "add":
             if key in self.sas:
-                self.fail(path, f"{node} already has the SA dst {key[1]} proto {key[2]} spi "
-                          f"{key[3]:#x} (added at line {self.sas[key]})",
-                          hint="the kernel refuses it with EEXIST: delete it first, use "
-                          "'ip xfrm state update', or expect the failure with error:")
+                self.fail(
+                    path,
+                    f"{node} already has the SA dst {key[1]} proto {key[2]} spi "
+                    f"{key[3]:#x} (added at line {self.sas[key]})",
+                    hint="the kernel refuses it with EEXIST: delete it first, use "
+                    "'ip xfrm state update', or expect the failure with error:",
+                )
             else:
                 self.sas[key] = self.doc.mark(path).line
 
@@ -317,14 +360,19 @@ class _Meaning:
                     re.compile(arg)
                 except re.error as exc:
                     self.fail(where, f"'matches' is not a regular expression: {exc}")
-            if (op in ("gt", "ge", "lt", "le") and isinstance(arg, str) and "${" not in arg
-                    and as_number(arg) is None):  # read as the run reads it
+            if (
+                op in ("gt", "ge", "lt", "le")
+                and isinstance(arg, str)
+                and "${" not in arg
+                and as_number(arg) is None
+            ):  # read as the run reads it
                 self.fail(where, f"'{op}' needs a number, got text '{arg}'")
 
     def json_only(self, path: PathKey, value: Any) -> None:
         if json_type(value) is None:
-            self.fail(path, f"{describe_value(value)} cannot be compared",
-                      hint="quote it to make it text")
+            self.fail(
+                path, f"{describe_value(value)} cannot be compared", hint="quote it to make it text"
+            )
         elif isinstance(value, list):
             for i, item in enumerate(value):
                 self.json_only((*path, i), item)
@@ -347,23 +395,48 @@ def _build(doc: Document) -> Lab:
     for index, raw in enumerate(data["steps"]):
         base: PathKey = ("steps", index)
         expect = tuple(
-            Expectation(key, tuple(parse_path(key)), Check.of(spec),
-                        doc.key_mark((*base, "expect", key)).line,
-                        doc.key_mark((*base, "expect", key)).col)
-            for key, spec in raw.get("expect", {}).items())
+            Expectation(
+                key,
+                tuple(parse_path(key)),
+                Check.of(spec),
+                doc.key_mark((*base, "expect", key)).line,
+                doc.key_mark((*base, "expect", key)).col,
+            )
+            for key, spec in raw.get("expect", {}).items()
+        )
         error = raw.get("error")
         wait = raw.get("wait", 1)
-        attempts, interval = (wait, 0.0) if not isinstance(wait, dict) else (
-            int(wait["attempts"]), float(wait.get("interval", 0)))
-        steps.append(Step(
-            index=index, name=raw["name"], run=raw["run"], line=doc.mark(base).line,
-            explain=raw.get("explain", ""), expect=expect,
-            error=None if error is None else Check.of(
-                error if isinstance(error, dict) else {"contains": error}),
-            save=raw.get("save"), attempts=int(attempts), interval=interval,
-            level=raw.get("level", "error")))
-    return Lab(doc.file, doc.path, data["name"], data["description"], tuple(steps),
-               seed=int(data.get("seed", DEFAULT_SEED)), device=data.get("device", "en7581"))
+        attempts, interval = (
+            (wait, 0.0)
+            if not isinstance(wait, dict)
+            else (int(wait["attempts"]), float(wait.get("interval", 0)))
+        )
+        steps.append(
+            Step(
+                index=index,
+                name=raw["name"],
+                run=raw["run"],
+                line=doc.mark(base).line,
+                explain=raw.get("explain", ""),
+                expect=expect,
+                error=None
+                if error is None
+                else Check.of(error if isinstance(error, dict) else {"contains": error}),
+                save=raw.get("save"),
+                attempts=int(attempts),
+                interval=interval,
+                level=raw.get("level", "error"),
+            )
+        )
+    return Lab(
+        doc.file,
+        doc.path,
+        data["name"],
+        data["description"],
+        tuple(steps),
+        seed=int(data.get("seed", DEFAULT_SEED)),
+        device=data.get("device", "en7581"),
+    )
 
 
 def _position(error: LabFileError) -> tuple[int, int]:
@@ -393,4 +466,3 @@ def check_file(path: str | Path, file: str | None = None) -> tuple[Lab | None, l
 def session_for(lab: Lab) -> Session:
     """A fresh session with the lab's seed."""
     return Session(options=SessionOptions(seed=lab.seed))
-

@@ -78,8 +78,10 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
 
 def _consoles(no_color: bool) -> tuple[Console, Console]:
     plain = no_color or bool(os.environ.get("NO_COLOR"))
-    return (Console(no_color=plain, highlight=False, soft_wrap=True),
-            Console(stderr=True, no_color=plain, highlight=False, soft_wrap=True))
+    return (
+        Console(no_color=plain, highlight=False, soft_wrap=True),
+        Console(stderr=True, no_color=plain, highlight=False, soft_wrap=True),
+    )
 
 
 def _check_all(files: Sequence[Path]) -> tuple[list[Lab], list[str], int]:
@@ -100,7 +102,8 @@ def main_check(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="esplab check",
         description="Check lab files without running them: every error is printed as "
-        "file:line:col: message. Exit 0 when all are valid, 2 otherwise.")
+        "file:line:col: message. Exit 0 when all are valid, 2 otherwise.",
+    )
     parser.add_argument("labs", nargs="+", metavar="LAB", help="lab files or directories")
     parser.add_argument("--quiet", "-q", action="store_true", help="no summary line")
     args = _parse(parser, argv)
@@ -115,8 +118,10 @@ def main_check(argv: Sequence[str]) -> int:
         print(line)
     if not args.quiet:
         if bad:
-            print(f"{bad} of {len(files)} lab file(s) invalid ({len(errors)} error(s))",
-                  file=sys.stderr)
+            print(
+                f"{bad} of {len(files)} lab file(s) invalid ({len(errors)} error(s))",
+                file=sys.stderr,
+            )
         else:
             print(f"{len(files)} lab file(s) valid", file=sys.stderr)
     return EXIT_USAGE if bad else EXIT_OK
@@ -184,8 +189,15 @@ def _show_outcome(outcome: StepOutcome, run: LabRun, out: Console, verbose: bool
             out.print(Text("        " + line, style=style))
 
 
-def run_lab(lab: Lab, out: Console, err: Console, *, step_mode: bool = False,
-            verbose: bool = False, read: Reader | None = None) -> LabRun:
+def run_lab(
+    lab: Lab,
+    out: Console,
+    err: Console,
+    *,
+    step_mode: bool = False,
+    verbose: bool = False,
+    read: Reader | None = None,
+) -> LabRun:
     """Run one lab, printing as it goes when stepping or verbose; ``report()`` tells how."""
     run = LabRun(lab)
     if step_mode:
@@ -223,10 +235,14 @@ def main_run(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="esplab run",
         description="Run lab files, each in a fresh session seeded with its seed. Exit 0 "
-        "when every step passed, 1 when a step failed, 2 for a bad file or usage.")
+        "when every step passed, 1 when a step failed, 2 for a bad file or usage.",
+    )
     parser.add_argument("labs", nargs="+", metavar="LAB", help="lab files or directories")
-    parser.add_argument("--step", action="store_true",
-                        help="pause before each step: show its explanation, take commands")
+    parser.add_argument(
+        "--step",
+        action="store_true",
+        help="pause before each step: show its explanation, take commands",
+    )
     parser.add_argument("--pcap", metavar="DIR", help="export every tap to DIR/LAB.pcapng")
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -252,14 +268,14 @@ def main_run(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     read: Reader | None = None
     if args.step:
-        read = (_terminal_reader(sys.stdin) if sys.stdin.isatty()
-                else _piped_reader(sys.stdin, out))
+        read = _terminal_reader(sys.stdin) if sys.stdin.isatty() else _piped_reader(sys.stdin, out)
     reports: list[LabReport] = []
     status = EXIT_OK
     used: set[str] = set()
     for lab in labs:
-        run = run_lab(lab, out, err, step_mode=args.step, verbose=args.verbose and
-                      not args.json, read=read)
+        run = run_lab(
+            lab, out, err, step_mode=args.step, verbose=args.verbose and not args.json, read=read
+        )
         report = run.report()
         if args.pcap:
             try:
@@ -267,8 +283,10 @@ def main_run(argv: Sequence[str]) -> int:
                 directory.mkdir(parents=True, exist_ok=True)
                 report.pcap = _export(run, directory, used)
             except OSError as exc:
-                err.print(f"esplab run: cannot write captures to {args.pcap}: "
-                          f"{exc.strerror or exc}", markup=False)
+                err.print(
+                    f"esplab run: cannot write captures to {args.pcap}: {exc.strerror or exc}",
+                    markup=False,
+                )
                 status = EXIT_USAGE
         reports.append(report)
         if not args.json:
@@ -277,8 +295,7 @@ def main_run(argv: Sequence[str]) -> int:
         try:
             Path(args.junit).write_bytes(junit_xml(reports))
         except OSError as exc:
-            err.print(f"esplab run: cannot write {args.junit}: {exc.strerror or exc}",
-                      markup=False)
+            err.print(f"esplab run: cannot write {args.junit}: {exc.strerror or exc}", markup=False)
             status = EXIT_USAGE
     if args.json:
         print(report_json(reports))

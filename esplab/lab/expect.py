@@ -124,8 +124,10 @@ def parse_path(text: str) -> list[PathPart]:
             i += 1
         m = _NAME.match(text, i)
         if m is None:
-            raise PathError(f"path '{text}': expected a key at column {i + 1} "
-                            "(letters, digits, _ and -; use [\"...\"] for other characters)")
+            raise PathError(
+                f"path '{text}': expected a key at column {i + 1} "
+                '(letters, digits, _ and -; use ["..."] for other characters)'
+            )
         parts.append(Seg("key", key=m.group()))
         i = m.end()
     return parts
@@ -146,16 +148,22 @@ def _bracket(text: str, i: int, parts: list[PathPart]) -> int:
         parts.append(Seg("index", index=int(inner)))
     elif (m := _SLICE.fullmatch(inner)) is not None:
         start, stop = m.groups()
-        parts.append(Seg("slice", start=None if start is None else int(start),
-                         stop=None if stop is None else int(stop)))
+        parts.append(
+            Seg(
+                "slice",
+                start=None if start is None else int(start),
+                stop=None if stop is None else int(stop),
+            )
+        )
     elif (m := _FILTER.fullmatch(inner)) is not None:
         value = m.group(2).strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         parts.append(Filter(m.group(1), value))
     else:
-        raise PathError(f"path '{text}': '[{inner}]' is not an index, a slice, "
-                        "a quoted key or KEY=VALUE")
+        raise PathError(
+            f"path '{text}': '[{inner}]' is not an index, a slice, a quoted key or KEY=VALUE"
+        )
     return end + 1
 
 
@@ -219,8 +227,7 @@ def _filter(value: Any, part: Filter, here: str) -> Any:
     if not seen:
         raise PathError(f"no item of {here} has a key '{part.key}'")
     shown = ", ".join(seen[:20]) + (", ..." if len(seen) > 20 else "")
-    raise PathError(f"no item of {here} has {part.key}={part.value}; "
-                    f"{part.key} values: {shown}")
+    raise PathError(f"no item of {here} has {part.key}={part.value}; {part.key} values: {shown}")
 
 
 def _kind(value: Any) -> str:
@@ -349,11 +356,17 @@ def equal(expected: Any, actual: Any) -> bool:
     if expected is None or actual is None:
         return expected is None and actual is None
     if isinstance(expected, list):
-        return (isinstance(actual, list) and len(expected) == len(actual)
-                and all(equal(e, a) for e, a in zip(expected, actual, strict=True)))
+        return (
+            isinstance(actual, list)
+            and len(expected) == len(actual)
+            and all(equal(e, a) for e, a in zip(expected, actual, strict=True))
+        )
     if isinstance(expected, Mapping):
-        return (isinstance(actual, Mapping) and set(expected) == set(actual)
-                and all(equal(v, actual[k]) for k, v in expected.items()))
+        return (
+            isinstance(actual, Mapping)
+            and set(expected) == set(actual)
+            and all(equal(v, actual[k]) for k, v in expected.items())
+        )
     if isinstance(expected, str) and isinstance(actual, str):
         return expected == actual
     left, right = as_number(expected), as_number(actual)
@@ -382,8 +395,9 @@ def _compare(op: str) -> Callable[[Any, Any], bool | None]:
         left, right = as_number(actual), as_number(arg)
         if left is None or right is None:
             return None
-        return {"gt": left > right, "ge": left >= right, "lt": left < right,
-                "le": left <= right}[op]
+        return {"gt": left > right, "ge": left >= right, "lt": left < right, "le": left <= right}[
+            op
+        ]
 
     return check
 
@@ -414,9 +428,20 @@ _TESTS: dict[str, Callable[[Any, Any], bool | None]] = {
     "hex": lambda a, e: isinstance(a, str) and _hex(a) == _hex(e),
 }
 
-_WORDS = {"eq": "", "ne": "not ", "contains": "containing ", "excludes": "not containing ",
-          "in": "one of ", "matches": "matching ", "len": "of length ", "gt": "> ",
-          "ge": ">= ", "lt": "< ", "le": "<= ", "hex": "hex "}
+_WORDS = {
+    "eq": "",
+    "ne": "not ",
+    "contains": "containing ",
+    "excludes": "not containing ",
+    "in": "one of ",
+    "matches": "matching ",
+    "len": "of length ",
+    "gt": "> ",
+    "ge": ">= ",
+    "lt": "< ",
+    "le": "<= ",
+    "hex": "hex ",
+}
 
 
 @dataclass(frozen=True)
@@ -454,8 +479,9 @@ class Failure:
         return f"{self.what}: expected {self.expected}, got {self.actual}"
 
 
-def evaluate(check: Check, what: str, found: Callable[[], Any],
-             saved: Mapping[str, Any]) -> Failure | None:
+def evaluate(
+    check: Check, what: str, found: Callable[[], Any], saved: Mapping[str, Any]
+) -> Failure | None:
     """Run ``check`` on the value ``found()`` gives (it may raise PathError)."""
     try:
         ops = tuple((op, substitute_value(arg, saved)) for op, arg in check.ops)
@@ -478,11 +504,15 @@ def evaluate(check: Check, what: str, found: Callable[[], Any],
         except re.error as exc:  # a pattern made of saved values, known only now
             return Failure(what, resolved.describe(), f"an invalid pattern ({exc})")
         if verdict is None:
-            return Failure(what, resolved.describe(),
-                           f"{show(actual)}, which '{op}' cannot be applied to")
+            return Failure(
+                what, resolved.describe(), f"{show(actual)}, which '{op}' cannot be applied to"
+            )
         if not verdict:
-            return Failure(what, resolved.describe(), show(actual) + _first_difference(
-                arg, actual) if op == "eq" else show(actual))
+            return Failure(
+                what,
+                resolved.describe(),
+                show(actual) + _first_difference(arg, actual) if op == "eq" else show(actual),
+            )
     return None
 
 
@@ -492,8 +522,10 @@ def _first_difference(expected: Any, actual: Any, context: int = 12) -> str:
         return ""
     if all(show(t) == json.dumps(t, ensure_ascii=False) for t in (expected, actual)):
         return ""  # both are shown whole
-    at = next((i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
-              min(len(expected), len(actual)))
+    at = next(
+        (i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
+        min(len(expected), len(actual)),
+    )
     start = max(at - context, 0)
     left = json.dumps(expected[start : at + context], ensure_ascii=False)[1:-1]
     right = json.dumps(actual[start : at + context], ensure_ascii=False)[1:-1]

@@ -50,8 +50,9 @@ PathKey = tuple[str | int, ...]
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _CORE = "tag:yaml.org,2002:"
 # The tags a lab file may use (implicitly): plain data, nothing that builds objects.
-_TAGS = frozenset(_CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp",
-                                       "map", "seq"))
+_TAGS = frozenset(
+    _CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp", "map", "seq")
+)
 
 
 @dataclass(frozen=True)
@@ -137,8 +138,9 @@ class LabLoader(yaml.SafeLoader):
     @staticmethod
     def _mark(node: Node) -> Mark:
         if isinstance(node, ScalarNode):
-            return Mark(node.start_mark.line + 1, node.start_mark.column + 1, node.value,
-                        node.style)
+            return Mark(
+                node.start_mark.line + 1, node.start_mark.column + 1, node.value, node.style
+            )
         return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
 
     def load_marked(self) -> Any:
@@ -152,24 +154,35 @@ class LabLoader(yaml.SafeLoader):
     def _value(self, node: Node, path: PathKey) -> Any:
         self.count += 1
         if len(path) > MAX_DEPTH:  # deep nesting, or an alias that contains itself
-            raise self._fail(node, f"values nest more than {MAX_DEPTH} levels deep",
-                             hint="an alias (*name) inside what it names repeats forever")
+            raise self._fail(
+                node,
+                f"values nest more than {MAX_DEPTH} levels deep",
+                hint="an alias (*name) inside what it names repeats forever",
+            )
         if self.count > MAX_NODES:
-            raise self._fail(node, f"the file expands to more than {MAX_NODES} values",
-                             hint="aliases (*name) repeat what they point to; "
-                             "write the steps out instead")
+            raise self._fail(
+                node,
+                f"the file expands to more than {MAX_NODES} values",
+                hint="aliases (*name) repeat what they point to; write the steps out instead",
+            )
         self.value_marks[path] = self._mark(node)
         if node.tag not in _TAGS:
-            raise self._fail(node, f"the tag {node.tag.replace(_CORE, '!!')} is not allowed",
-                             valid="text, numbers, true/false, null, lists and mappings")
+            raise self._fail(
+                node,
+                f"the tag {node.tag.replace(_CORE, '!!')} is not allowed",
+                valid="text, numbers, true/false, null, lists and mappings",
+            )
         if isinstance(node, MappingNode):
             return self._mapping(node, path)
         if isinstance(node, SequenceNode):
             return [self._value(item, (*path, i)) for i, item in enumerate(node.value)]
         value = self.construct_object(node, deep=True)
         if isinstance(value, float) and not math.isfinite(value):
-            raise self._fail(node, f"{describe_value(value)} is no number a lab can use",
-                             valid="a finite number, e.g. 0.5")
+            raise self._fail(
+                node,
+                f"{describe_value(value)} is no number a lab can use",
+                valid="a finite number, e.g. 0.5",
+            )
         return value
 
     def _mapping(self, node: MappingNode, path: PathKey) -> dict[str, Any]:
@@ -177,16 +190,21 @@ class LabLoader(yaml.SafeLoader):
         first: dict[str, Mark] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                raise self._fail(key_node, "merge keys (<<) are not supported in lab files",
-                                 hint="write the keys out")
+                raise self._fail(
+                    key_node,
+                    "merge keys (<<) are not supported in lab files",
+                    hint="write the keys out",
+                )
             if not isinstance(key_node, ScalarNode):
                 raise self._fail(key_node, "a key must be text, not a list or a mapping")
             key = str(key_node.value)
             mark = self._mark(key_node)
             if key in first:
-                raise self._fail(key_node, f"duplicate key '{key}' (first at line "
-                                 f"{first[key].line})",
-                                 hint="YAML would keep only the last one; remove or rename one")
+                raise self._fail(
+                    key_node,
+                    f"duplicate key '{key}' (first at line {first[key].line})",
+                    hint="YAML would keep only the last one; remove or rename one",
+                )
             first[key] = mark
             here = (*path, key)
             self.key_marks[here] = mark
@@ -210,8 +228,13 @@ def _tabs(text: str, file: str) -> None:
     if len(lines) > 1:
         shown = ", ".join(str(n) for n in lines[:10]) + (", ..." if len(lines) > 10 else "")
         more = f" (tabs on lines {shown})"
-    raise LabFileError(file, line, col, f"tab character{more}",
-                       hint="indent with spaces; inside text write \\t in a double-quoted string")
+    raise LabFileError(
+        file,
+        line,
+        col,
+        f"tab character{more}",
+        hint="indent with spaces; inside text write \\t in a double-quoted string",
+    )
 
 
 def _decode(data: bytes, file: str) -> str:
@@ -222,9 +245,13 @@ def _decode(data: bytes, file: str) -> str:
     except UnicodeDecodeError as exc:
         good = data[: exc.start].decode("utf-8")
         line, col = _position(good, len(good))
-        raise LabFileError(file, line, col,
-                           f"byte 0x{data[exc.start]:02x} is not UTF-8 text",
-                           hint="save the file as UTF-8") from None
+        raise LabFileError(
+            file,
+            line,
+            col,
+            f"byte 0x{data[exc.start]:02x} is not UTF-8 text",
+            hint="save the file as UTF-8",
+        ) from None
 
 
 def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> LabFileError:
@@ -232,21 +259,29 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> LabFileError:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         if exc.context == "expected a single document in the stream":
-            return LabFileError(file, line, col, "a second YAML document ('---')",
-                                valid="one document per lab file")
+            return LabFileError(
+                file, line, col, "a second YAML document ('---')", valid="one document per lab file"
+            )
         problem = exc.problem or exc.context or "cannot be read"
         context = ""
         if exc.context and exc.problem:
             start = exc.context_mark
-            where = "" if start is None or start.line + 1 == line else \
-                f" at line {start.line + 1}, column {start.column + 1}"
+            where = (
+                ""
+                if start is None or start.line + 1 == line
+                else f" at line {start.line + 1}, column {start.column + 1}"
+            )
             context = f" ({exc.context}{where})"
         return LabFileError(file, line, col, f"invalid YAML: {problem}{context}")
     if isinstance(exc, yaml.reader.ReaderError):
         line, col = _position(text, exc.position)
-        return LabFileError(file, line, col,
-                            f"invalid YAML: control character U+{exc.character:04X}",
-                            hint="remove it; YAML allows only printable characters")
+        return LabFileError(
+            file,
+            line,
+            col,
+            f"invalid YAML: control character U+{exc.character:04X}",
+            hint="remove it; YAML allows only printable characters",
+        )
     return LabFileError(file, 1, 1, f"invalid YAML: {exc}")
 
 
@@ -254,8 +289,9 @@ def load_text(text: str, file: str, path: Path | None = None) -> Document:
     """Load lab YAML from ``text``; ``file`` is the name used in messages."""
     _tabs(text, file)
     if not text.strip():
-        raise LabFileError(file, 1, 1, "the file is empty",
-                           valid="a mapping with name, description and steps")
+        raise LabFileError(
+            file, 1, 1, "the file is empty", valid="a mapping with name, description and steps"
+        )
     try:
         loader = LabLoader(text, file)
         data = loader.load_marked()
@@ -264,16 +300,30 @@ def load_text(text: str, file: str, path: Path | None = None) -> Document:
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, text, file) from exc
     except RecursionError:  # nesting deeper than the YAML reader itself can follow
-        raise LabFileError(file, 1, 1, f"values nest more than {MAX_DEPTH} levels deep",
-                           valid="steps of plain keys and values") from None
+        raise LabFileError(
+            file,
+            1,
+            1,
+            f"values nest more than {MAX_DEPTH} levels deep",
+            valid="steps of plain keys and values",
+        ) from None
     if data is None:
-        raise LabFileError(file, 1, 1, "the file has only comments",
-                           valid="a mapping with name, description and steps")
+        raise LabFileError(
+            file,
+            1,
+            1,
+            "the file has only comments",
+            valid="a mapping with name, description and steps",
+        )
     if not isinstance(data, dict):
         mark = loader.value_marks.get((), Mark(1, 1))
-        raise LabFileError(file, mark.line, mark.col,
-                           f"the top level must be a mapping, got {describe_value(data)}",
-                           valid="a mapping with name, description and steps")
+        raise LabFileError(
+            file,
+            mark.line,
+            mark.col,
+            f"the top level must be a mapping, got {describe_value(data)}",
+            valid="a mapping with name, description and steps",
+        )
     return Document(file, path or Path(file), data, loader.value_marks, loader.key_marks)
 
 
@@ -290,8 +340,9 @@ def load_document(path: str | Path, file: str | None = None) -> Document:
         raise LabFileError(name, 1, 1, f"cannot read the file: {exc.strerror or exc}") from exc
     if len(data) > MAX_BYTES:
         size = _size(target, len(data))
-        raise LabFileError(name, 1, 1, f"the file is too big ({size})",
-                           valid=f"at most {MAX_BYTES} bytes (1 MiB)")
+        raise LabFileError(
+            name, 1, 1, f"the file is too big ({size})", valid=f"at most {MAX_BYTES} bytes (1 MiB)"
+        )
     return load_text(_decode(data, name), name, target)
 
 

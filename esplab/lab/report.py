@@ -38,8 +38,12 @@ __all__ = [
     "totals_text",
 ]
 
-_STATUS = {"passed": ("ok  ", "green"), "failed": ("FAIL", "bold red"),
-           "skipped": ("skip", "dim"), "warning": ("warn", "yellow")}
+_STATUS = {
+    "passed": ("ok  ", "green"),
+    "failed": ("FAIL", "bold red"),
+    "skipped": ("skip", "dim"),
+    "warning": ("warn", "yellow"),
+}
 
 
 def _status(step: StepReport) -> str:
@@ -70,17 +74,22 @@ def step_line(step: StepReport, total: int) -> Text:
 
 def report_text(report: LabReport, *, steps: bool = True) -> Group:
     """A lab report for the terminal."""
-    parts: list[Text] = [Text(f"lab: {report.name} ({report.file}, seed {report.seed:#x})",
-                              style="bold")]
+    parts: list[Text] = [
+        Text(f"lab: {report.name} ({report.file}, seed {report.seed:#x})", style="bold")
+    ]
     for step in report.steps if steps else ():
         parts.append(step_line(step, len(report.steps)))
         if step.status == "failed":
-            parts.extend(Text("        " + line, style="red" if not step.warned else "yellow")
-                         for line in failure_text(report.file, step))
+            parts.extend(
+                Text("        " + line, style="red" if not step.warned else "yellow")
+                for line in failure_text(report.file, step)
+            )
     skipped = next((s for s in report.steps if s.status == "skipped" and s.note), None)
     counts = report.counts()
-    tail = (f"  {len(report.steps)} steps: {counts['passed']} passed, {counts['failed']} "
-            f"failed, {counts['warnings']} warnings, {counts['skipped']} skipped")
+    tail = (
+        f"  {len(report.steps)} steps: {counts['passed']} passed, {counts['failed']} "
+        f"failed, {counts['warnings']} warnings, {counts['skipped']} skipped"
+    )
     if skipped is not None and counts["skipped"]:
         tail += f" ({skipped.note})"
     if report.pcap:
@@ -93,8 +102,10 @@ def totals_text(reports: Sequence[LabReport]) -> Text:
     """One line for a run of several labs: how many passed, and the failed ones by file."""
     failed = [r.file for r in reports if not r.passed]
     steps = sum(len(r.steps) for r in reports)
-    line = (f"{len(reports)} labs, {steps} steps: {len(reports) - len(failed)} passed, "
-            f"{len(failed)} failed")
+    line = (
+        f"{len(reports)} labs, {steps} steps: {len(reports) - len(failed)} passed, "
+        f"{len(failed)} failed"
+    )
     if failed:
         line += " (" + ", ".join(failed) + ")"
     return Text(line, style="bold red" if failed else "bold green")
@@ -111,8 +122,9 @@ def _step_dict(step: StepReport) -> dict[str, Any]:
         "summary": step.summary,
         "attempts": step.attempts,
         "note": step.note,
-        "failures": [{"what": f.what, "expected": f.expected, "actual": f.actual}
-                     for f in step.failures],
+        "failures": [
+            {"what": f.what, "expected": f.expected, "actual": f.actual} for f in step.failures
+        ],
     }
 
 
@@ -145,15 +157,28 @@ def junit_xml(reports: Sequence[LabReport]) -> bytes:
     total = {"tests": 0, "failures": 0, "skipped": 0}
     for report in reports:
         counts = report.counts()
-        suite = ET.SubElement(root, "testsuite", name=report.name,
-                              tests=str(len(report.steps)), failures=str(counts["failed"]),
-                              errors="0", skipped=str(counts["skipped"]), file=report.file)
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=report.name,
+            tests=str(len(report.steps)),
+            failures=str(counts["failed"]),
+            errors="0",
+            skipped=str(counts["skipped"]),
+            file=report.file,
+        )
         total["tests"] += len(report.steps)
         total["failures"] += counts["failed"]
         total["skipped"] += counts["skipped"]
         for step in report.steps:
-            case = ET.SubElement(suite, "testcase", name=step.name, classname=report.stem,
-                                 file=report.file, line=str(step.line))
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=step.name,
+                classname=report.stem,
+                file=report.file,
+                line=str(step.line),
+            )
             if step.failed:
                 details = failure_text(report.file, step)
                 message = step.failures[0].line() if step.failures else details[0]

@@ -140,8 +140,13 @@ class _Attempt:
 class LabRun:
     """A lab being run in a session, step by step."""
 
-    def __init__(self, lab: Lab, session: Session | None = None, *,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        lab: Lab,
+        session: Session | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.lab = lab
         self.session = session if session is not None else session_for(lab)
         self.saved: dict[str, Any] = {"lab": lab.builtins()}
@@ -175,10 +180,16 @@ class LabRun:
             if not attempt.failures:
                 break
         report = StepReport(
-            index=step.index, name=step.name, line=step.line, level=step.level,
-            status="failed" if attempt.failures else "passed", command=attempt.command,
-            summary=attempt.result.summary if attempt.result is not None else
-            attempt.error or "", failures=attempt.failures, attempts=count)
+            index=step.index,
+            name=step.name,
+            line=step.line,
+            level=step.level,
+            status="failed" if attempt.failures else "passed",
+            command=attempt.command,
+            summary=attempt.result.summary if attempt.result is not None else attempt.error or "",
+            failures=attempt.failures,
+            attempts=count,
+        )
         if report.status == "passed" and step.save and attempt.result is not None:
             self.saved[step.save] = result_view(attempt.result)
         self.reports.append(report)
@@ -194,11 +205,13 @@ class LabRun:
     def report(self) -> LabReport:
         """The report so far; steps not run are skipped (with the reason when stopped)."""
         reports = list(self.reports)
-        for step in self.lab.steps[len(reports):]:
-            reports.append(StepReport(step.index, step.name, step.line, step.level,
-                                      note=self.stopped or "not run yet"))
-        return LabReport(self.lab.file, self.lab.name, self.lab.seed, reports,
-                         stem=self.lab.stem)
+        for step in self.lab.steps[len(reports) :]:
+            reports.append(
+                StepReport(
+                    step.index, step.name, step.line, step.level, note=self.stopped or "not run yet"
+                )
+            )
+        return LabReport(self.lab.file, self.lab.name, self.lab.seed, reports, stem=self.lab.stem)
 
     def _attempt(self, step: Step) -> _Attempt:
         try:
@@ -219,8 +232,11 @@ class LabRun:
         if step.error is not None:
             if attempt.error is None:
                 summary = attempt.result.summary if attempt.result is not None else ""
-                attempt.failures.append(Failure(
-                    "error", step.error.describe(), f"no error; the command gave: {summary}"))
+                attempt.failures.append(
+                    Failure(
+                        "error", step.error.describe(), f"no error; the command gave: {summary}"
+                    )
+                )
             else:
                 message = attempt.error
                 failure = evaluate(step.error, "error", lambda: message, self.saved)
@@ -228,13 +244,18 @@ class LabRun:
                     attempt.failures.append(failure)
             return attempt
         if attempt.error is not None or attempt.result is None:
-            attempt.failures.append(Failure("the command", "to succeed",
-                                            f"an error: {attempt.error}"))
+            attempt.failures.append(
+                Failure("the command", "to succeed", f"an error: {attempt.error}")
+            )
             return attempt
         view = result_view(attempt.result)
         for expectation in step.expect:
-            failure = evaluate(expectation.check, expectation.path,
-                               partial(resolve, view, list(expectation.parts)), self.saved)
+            failure = evaluate(
+                expectation.check,
+                expectation.path,
+                partial(resolve, view, list(expectation.parts)),
+                self.saved,
+            )
             if failure is not None:
                 attempt.failures.append(failure)
         return attempt

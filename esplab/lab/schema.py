@@ -27,14 +27,34 @@ from esplab.lab.loader import PathKey, describe_value
 __all__ = ["KEYWORDS", "Issue", "json_type", "lab_schema", "validate"]
 
 #: The JSON Schema keywords this validator understands; the schema uses no others.
-KEYWORDS = frozenset({
-    "$schema", "$defs", "$ref", "title", "description", "default",
-    "type", "enum", "anyOf",
-    "properties", "required", "additionalProperties", "minProperties",
-    "items", "minItems", "maxItems",
-    "minLength", "maxLength", "pattern", "minimum", "maximum",
-    "x-valid", "x-key", "x-hint",
-})
+KEYWORDS = frozenset(
+    {
+        "$schema",
+        "$defs",
+        "$ref",
+        "title",
+        "description",
+        "default",
+        "type",
+        "enum",
+        "anyOf",
+        "properties",
+        "required",
+        "additionalProperties",
+        "minProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "x-valid",
+        "x-key",
+        "x-hint",
+    }
+)
 
 _TYPE_WORDS = {
     "string": "text",
@@ -131,8 +151,9 @@ class _Validator:
     def add(self, path: PathKey, what: str, **kw: Any) -> None:
         self.issues.append(Issue(path, what, **kw))
 
-    def type_error(self, value: Any, schema: dict[str, Any], path: PathKey,
-                   types: list[str]) -> None:
+    def type_error(
+        self, value: Any, schema: dict[str, Any], path: PathKey, types: list[str]
+    ) -> None:
         wanted = schema.get("x-valid") or " or ".join(_TYPE_WORDS[t] for t in types)
         self.add(path, f"{where(path)} must be {wanted}, got {describe_value(value)}")
 
@@ -159,8 +180,11 @@ class _Validator:
 
     def any_of(self, value: Any, schema: dict[str, Any], path: PathKey) -> None:
         branches = [self.resolve(b) for b in schema["anyOf"]]
-        fitting = [b for b in branches
-                   if _types(b) is None or any(_type_ok(value, t) for t in _types(b) or ())]
+        fitting = [
+            b
+            for b in branches
+            if _types(b) is None or any(_type_ok(value, t) for t in _types(b) or ())
+        ]
         if not fitting:
             types = [t for b in branches for t in (_types(b) or ())]
             self.type_error(value, schema, path, types)
@@ -184,31 +208,51 @@ class _Validator:
     def string(self, value: str, schema: dict[str, Any], path: PathKey) -> None:
         low, high = schema.get("minLength"), schema.get("maxLength")
         if low is not None and len(value) < low:
-            self.add(path, f"{where(path)} must not be empty" if low == 1 else
-                     f"{where(path)} is too short ({len(value)} characters)",
-                     valid=None if low == 1 else f"at least {low} characters")
+            self.add(
+                path,
+                f"{where(path)} must not be empty"
+                if low == 1
+                else f"{where(path)} is too short ({len(value)} characters)",
+                valid=None if low == 1 else f"at least {low} characters",
+            )
         elif high is not None and len(value) > high:
-            self.add(path, f"{where(path)} is too long ({len(value)} characters)",
-                     valid=f"at most {high} characters")
+            self.add(
+                path,
+                f"{where(path)} is too long ({len(value)} characters)",
+                valid=f"at most {high} characters",
+            )
         pattern = schema.get("pattern")
         if pattern is not None and re.search(pattern, value) is None:
-            self.add(path, f"{where(path)} cannot be '{value}'",
-                     valid=schema.get("x-valid") or f"text matching {pattern}")
+            self.add(
+                path,
+                f"{where(path)} cannot be '{value}'",
+                valid=schema.get("x-valid") or f"text matching {pattern}",
+            )
 
     def number(self, value: float, schema: dict[str, Any], path: PathKey) -> None:
         low, high = schema.get("minimum"), schema.get("maximum")
         if low is not None and value < low:
-            self.add(path, f"{where(path)} must be at least {low}, got {value}",
-                     valid=schema.get("x-valid"))
+            self.add(
+                path,
+                f"{where(path)} must be at least {low}, got {value}",
+                valid=schema.get("x-valid"),
+            )
         elif high is not None and value > high:
-            self.add(path, f"{where(path)} must be at most {high}, got {value}",
-                     valid=schema.get("x-valid"))
+            self.add(
+                path,
+                f"{where(path)} must be at most {high}, got {value}",
+                valid=schema.get("x-valid"),
+            )
 
     def array(self, value: list[Any], schema: dict[str, Any], path: PathKey) -> None:
         low, high = schema.get("minItems"), schema.get("maxItems")
         if low is not None and len(value) < low:
-            self.add(path, f"{where(path)} must not be empty" if low == 1 else
-                     f"{where(path)} needs at least {low} items, got {len(value)}")
+            self.add(
+                path,
+                f"{where(path)} must not be empty"
+                if low == 1
+                else f"{where(path)} needs at least {low} items, got {len(value)}",
+            )
         elif high is not None and len(value) > high:
             self.add(path, f"{where(path)} has {len(value)} items", valid=f"at most {high}")
         items = schema.get("items")
@@ -231,8 +275,14 @@ class _Validator:
                 self.check(item, properties[key], (*path, key))
             elif extra is False:
                 place = "" if not path else f" in {where(path)}"
-                self.add((*path, key), f"unknown {noun} '{key}'{place}", at_key=True,
-                         valid=list(properties), value=key, hint=schema.get("x-hint"))
+                self.add(
+                    (*path, key),
+                    f"unknown {noun} '{key}'{place}",
+                    at_key=True,
+                    valid=list(properties),
+                    value=key,
+                    hint=schema.get("x-hint"),
+                )
             elif isinstance(extra, dict):
                 self.check(item, extra, (*path, key))
 

@@ -64,21 +64,31 @@ class Datapath:
         self.lab = lab
 
     # -- entry -------------------------------------------------------------
-    def send(self, node: str, dev: str | None, packet: bytes, opts: SendOptions | None = None
-             ) -> Journey:
+    def send(
+        self, node: str, dev: str | None, packet: bytes, opts: SendOptions | None = None
+    ) -> Journey:
         """Send ``packet`` (an IP packet) from ``node``, out of ``dev`` if given."""
         lab = self.lab
         src = lab.node(node)
         if dev is not None:
             out_dev = src.dev(dev)
             if not out_dev.up:
-                raise KernelError("ENETDOWN", f"{node} {dev} is down", prefix="send",
-                                  hint=f"ip link set {dev} up")
+                raise KernelError(
+                    "ENETDOWN", f"{node} {dev} is down", prefix="send", hint=f"ip link set {dev} up"
+                )
         lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
         walk = Walk(lab, journey, opts or SendOptions())
-        walk.add(Stage(f"{node}.out", node, f"{node} sends {len(packet)} bytes",
-                       data=packet, kind="ip", meta={"len": len(packet)}))
+        walk.add(
+            Stage(
+                f"{node}.out",
+                node,
+                f"{node} sends {len(packet)} bytes",
+                data=packet,
+                kind="ip",
+                meta={"len": len(packet)},
+            )
+        )
         self._output(walk, src, packet, dev, hops=0)
         if not journey.verdict:
             journey.verdict = "no verdict"
@@ -91,13 +101,21 @@ class Datapath:
         src = self.lab.node(node)
         out = src.dev(dev)
         if not out.up:
-            raise KernelError("ENETDOWN", f"{node} {dev} is down", prefix="send",
-                              hint=f"ip link set {dev} up")
+            raise KernelError(
+                "ENETDOWN", f"{node} {dev} is down", prefix="send", hint=f"ip link set {dev} up"
+            )
         self.lab.engine_snapshots(self.lab.settings.tracing)
         journey = self.lab.journeys.new(f"{node} {dev} (frame)")
         walk = Walk(self.lab, journey, SendOptions())
-        walk.add(Stage(f"{node}.out", node, f"{node} sends a {len(frame)}-byte frame",
-                       data=frame, kind="ether"))
+        walk.add(
+            Stage(
+                f"{node}.out",
+                node,
+                f"{node} sends a {len(frame)}-byte frame",
+                data=frame,
+                kind="ether",
+            )
+        )
         self._xmit(walk, src, dev, frame, 0, f"xmit {len(frame)} bytes as given")
         if not journey.verdict:
             journey.verdict = "no verdict"
@@ -116,8 +134,7 @@ class Datapath:
             journey.verdict = "no verdict"
 
     # -- IP output ---------------------------------------------------------
-    def _output(self, walk: Walk, node: Node, packet: bytes, bound: str | None,
-                hops: int) -> None:
+    def _output(self, walk: Walk, node: Node, packet: bytes, bound: str | None, hops: int) -> None:
         name = node.name
         try:
             info = parse_ip(packet)
@@ -127,48 +144,95 @@ class Datapath:
         src, dst = addrs(packet)
         route = node.route(dst)
         if route is None:
-            walk.drop(f"{name}.route", name, f"no route to {dst}", None,
-                      "no route matches the destination (ENETUNREACH)")
+            walk.drop(
+                f"{name}.route",
+                name,
+                f"no route to {dst}",
+                None,
+                "no route matches the destination (ENETUNREACH)",
+            )
             return
         dev_name = bound or route.dev
         via = route.via if route.dev == dev_name else None
         nexthop = via or dst
-        walk.add(LazyTextStage(f"{name}.route", name,
-                               "{} via {} dev {}" if via else "{} dev {}",
-                               f"longest-prefix match: {node.route_text(route)}", "C", None,
-                               None, args=(dst, nexthop, dev_name) if via else (dst, dev_name)))
+        walk.add(
+            LazyTextStage(
+                f"{name}.route",
+                name,
+                "{} via {} dev {}" if via else "{} dev {}",
+                f"longest-prefix match: {node.route_text(route)}",
+                "C",
+                None,
+                None,
+                args=(dst, nexthop, dev_name) if via else (dst, dev_name),
+            )
+        )
         # XFRM output: policy, state, datapath.
         decision = node.xfrm.resolve_output_key(flow_key(info, packet, src, dst, dev_name))
         if decision.verdict == "bypass":
-            walk.add(Stage(f"{name}.xfrm.policy(out)", name, "no policy: plain IP",
-                           "no outbound policy matches this flow", "C"))
+            walk.add(
+                Stage(
+                    f"{name}.xfrm.policy(out)",
+                    name,
+                    "no policy: plain IP",
+                    "no outbound policy matches this flow",
+                    "C",
+                )
+            )
             self._transmit(walk, node, dev_name, nexthop, packet, hops)
             return
         policy = decision.policy
         if decision.verdict != "ipsec":
-            pol_text = (f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority "
-                        f"{policy.priority}" if policy else "policy")
+            pol_text = (
+                f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority {policy.priority}"
+                if policy
+                else "policy"
+            )
             reason = {"block": "policy action block", "no-state": "no SA for the template"}.get(
-                decision.verdict, decision.counter or decision.verdict)
-            walk.drop(f"{name}.xfrm.policy(out)", name, reason, decision.counter,
-                      f"{pol_text}: {reason} ({decision.counter})")
+                decision.verdict, decision.counter or decision.verdict
+            )
+            walk.drop(
+                f"{name}.xfrm.policy(out)",
+                name,
+                reason,
+                decision.counter,
+                f"{pol_text}: {reason} ({decision.counter})",
+            )
             return
         if policy:
-            walk.add(LazyTextStage(f"{name}.xfrm.policy(out)", name,
-                                   "policy {} -> {} dir out priority {}: ipsec",
-                                   "the flow matches an outbound policy with templates", "C",
-                                   args=(policy.sel.src, policy.sel.dst, policy.priority)))
+            walk.add(
+                LazyTextStage(
+                    f"{name}.xfrm.policy(out)",
+                    name,
+                    "policy {} -> {} dir out priority {}: ipsec",
+                    "the flow matches an outbound policy with templates",
+                    "C",
+                    args=(policy.sel.src, policy.sel.dst, policy.priority),
+                )
+            )
         else:
-            walk.add(Stage(f"{name}.xfrm.policy(out)", name, "policy: ipsec",
-                           "the flow matches an outbound policy with templates", "C"))
+            walk.add(
+                Stage(
+                    f"{name}.xfrm.policy(out)",
+                    name,
+                    "policy: ipsec",
+                    "the flow matches an outbound policy with templates",
+                    "C",
+                )
+            )
         if decision.states and decision.states[-1].mode == "tunnel":
             # The bundle's route is the tunnel endpoint's (xfrm_bundle_create looks it up
             # before any output): offload and the size checks are made for that device.
             tun_dst = decision.states[-1].dst
             route = node.route(tun_dst)
             if route is None:
-                walk.drop(f"{node.name}.route", node.name, f"no route to {tun_dst}", None,
-                          "the tunnel endpoint is unreachable")
+                walk.drop(
+                    f"{node.name}.route",
+                    node.name,
+                    f"no route to {tun_dst}",
+                    None,
+                    "the tunnel endpoint is unreachable",
+                )
                 return
             dev_name, nexthop = route.dev, route.via or tun_dst
         first: IpInfo | None = info
@@ -180,23 +244,34 @@ class Datapath:
             first = None
         self._transmit(walk, node, dev_name, nexthop, packet, hops)
 
-    def _esp_output(self, walk: Walk, node: Node, state: XfrmState, packet: bytes,
-                    dev_name: str, info: IpInfo | None = None) -> bytes | None:
+    def _esp_output(
+        self,
+        walk: Walk,
+        node: Node,
+        state: XfrmState,
+        packet: bytes,
+        dev_name: str,
+        info: IpInfo | None = None,
+    ) -> bytes | None:
         """Protect ``packet`` with ``state`` on the datapath the state selects
         (``info``: its parsed header, when the caller has it)."""
         meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
         verdict = _NO_OFFLOAD
         refused = self.lab.fallback_reason(state)
         if state.offload is None and refused is not None:
-            verdict = OffloadVerdict("sw", f"not offloaded: {refused}, so the state was "
-                                     "added for software (the driver returned EOPNOTSUPP for "
-                                     "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)")
+            verdict = OffloadVerdict(
+                "sw",
+                f"not offloaded: {refused}, so the state was "
+                "added for software (the driver returned EOPNOTSUPP for "
+                "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)",
+            )
         runtime = self.lab.sa_runtime(node.name)
         sa = _software_sa(walk, node, state, f"{node.name}.xfrm.state", "XfrmOutStateProtoError")
         if sa is None:
             return None
-        if state.mode == "tunnel" and tunnel_too_big(self, walk, node, state, sa, packet,
-                                                           dev_name, info):
+        if state.mode == "tunnel" and tunnel_too_big(
+            self, walk, node, state, sa, packet, dev_name, info
+        ):
             return None
         if state.offload is not None:
             out_dev = node.dev(dev_name)
@@ -206,15 +281,27 @@ class Datapath:
             outer += 8 if state.encap is not None else 0
             size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
             verdict = offload_ok(state, out_dev, packet, size)
-            walk.add(Stage(f"{dev_name}.xfrmdev", dev_name,
-                           f"offload_ok: {'yes' if verdict.datapath in OFFLOADED else 'no'} "
-                           f"({verdict.reason})",
-                           why=verdict.reason, fidelity=verdict.fidelity, meta=meta))
+            walk.add(
+                Stage(
+                    f"{dev_name}.xfrmdev",
+                    dev_name,
+                    f"offload_ok: {'yes' if verdict.datapath in OFFLOADED else 'no'} "
+                    f"({verdict.reason})",
+                    why=verdict.reason,
+                    fidelity=verdict.fidelity,
+                    meta=meta,
+                )
+            )
             if verdict.datapath == "drop":
                 node.xfrm.mib.bump("XfrmOutError")
-                walk.drop(f"{dev_name}.xfrmdev", dev_name, "packet offload cannot send it",
-                          "XfrmOutError", f"{verdict.reason}; packet offload has no software "
-                          "fallback (seed 001; airoha-dsa-xfrm.md 3.2, 6.18)")
+                walk.drop(
+                    f"{dev_name}.xfrmdev",
+                    dev_name,
+                    "packet offload cannot send it",
+                    "XfrmOutError",
+                    f"{verdict.reason}; packet offload has no software "
+                    "fallback (seed 001; airoha-dsa-xfrm.md 3.2, 6.18)",
+                )
                 return None
         datapath = verdict.datapath
         if datapath in OFFLOADED:
@@ -230,51 +317,90 @@ class Datapath:
             out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
         except (BadArgument, DecodeError) as exc:
             # A pinned number past the SA's sequence space is an overflow (3.9) [C].
-            counter = ("XfrmOutStateSeqError" if walk.opts.seq is not None
-                       and walk.opts.seq > sa.seq_max else "XfrmOutStateProtoError")
+            counter = (
+                "XfrmOutStateSeqError"
+                if walk.opts.seq is not None and walk.opts.seq > sa.seq_max
+                else "XfrmOutStateProtoError"
+            )
             node.xfrm.mib.bump(counter)
             walk.drop(tap, node.name, str(exc), counter, "the ESP output refused this packet")
             return None
         except KernelError as exc:
-            counter = "XfrmOutStateSeqError" if exc.errno_name == "EOVERFLOW" else (
-                "XfrmOutStateExpired" if exc.errno_name == "EINVAL" else "XfrmOutStateProtoError")
+            counter = (
+                "XfrmOutStateSeqError"
+                if exc.errno_name == "EOVERFLOW"
+                else (
+                    "XfrmOutStateExpired"
+                    if exc.errno_name == "EINVAL"
+                    else "XfrmOutStateProtoError"
+                )
+            )
             node.xfrm.mib.bump(counter)
             runtime.sync(state, sa)
             walk.drop(tap, node.name, str(exc), counter, "software ESP refused the packet")
             return None
         runtime.sync(state, sa)
         seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
-        walk.add(LazyTextStage(
-            f"{node.name}.esp", node.name, "software ESP: spi {:#010x} seq {} ({})",
-            "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + verdict.reason,
-            "C", None, out, "ip", meta={**meta, "seq": seq, "datapath": "sw"},
-            args=(state.spi, seq, state.mode)))
+        walk.add(
+            LazyTextStage(
+                f"{node.name}.esp",
+                node.name,
+                "software ESP: spi {:#010x} seq {} ({})",
+                "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + verdict.reason,
+                "C",
+                None,
+                out,
+                "ip",
+                meta={**meta, "seq": seq, "datapath": "sw"},
+                args=(state.spi, seq, state.mode),
+            )
+        )
         return out
 
     # -- L2 and the wire ---------------------------------------------------------
-    def _transmit(self, walk: Walk, node: Node, dev_name: str, nexthop: object,
-                  packet: bytes, hops: int) -> None:
+    def _transmit(
+        self, walk: Walk, node: Node, dev_name: str, nexthop: object, packet: bytes, hops: int
+    ) -> None:
         dev = node.dev(dev_name)
         if not dev.up:
             dev.counters.tx_dropped += 1
-            walk.drop(f"{tapname(node, dev_name)}.tx", dev_name, "device is down", "tx_dropped",
-                      f"{dev_name} is administratively down")
+            walk.drop(
+                f"{tapname(node, dev_name)}.tx",
+                dev_name,
+                "device is down",
+                "tx_dropped",
+                f"{dev_name} is administratively down",
+            )
             return
         if len(packet) > dev.mtu:
             too_big(self, walk, node, dev_name, packet, dev.mtu)
             return
         neigh = node.lookup_neigh(nexthop, dev_name)  # type: ignore[arg-type]
         if neigh is None:
-            walk.drop(f"{node.name}.neigh", node.name, f"no neighbour entry for {nexthop}",
-                      None, "neighbours are static in this lab: add one with ip neigh add",
-                      fidelity="M")
+            walk.drop(
+                f"{node.name}.neigh",
+                node.name,
+                f"no neighbour entry for {nexthop}",
+                None,
+                "neighbours are static in this lab: add one with ip neigh add",
+                fidelity="M",
+            )
             return
         frame = ether_frame(neigh.mac, dev.mac, packet)
-        self._xmit(walk, node, dev_name, frame, hops, f"xmit {len(frame)} bytes to {neigh.mac}",
-                   dev)
+        self._xmit(
+            walk, node, dev_name, frame, hops, f"xmit {len(frame)} bytes to {neigh.mac}", dev
+        )
 
-    def _xmit(self, walk: Walk, node: Node, dev_name: str, frame: bytes, hops: int,
-              decision: str, dev: NetDev | None = None) -> None:
+    def _xmit(
+        self,
+        walk: Walk,
+        node: Node,
+        dev_name: str,
+        frame: bytes,
+        hops: int,
+        decision: str,
+        dev: NetDev | None = None,
+    ) -> None:
         """A frame leaves ``dev_name`` (``dev``, when the caller has it): counters, the
         DSA tagger on user ports, the wire."""
         if dev is None:
@@ -287,8 +413,18 @@ class Datapath:
         if dev.kind == "dsa-user" and dev.switch_port is not None:
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
         else:
-            walk.add(Stage(f"{tname}.wire", dev_name, "on the wire", "", "C", {},
-                           frame if walk.snap else None, "ether"))
+            walk.add(
+                Stage(
+                    f"{tname}.wire",
+                    dev_name,
+                    "on the wire",
+                    "",
+                    "C",
+                    {},
+                    frame if walk.snap else None,
+                    "ether",
+                )
+            )
         peer = self.lab.peer_of(node.name, dev_name)
         if peer is None:
             walk.journey.verdict = f"sent out {dev_name} (nothing connected)"
@@ -298,13 +434,24 @@ class Datapath:
     def _receive(self, walk: Walk, node: Node, dev_name: str, frame: bytes, hops: int) -> None:
         dev = node.dev(dev_name)
         if dev.kind == "dsa-user" and dev.switch_port is not None:
-            walk.add(Stage(f"{dev_name}.wire", dev_name, "frame enters switch port "
-                           f"{dev.switch_port}", data=None))
+            walk.add(
+                Stage(
+                    f"{dev_name}.wire",
+                    dev_name,
+                    f"frame enters switch port {dev.switch_port}",
+                    data=None,
+                )
+            )
             walk.extend(dsa_rx_stages(frame, dev.switch_port, dev_name, walk.snap))
         if not dev.up:
             dev.counters.rx_dropped += 1
-            walk.drop(f"{tapname(node, dev_name)}.rx", dev_name, "device is down", "rx_dropped",
-                      f"{node.name} {dev_name} is down")
+            walk.drop(
+                f"{tapname(node, dev_name)}.rx",
+                dev_name,
+                "device is down",
+                "rx_dropped",
+                f"{node.name} {dev_name} is down",
+            )
             return
         counters = dev.counters
         counters.rx_packets += 1
@@ -318,15 +465,29 @@ class Datapath:
         if etype in (ETH_P_8021Q, ETH_P_8021AD):
             vid = int.from_bytes(frame[14:16], "big") & 0x0FFF
             dev.counters.rx_dropped += 1
-            walk.drop(f"{tapname(node, dev_name)}.rx", dev_name,
-                      f"VLAN {vid} frame, no {dev_name}.{vid} device", "rx_dropped",
-                      "a tagged frame for a VLAN the node has no device for is dropped "
-                      "(no VLAN devices are modelled)", "D", data=frame)
+            walk.drop(
+                f"{tapname(node, dev_name)}.rx",
+                dev_name,
+                f"VLAN {vid} frame, no {dev_name}.{vid} device",
+                "rx_dropped",
+                "a tagged frame for a VLAN the node has no device for is dropped "
+                "(no VLAN devices are modelled)",
+                "D",
+                data=frame,
+            )
             return
         packet = frame[14:]
-        walk.add(Stage(f"{tapname(node, dev_name)}.rx", dev_name,
-                       f"{node.name} {dev_name} receives {len(frame)} bytes", "", "C",
-                       {"rx_packets": 1}, packet if walk.snap else None))
+        walk.add(
+            Stage(
+                f"{tapname(node, dev_name)}.rx",
+                dev_name,
+                f"{node.name} {dev_name} receives {len(frame)} bytes",
+                "",
+                "C",
+                {"rx_packets": 1},
+                packet if walk.snap else None,
+            )
+        )
         self._input(walk, node, dev_name, packet, hops)
 
     # -- IP input ----------------------------------------------------------------
@@ -349,37 +510,68 @@ class Datapath:
             return
         if local:
             node.count_flow((info.proto, src, dst), len(packet))
-            walk.add(LazyTextStage(f"{node.name}.deliver", node.name,
-                                   "delivered to {} (proto {}, {} bytes)", "", "C", None,
-                                   packet if walk.snap else None, "ip",
-                                   args=(dst, info.proto, len(packet))))
+            walk.add(
+                LazyTextStage(
+                    f"{node.name}.deliver",
+                    node.name,
+                    "delivered to {} (proto {}, {} bytes)",
+                    "",
+                    "C",
+                    None,
+                    packet if walk.snap else None,
+                    "ip",
+                    args=(dst, info.proto, len(packet)),
+                )
+            )
             walk.journey.verdict = f"delivered to {node.name}"
             walk.journey.delivered = True
             return
         if not node.forwarding:
-            walk.drop(f"{node.name}.route", node.name, f"{dst} is not local and forwarding is off",
-                      None, "a host does not forward (net.ipv4.ip_forward = 0)")
+            walk.drop(
+                f"{node.name}.route",
+                node.name,
+                f"{dst} is not local and forwarding is off",
+                None,
+                "a host does not forward (net.ipv4.ip_forward = 0)",
+            )
             return
         walk.add(Stage(f"{node.name}.forward", node.name, f"forward towards {dst}"))
         self._output(walk, node, packet, None, hops)
 
     # -- IPsec input and the engine ------------------------------------------------
-    def _esp_input(self, walk: Walk, node: Node, dev_name: str, packet: bytes,
-                   info: IpInfo, dst: IPv4Address | IPv6Address) -> bytes | None:
+    def _esp_input(
+        self,
+        walk: Walk,
+        node: Node,
+        dev_name: str,
+        packet: bytes,
+        info: IpInfo,
+        dst: IPv4Address | IPv6Address,
+    ) -> bytes | None:
         """XFRM input for an ESP packet addressed to ``node`` (at ``dst``): the inner
         packet or None."""
         off = info.hlen + (8 if info.proto == IPPROTO_UDP else 0)
         if len(packet) < off + 8:
             node.xfrm.mib.bump("XfrmInHdrError")
-            walk.drop(f"{node.name}.xfrm", node.name, "ESP header truncated", "XfrmInHdrError",
-                      "no room for SPI and sequence number (xfrm_parse_spi)")
+            walk.drop(
+                f"{node.name}.xfrm",
+                node.name,
+                "ESP header truncated",
+                "XfrmInHdrError",
+                "no room for SPI and sequence number (xfrm_parse_spi)",
+            )
             return None
         spi = int.from_bytes(packet[off : off + 4], "big")
         state = node.xfrm.lookup_state_input(dst, spi, IPPROTO_ESP)
         if state is None:
             node.xfrm.mib.bump("XfrmInNoStates")
-            walk.drop(f"{node.name}.xfrm", node.name, f"no SA for spi {spi:#010x} dst {dst}",
-                      "XfrmInNoStates", "xfrm_state_lookup found nothing (XfrmInNoStates)")
+            walk.drop(
+                f"{node.name}.xfrm",
+                node.name,
+                f"no SA for spi {spi:#010x} dst {dst}",
+                "XfrmInNoStates",
+                "xfrm_state_lookup found nothing (XfrmInNoStates)",
+            )
             return None
         if state.offload is not None and state.offload.dev == dev_name:
             inner = self._offload_input(walk, node, state, packet, dev_name)
@@ -389,21 +581,33 @@ class Datapath:
             walk.secpath.append(state)
         return inner
 
-    def _policy_check(self, walk: Walk, node: Node, dev_name: str, packet: bytes,
-                      info: IpInfo, local: bool, src: IPv4Address | IPv6Address,
-                      dst: IPv4Address | IPv6Address) -> bool:
+    def _policy_check(
+        self,
+        walk: Walk,
+        node: Node,
+        dev_name: str,
+        packet: bytes,
+        info: IpInfo,
+        local: bool,
+        src: IPv4Address | IPv6Address,
+        dst: IPv4Address | IPv6Address,
+    ) -> bool:
         """``__xfrm_policy_check``: the inbound (or forward) policy must be satisfied by
         the states that decrypted the packet (airoha-dsa-xfrm.md 3.2, 3.8) [C]."""
         direction: Literal["in", "fwd"] = "in" if local else "fwd"
-        policy = node.xfrm.lookup_policy_key(
-            flow_key(info, packet, src, dst, dev_name), direction)
+        policy = node.xfrm.lookup_policy_key(flow_key(info, packet, src, dst, dev_name), direction)
         if policy is None:
             return True  # no policy: the default is to allow
         tap = f"{node.name}.xfrm.policy({direction})"
         if policy.action == "block":
             node.xfrm.mib.bump("XfrmInPolBlock")
-            walk.drop(tap, node.name, "policy action block", "XfrmInPolBlock",
-                      f"the {direction} policy blocks this flow")
+            walk.drop(
+                tap,
+                node.name,
+                "policy action block",
+                "XfrmInPolBlock",
+                f"the {direction} policy blocks this flow",
+            )
             return False
         if any(x.is_packet_offload for x in walk.secpath):
             # Packet offload: the check is CRYPTO_DONE and CRYPTO_SUCCESS, no MIB change.
@@ -411,23 +615,30 @@ class Datapath:
         for tmpl in policy.templates:
             if tmpl.level == "use":
                 continue
-            if not any(x.proto == tmpl.proto and x.mode == tmpl.mode
-                       and (tmpl.reqid == 0 or x.reqid == tmpl.reqid)
-                       and (tmpl.spi == 0 or x.spi == tmpl.spi) for x in walk.secpath):
+            if not any(
+                x.proto == tmpl.proto
+                and x.mode == tmpl.mode
+                and (tmpl.reqid == 0 or x.reqid == tmpl.reqid)
+                and (tmpl.spi == 0 or x.spi == tmpl.spi)
+                for x in walk.secpath
+            ):
                 node.xfrm.mib.bump("XfrmInTmplMismatch")
                 what = "arrived in clear" if not walk.secpath else "came through another SA"
-                walk.drop(tap, node.name, f"the {direction} policy requires ESP reqid "
-                          f"{tmpl.reqid}; the packet {what}", "XfrmInTmplMismatch",
-                          "xfrm_policy_check: the secpath does not satisfy the policy's "
-                          "templates (XfrmInTmplMismatch)")
+                walk.drop(
+                    tap,
+                    node.name,
+                    f"the {direction} policy requires ESP reqid {tmpl.reqid}; the packet {what}",
+                    "XfrmInTmplMismatch",
+                    "xfrm_policy_check: the secpath does not satisfy the policy's "
+                    "templates (XfrmInTmplMismatch)",
+                )
                 return False
         return True
 
     def _use_engine_aead(self, node: Node) -> bool:
         return node.role == "ap" and self.lab.settings.crypto_provider == "eip93"
 
-    def _sw_input(self, walk: Walk, node: Node, state: XfrmState, packet: bytes
-                  ) -> bytes | None:
+    def _sw_input(self, walk: Walk, node: Node, state: XfrmState, packet: bytes) -> bytes | None:
         if self._use_engine_aead(node):
             from esplab.model.engine_path import SW_INPUT, aead_input
 
@@ -443,33 +654,59 @@ class Datapath:
         if not res.ok:
             if res.mib:
                 node.xfrm.mib.bump(res.mib)
-            walk.drop(f"{node.name}.xfrm", node.name, f"{res.reason}: {res.detail}", res.mib,
-                      "software ESP input (esp_input / xfrm_input)", data=packet)
+            walk.drop(
+                f"{node.name}.xfrm",
+                node.name,
+                f"{res.reason}: {res.detail}",
+                res.mib,
+                "software ESP input (esp_input / xfrm_input)",
+                data=packet,
+            )
             return None
-        walk.add(LazyTextStage(
-            f"{node.name}.xfrm", node.name,
-            "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
-            "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)", "C", None,
-            res.packet if walk.snap else None, "ip",
-            meta={"spi": f"{state.spi:#010x}", "seq": res.seq, "datapath": "sw"},
-            args=(state.spi, res.seq, res.next_header, res.pad_len)))
+        walk.add(
+            LazyTextStage(
+                f"{node.name}.xfrm",
+                node.name,
+                "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
+                "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)",
+                "C",
+                None,
+                res.packet if walk.snap else None,
+                "ip",
+                meta={"spi": f"{state.spi:#010x}", "seq": res.seq, "datapath": "sw"},
+                args=(state.spi, res.seq, res.next_header, res.pad_len),
+            )
+        )
         return res.packet
 
-    def _offload_output(self, walk: Walk, node: Node, state: XfrmState, packet: bytes,
-                        dev_name: str, datapath: str, info: IpInfo | None = None
-                        ) -> bytes | None:
+    def _offload_output(
+        self,
+        walk: Walk,
+        node: Node,
+        state: XfrmState,
+        packet: bytes,
+        dev_name: str,
+        datapath: str,
+        info: IpInfo | None = None,
+    ) -> bytes | None:
         from esplab.model.engine_path import engine_output
 
         try:
             return engine_output(self.lab, walk, node, state, packet, dev_name, datapath, info)
         except (BadArgument, DecodeError) as exc:
             node.xfrm.mib.bump("XfrmOutStateProtoError")
-            walk.drop(f"{dev_name}.xfrmdev", dev_name, str(exc), "XfrmOutStateProtoError",
-                      "the ESP output refused this packet")
+            walk.drop(
+                f"{dev_name}.xfrmdev",
+                dev_name,
+                str(exc),
+                "XfrmOutStateProtoError",
+                "the ESP output refused this packet",
+            )
             return None
 
-    def _offload_input(self, walk: Walk, node: Node, state: XfrmState, packet: bytes,
-                       dev_name: str) -> bytes | None:
+    def _offload_input(
+        self, walk: Walk, node: Node, state: XfrmState, packet: bytes, dev_name: str
+    ) -> bytes | None:
         from esplab.model.engine_path import SW_INPUT, engine_input
 
         inner = engine_input(self.lab, walk, node, state, packet, dev_name)
@@ -478,16 +715,20 @@ class Datapath:
         return inner if isinstance(inner, bytes) else None
 
 
-def _software_sa(walk: Walk, node: Node, state: XfrmState, tap: str,
-                 counter: str) -> EspSA | None:
+def _software_sa(walk: Walk, node: Node, state: XfrmState, tap: str, counter: str) -> EspSA | None:
     """The state's software SA, or a drop counted on ``counter`` when the ESP datapath
     does not model what the state holds (an algorithm or mode ``ip xfrm`` accepts)."""
     try:
         sa: EspSA = walk.lab.sa_runtime(node.name).get(state)
     except EsplabError as exc:
         node.xfrm.mib.bump(counter)
-        walk.drop(tap, node.name, f"not modelled by the ESP datapath: {exc}", counter,
-                  "the state is valid for ip xfrm, but this lab's ESP has no such "
-                  "algorithm or mode", "M")
+        walk.drop(
+            tap,
+            node.name,
+            f"not modelled by the ESP datapath: {exc}",
+            counter,
+            "the state is valid for ip xfrm, but this lab's ESP has no such algorithm or mode",
+            "M",
+        )
         return None
     return sa

@@ -51,8 +51,16 @@ def record_stages(lab: Lab, origin: str, stages: list[Stage]) -> None:
     for stage in stages:
         journey.stages.append(stage)
         if stage.data is not None and lab.settings.tracing:
-            lab.captures.add(Captured(journey.id, len(journey.stages) - 1, stage.tap,
-                                      stage.kind, stage.data, {"decision": stage.decision}))
+            lab.captures.add(
+                Captured(
+                    journey.id,
+                    len(journey.stages) - 1,
+                    stage.tap,
+                    stage.kind,
+                    stage.data,
+                    {"decision": stage.decision},
+                )
+            )
     journey.verdict = stages[-1].decision if stages else origin
 
 
@@ -67,14 +75,23 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
         if state.enc is not None:
             kw.update(enc=state.enc.name, enc_key=state.enc.key)
         if state.auth is not None:
-            kw.update(auth=state.auth.name, auth_key=state.auth.key,
-                      auth_trunc_bits=state.auth.icv_bits)
+            kw.update(
+                auth=state.auth.name, auth_key=state.auth.key, auth_trunc_bits=state.auth.icv_bits
+            )
         if state.aead is not None:
             kw.update(aead=state.aead.name)
-        res = drv.state_add(dev=dev.name, direction=state.offload.dir, spi=state.spi,
-                            mode=state.mode, offload=state.offload.type, family=state.family,
-                            encap=state.encap is not None, esn="esn" in state.flags,
-                            tfcpad=state.tfcpad, **kw)
+        res = drv.state_add(
+            dev=dev.name,
+            direction=state.offload.dir,
+            spi=state.spi,
+            mode=state.mode,
+            offload=state.offload.type,
+            family=state.family,
+            encap=state.encap is not None,
+            esn="esn" in state.flags,
+            tfcpad=state.tfcpad,
+            **kw,
+        )
         record_stages(lab, f"xdo_dev_state_add {dev.name} spi {state.spi:#x}", res.stages)
         port.refused = "" if res.ok else res.reason
         if res.ok:
@@ -92,8 +109,7 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
     port.unprogram = unprogram
 
 
-def _esp_headers(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None = None
-                 ) -> bytes:
+def _esp_headers(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None = None) -> bytes:
     """``esp_core.encrypt(sa, packet, seq=seq, iv=zeros)`` up to the end of the ESP
     header (SPI and sequence number), with every check and count it makes, but
     without running the cipher: only the headers are kept, and their lengths follow
@@ -106,8 +122,7 @@ def _esp_headers(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None 
         return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
     if info is None or info.version != 4:
         try:
-            info = parse_ip(packet, esp_split=not tunnel,
-                            after_fragment=sa.esp_after_v6_fragment)
+            info = parse_ip(packet, esp_split=not tunnel, after_fragment=sa.esp_after_v6_fragment)
         except DecodeError:
             return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size))
     if tunnel:
@@ -121,11 +136,13 @@ def _esp_headers(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None 
     # SPI || SEQ || IV || E(payload || pad || pad length || next header) || ICV: every
     # cipher here keeps the length, and the ICV (or AEAD tag) is icv_len bytes.
     clen = size + (-(size + 2) % sa.align) + 2
-    body = (sa.spi_bytes + (seq & 0xFFFFFFFF).to_bytes(4, "big")
-            + bytes(sa.iv_size + clen + sa.icv_len))
+    body = (
+        sa.spi_bytes + (seq & 0xFFFFFFFF).to_bytes(4, "big") + bytes(sa.iv_size + clen + sa.icv_len)
+    )
     if tunnel:
-        return esp_core._tunnel_header(sa, packet, info.version, info.dsfield, info.df, size,
-                                       IPPROTO_ESP, body, None)
+        return esp_core._tunnel_header(
+            sa, packet, info.version, info.dsfield, info.df, size, IPPROTO_ESP, body, None
+        )
     if info.version == 4:
         return ipv4_fix(packet[: info.hlen], info.hlen + len(body), IPPROTO_ESP) + body
     head6 = bytearray(packet[: info.hlen])
@@ -134,8 +151,9 @@ def _esp_headers(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None 
     return bytes(head6) + body
 
 
-def build_skb(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None = None
-              ) -> tuple[bytes, int, int]:
+def build_skb(
+    sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None = None
+) -> tuple[bytes, int, int]:
     """The skb the kernel hands the driver: (skb, ESP offset, next header).
 
     The headers come from the software ESP output mode (the kernel's xfrm mode
@@ -170,15 +188,29 @@ def _hw(lab: Lab, state: XfrmState) -> Any:
     return entry[1] if entry is not None and entry[0] is state else None
 
 
-def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes,
-                  dev_name: str, datapath: str, info: IpInfo | None = None) -> bytes | None:
+def engine_output(
+    lab: Lab,
+    walk: Any,
+    node: Node,
+    state: XfrmState,
+    packet: bytes,
+    dev_name: str,
+    datapath: str,
+    info: IpInfo | None = None,
+) -> bytes | None:
     """Crypto or packet offload TX through the driver and the engine (``info``:
     ``parse_ip(packet)``, when the caller has it)."""
     hw = _hw(lab, state)
     drv = lab.eip93
     if hw is None:
-        walk.drop(f"{dev_name}.xfrmdev", dev_name, "SA not programmed in the engine", None,
-                  "the state has an offload binding but no engine SA record", "M")
+        walk.drop(
+            f"{dev_name}.xfrmdev",
+            dev_name,
+            "SA not programmed in the engine",
+            None,
+            "the state has an offload binding but no engine SA record",
+            "M",
+        )
         return None
     runtime = lab.sa_runtime(node.name)
     if datapath == "crypto":
@@ -192,16 +224,22 @@ def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byt
         scratch = runtime.scratch(state)
         skb, off, proto = build_skb(scratch, packet, 1, info)
         if walk.opts.seq is not None:
-            drv.memory.write(hw.sa_addr + 0x6C, ((walk.opts.seq - 1) & 0xFFFFFFFF)
-                             .to_bytes(4, "little"))
+            drv.memory.write(
+                hw.sa_addr + 0x6C, ((walk.opts.seq - 1) & 0xFFFFFFFF).to_bytes(4, "little")
+            )
     tx = drv.crypto_tx if datapath == "crypto" else drv.packet_tx
     outcome = tx(hw, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
     _add_stages(walk, outcome)
     if not outcome.ok:
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
-        walk.drop("eip93.driver", "eip93", f"engine TX failed: {outcome.reason}", outcome.mib,
-                  "; ".join(outcome.errors) or "the driver refused the packet")
+        walk.drop(
+            "eip93.driver",
+            "eip93",
+            f"engine TX failed: {outcome.reason}",
+            outcome.mib,
+            "; ".join(outcome.errors) or "the driver refused the packet",
+        )
         return None
     if datapath == "packet":
         sa = runtime.get(state)
@@ -210,8 +248,9 @@ def engine_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byt
     return bytes(outcome.data)
 
 
-def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes,
-                 dev_name: str) -> bytes | object | None:
+def engine_input(
+    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes, dev_name: str
+) -> bytes | object | None:
     """RX through the engine; ``SW_INPUT`` when the driver leaves the packet to software."""
     from esplab.model.engine.xmit import locate_esp
 
@@ -225,23 +264,46 @@ def engine_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: byte
             node.xfrm.mib.bump(outcome.mib)
         if outcome.status.endswith("AUTH_FAILED"):
             lab.sa_runtime(node.name).count(state, integrity_failed=1)
-        walk.drop(f"{node.name}.xfrm", node.name, f"engine RX failed: {outcome.status}",
-                  outcome.mib, "; ".join(outcome.errors))
+        walk.drop(
+            f"{node.name}.xfrm",
+            node.name,
+            f"engine RX failed: {outcome.status}",
+            outcome.mib,
+            "; ".join(outcome.errors),
+        )
         return None
     if state.is_packet_offload:
         lab.sa_runtime(node.name).count(
-            state, packets=1, bytes=protected_length(bytes(outcome.data), state.mode))
+            state, packets=1, bytes=protected_length(bytes(outcome.data), state.mode)
+        )
         return bytes(outcome.data)
     # Crypto offload: xfrm_input finishes in software with CRYPTO_DONE (3.2) [C].
     off = locate_esp(packet)[0]
     payload = outcome.data[off + 8 + hw_iv(lab, state) :]
-    return software_finish(lab, walk, node, state, packet, outcome.seq or 0, payload,
-                           outcome.next_header or 0, "crypto")
+    return software_finish(
+        lab,
+        walk,
+        node,
+        state,
+        packet,
+        outcome.seq or 0,
+        payload,
+        outcome.next_header or 0,
+        "crypto",
+    )
 
 
-def software_finish(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes,
-                    seq_lo: int, payload: bytes, next_header: int, datapath: str
-                    ) -> bytes | None:
+def software_finish(
+    lab: Lab,
+    walk: Any,
+    node: Node,
+    state: XfrmState,
+    packet: bytes,
+    seq_lo: int,
+    payload: bytes,
+    next_header: int,
+    datapath: str,
+) -> bytes | None:
     """What xfrm_input does after the crypto was done elsewhere: the replay check, the
     window update, and the mode's decapsulation (airoha-dsa-xfrm.md 3.2, 3.9) [C]."""
     from esplab.model.engine.xmit import decapsulate, locate_esp
@@ -258,19 +320,30 @@ def software_finish(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: b
             runtime.count(state, replay=1)
         elif verdict.name == "TOO_OLD":
             runtime.count(state, replay_window=1)
-        walk.drop(f"{node.name}.xfrm", node.name, f"replay check: {verdict.name.lower()}",
-                  counter, "the replay window is checked in software after the engine "
-                  "decrypted (airoha-dsa-xfrm.md 3.9, 6.20)")
+        walk.drop(
+            f"{node.name}.xfrm",
+            node.name,
+            f"replay check: {verdict.name.lower()}",
+            counter,
+            "the replay window is checked in software after the engine "
+            "decrypted (airoha-dsa-xfrm.md 3.9, 6.20)",
+        )
         return None
     sa.replay.advance(seq)
     runtime.count(state, packets=1, bytes=len(payload))
     inner = decapsulate(packet[:off], nh_off, payload, next_header, state.mode == "tunnel")
-    walk.add(Stage(f"{node.name}.xfrm", node.name,
-                   f"{datapath} RX done: seq {seq} replay ok, trailer stripped, "
-                   f"{len(inner)} bytes", why="xfrm_input after the crypto: replay check, "
-                   "input_tail and decapsulation in software (airoha-dsa-xfrm.md 3.2)",
-                   data=inner, kind="ip", meta={"spi": f"{state.spi:#010x}", "seq": seq,
-                                                "datapath": datapath}))
+    walk.add(
+        Stage(
+            f"{node.name}.xfrm",
+            node.name,
+            f"{datapath} RX done: seq {seq} replay ok, trailer stripped, {len(inner)} bytes",
+            why="xfrm_input after the crypto: replay check, "
+            "input_tail and decapsulation in software (airoha-dsa-xfrm.md 3.2)",
+            data=inner,
+            kind="ip",
+            meta={"spi": f"{state.spi:#010x}", "seq": seq, "datapath": datapath},
+        )
+    )
     return inner
 
 
@@ -285,17 +358,23 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
     if state.enc is None or state.auth is None:
         return None
     try:
-        tfm = lab.eip93.aead_setkey(enc=state.enc.name, enc_key=state.enc.key,
-                                    auth=state.auth.name, auth_key=state.auth.key,
-                                    authsize=state.auth.icv_bits // 8, spi=state.spi)
+        tfm = lab.eip93.aead_setkey(
+            enc=state.enc.name,
+            enc_key=state.enc.key,
+            auth=state.auth.name,
+            auth_key=state.auth.key,
+            authsize=state.auth.icv_bits // 8,
+            spi=state.spi,
+        )
     except KernelError:
         return None
     lab.aead_tfms[id(state)] = (state, tfm)
     return tfm
 
 
-def aead_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
-                ) -> bytes | object | None:
+def aead_output(
+    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
+) -> bytes | object | None:
     """sw+aead TX: the kernel's ESP with the engine as its AEAD, or ``SW_INPUT`` when the
     driver has no transform for these algorithms (generic software crypto then runs)."""
     tfm = _tfm(lab, state)
@@ -310,14 +389,20 @@ def aead_output(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
     if not outcome.ok:
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
-        walk.drop("eip93.driver", "eip93", f"authenc on the engine failed: {outcome.reason}",
-                  outcome.mib, "; ".join(outcome.errors))
+        walk.drop(
+            "eip93.driver",
+            "eip93",
+            f"authenc on the engine failed: {outcome.reason}",
+            outcome.mib,
+            "; ".join(outcome.errors),
+        )
         return None
     return bytes(outcome.data)
 
 
-def aead_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
-               ) -> bytes | object | None:
+def aead_input(
+    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
+) -> bytes | object | None:
     """sw+aead RX: the engine checks the ICV and decrypts; software does the rest."""
     from esplab.model.engine.xmit import locate_esp
 
@@ -332,11 +417,26 @@ def aead_input(lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
             node.xfrm.mib.bump(outcome.mib)
         if outcome.mib == "XfrmInStateProtoError":
             lab.sa_runtime(node.name).count(state, integrity_failed=1)
-        walk.drop(f"{node.name}.xfrm", node.name, f"authenc on the engine: {outcome.reason}",
-                  outcome.mib, "; ".join(outcome.errors))
+        walk.drop(
+            f"{node.name}.xfrm",
+            node.name,
+            f"authenc on the engine: {outcome.reason}",
+            outcome.mib,
+            "; ".join(outcome.errors),
+        )
         return None
-    return software_finish(lab, walk, node, state, packet, outcome.seq or 0,
-                           bytes(outcome.data), outcome.next_header or 0, "sw+aead")
+    return software_finish(
+        lab,
+        walk,
+        node,
+        state,
+        packet,
+        outcome.seq or 0,
+        bytes(outcome.data),
+        outcome.next_header or 0,
+        "sw+aead",
+    )
+
 
 def protected_length(packet: bytes, mode: str, info: IpInfo | None = None) -> int:
     """What a lifetime counts for one packet, as the software path does: the inner
@@ -350,4 +450,3 @@ def protected_length(packet: bytes, mode: str, info: IpInfo | None = None) -> in
 def hw_iv(lab: Lab, state: XfrmState) -> int:
     hw = _hw(lab, state)
     return int(hw.iv_size) if hw is not None else 0
-

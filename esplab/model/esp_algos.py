@@ -117,14 +117,30 @@ def _from_kernel(k: KernelAlgo) -> AlgoInfo:
             return AlgoInfo("auth", k.name, k.aliases, (0,), icv_bits=(0,), scapy_name=scapy)
         # The kernel's default truncation (sha256: 96, not RFC 4868's 128, which is what
         # ``auth-trunc ... 128`` and every IKE daemon set).
-        return AlgoInfo("auth", k.name, k.aliases, (), icv_bits=_hmac_bits(k.full_bits),
-                        default_icv_bits=k.default_icv_bits, digest_bits=k.full_bits,
-                        scapy_name=scapy)
+        return AlgoInfo(
+            "auth",
+            k.name,
+            k.aliases,
+            (),
+            icv_bits=_hmac_bits(k.full_bits),
+            default_icv_bits=k.default_icv_bits,
+            digest_bits=k.full_bits,
+            scapy_name=scapy,
+        )
     block, iv = _CIPHER_SHAPE[k.name]
     kind: Kind = "aead" if k.kind == "aead" else "enc"
-    return AlgoInfo(kind, k.name, k.aliases, k.key_bytes or (), block, iv, k.salt_bytes,
-                    icv_bits=k.icv_bits, default_icv_bits=k.icv_bits[-1] if k.icv_bits else 0,
-                    scapy_name=scapy)
+    return AlgoInfo(
+        kind,
+        k.name,
+        k.aliases,
+        k.key_bytes or (),
+        block,
+        iv,
+        k.salt_bytes,
+        icv_bits=k.icv_bits,
+        default_icv_bits=k.icv_bits[-1] if k.icv_bits else 0,
+        scapy_name=scapy,
+    )
 
 
 def _table(kind: str, names: Collection[str]) -> Mapping[str, AlgoInfo]:

@@ -127,8 +127,9 @@ def parse_ip(packet: bytes, *, esp_split: bool = False, after_fragment: bool = T
                 f"bad IPv4 lengths: ihl {ihl}, total length {end}, {n} bytes captured",
                 valid="20 <= ihl <= total length <= captured length",
             )
-        return _new_info(IpInfo, (4, ihl, 9, proto, end, tos, frag & 0x4000 != 0,
-                                  frag & 0x3FFF != 0))
+        return _new_info(
+            IpInfo, (4, ihl, 9, proto, end, tos, frag & 0x4000 != 0, frag & 0x3FFF != 0)
+        )
     if version == 6:
         if n < 40:
             raise DecodeError(f"IPv6 header truncated: {n} bytes", valid="at least 40")

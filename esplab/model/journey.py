@@ -46,8 +46,19 @@ FIDELITY = {
 
 # How a snapshot's bytes are decoded, by its kind.
 Kind = Literal[
-    "ip", "ether", "mtk", "mtk-rx", "qdma", "qdma-rx", "cdr", "rdr", "sa", "state", "offload",
-    "xdp", "raw"
+    "ip",
+    "ether",
+    "mtk",
+    "mtk-rx",
+    "qdma",
+    "qdma-rx",
+    "cdr",
+    "rdr",
+    "sa",
+    "state",
+    "offload",
+    "xdp",
+    "raw",
 ]
 
 
@@ -110,10 +121,20 @@ class LazyTextStage(Stage):
     prints and copies like any Stage.
     """
 
-    def __init__(self, tap: str, device: str, decision: str, why: str = "",
-                 fidelity: Fidelity = "C", counters: dict[str, int] | None = None,
-                 data: bytes | None = None, kind: str = "ip", drop: str | None = None,
-                 meta: dict[str, Any] | None = None, args: tuple[Any, ...] = ()) -> None:
+    def __init__(
+        self,
+        tap: str,
+        device: str,
+        decision: str,
+        why: str = "",
+        fidelity: Fidelity = "C",
+        counters: dict[str, int] | None = None,
+        data: bytes | None = None,
+        kind: str = "ip",
+        drop: str | None = None,
+        meta: dict[str, Any] | None = None,
+        args: tuple[Any, ...] = (),
+    ) -> None:
         d = self.__dict__
         d["tap"] = tap
         d["device"] = device
@@ -221,8 +242,9 @@ class Captured:
     data: bytes
     meta: dict[str, Any]
 
-    def __init__(self, journey: int, index: int, tap: str, kind: str, data: bytes,
-                 meta: dict[str, Any]) -> None:
+    def __init__(
+        self, journey: int, index: int, tap: str, kind: str, data: bytes, meta: dict[str, Any]
+    ) -> None:
         # One record per snapshot while tracing: set the fields directly rather than
         # through the frozen class's __setattr__.
         d = self.__dict__

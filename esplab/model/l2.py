@@ -48,9 +48,11 @@ def parse_mac(text: str) -> str:
     returned in lower case; anything else is a BadArgument naming it."""
     octets = text.split(":")
     if len(octets) != 6 or not all(
-            1 <= len(o) <= 2 and all(c in "0123456789abcdefABCDEF" for c in o) for o in octets):
-        raise BadArgument(f"'{text}' is not a link-layer address",
-                          valid="six hex octets, e.g. 02:00:5e:10:00:01")
+        1 <= len(o) <= 2 and all(c in "0123456789abcdefABCDEF" for c in o) for o in octets
+    ):
+        raise BadArgument(
+            f"'{text}' is not a link-layer address", valid="six hex octets, e.g. 02:00:5e:10:00:01"
+        )
     return ":".join(f"{int(o, 16):02x}" for o in octets)
 
 
@@ -83,27 +85,42 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
     untagged = mtk_tag_from_cpu(tagged)[1] if keep else None
     return [
         Stage(
-            f"{dev}.tagger", dev, f"MTK tag pushed for switch port {port}",
+            f"{dev}.tagger",
+            dev,
+            f"MTK tag pushed for switch port {port}",
             why="the mtk tagger inserts 4 bytes after the source MAC: 00, 1<<port, 00 00 "
-            "(airoha-dsa-xfrm.md 2.2)", fidelity="C",
-            data=tagged if keep else None, kind="mtk",
+            "(airoha-dsa-xfrm.md 2.2)",
+            fidelity="C",
+            data=tagged if keep else None,
+            kind="mtk",
         ),
         Stage(
-            "eth0.dma", "eth0", f"tag moved into QDMA msg0.SP_TAG=0x{1 << port:04x}, "
-            f"channel {port % 4}",
+            "eth0.dma",
+            "eth0",
+            f"tag moved into QDMA msg0.SP_TAG=0x{1 << port:04x}, channel {port % 4}",
             why="Airoha's driver removes the tag from an untagged frame and puts the port "
             "mask in the TX descriptor; queue channel = queue_mapping mod 4 (1.3, 6.5)",
-            fidelity="C", data=desc, kind="qdma",
+            fidelity="C",
+            data=desc,
+            kind="qdma",
         ),
         Stage(
-            "eth0.wire", "eth0", "special tag on the GDM1 <-> switch CPU port 6 link",
+            "eth0.wire",
+            "eth0",
+            "special tag on the GDM1 <-> switch CPU port 6 link",
             why="the hardware puts the tag back on the internal link (airoha-dsa-xfrm.md 2.4)",
-            fidelity="D", data=tagged if keep else None, kind="mtk",
+            fidelity="D",
+            data=tagged if keep else None,
+            kind="mtk",
         ),
         Stage(
-            f"{dev}.wire", dev, f"switch port {port} sends the frame untagged",
+            f"{dev}.wire",
+            dev,
+            f"switch port {port} sends the frame untagged",
             why="the switch strips the special tag on egress of a user port (2.2)",
-            fidelity="C", data=untagged, kind="ether",
+            fidelity="C",
+            data=untagged,
+            kind="ether",
         ),
     ]
 
@@ -117,16 +134,23 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
     desc = QDMARxDescriptor(len=len(frame), sptag=port, sport=0x10) if keep else None
     return [
         Stage(
-            "eth0.wire", "eth0", f"switch tags the frame from port {port} for the CPU",
+            "eth0.wire",
+            "eth0",
+            f"switch tags the frame from port {port} for the CPU",
             why="towards the CPU the tag is 00 0N 00 00; Linux reads only bits 2:0 of byte "
             "13, the other bits are modelled as zero (2.3) [U]",
-            fidelity="U", data=tagged if keep else None, kind="mtk-rx",
+            fidelity="U",
+            data=tagged if keep else None,
+            kind="mtk-rx",
         ),
         Stage(
-            "eth0.dma", "eth0", f"GDM1 strips the tag (STAG_EN), RX msg0.SPTAG={port}",
+            "eth0.dma",
+            "eth0",
+            f"GDM1 strips the tag (STAG_EN), RX msg0.SPTAG={port}",
             why="with STAG_EN the hardware strips the special tag and reports the source "
             "port in RX msg0 bits 21:14; DSA picks lanN from that metadata (1.3, 6.6)",
-            fidelity="C", data=(bytes(desc) + frame) if desc is not None else None,
+            fidelity="C",
+            data=(bytes(desc) + frame) if desc is not None else None,
             kind="qdma-rx",
         ),
     ]

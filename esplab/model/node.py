@@ -90,17 +90,21 @@ class Node:
     # addresses the node owns, route -> its rendered text; and the lists they were
     # built from, with their lengths.
     _routes_for: dict[IPAddress, Route | None] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     _routes_seen: tuple[list[Route] | None, int] = field(
-        default=(None, 0), init=False, repr=False, compare=False)
+        default=(None, 0), init=False, repr=False, compare=False
+    )
     _neigh_for: dict[tuple[IPAddress, str], Neighbour | None] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     _neigh_seen: tuple[list[Neighbour] | None, int] = field(
-        default=(None, 0), init=False, repr=False, compare=False)
-    _owned: frozenset[IPAddress] | None = field(
-        default=None, init=False, repr=False, compare=False)
+        default=(None, 0), init=False, repr=False, compare=False
+    )
+    _owned: frozenset[IPAddress] | None = field(default=None, init=False, repr=False, compare=False)
     _route_text: dict[int, tuple[Route, str]] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def invalidate(self) -> None:
         """Forget the remembered lookups: call after changing routes, neighbours or
@@ -159,7 +163,8 @@ class Node:
         owned = self._owned
         if owned is None:
             owned = self._owned = frozenset(
-                iface.ip for dev in self.devs.values() for iface in dev.addrs)
+                iface.ip for dev in self.devs.values() for iface in dev.addrs
+            )
         return addr in owned
 
     def source_for(self, dev: str, version: int) -> IPAddress | None:

@@ -27,6 +27,7 @@ from esplab.model.xfrm.objects import XfrmPolicy, XfrmState
 
 __all__ = ["PortOffload", "refusal"]
 
+
 def refusal(state: XfrmState, dev: NetDev) -> str | None:
     """Why the port refuses ``state`` before asking the driver, or None."""
     if not dev.has_hw_esp:

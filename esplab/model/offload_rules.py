@@ -37,8 +37,9 @@ class OffloadVerdict:
     fidelity: Fidelity = "C"
 
 
-def esp_length(packet_len: int, ip_hlen: int, iv: int, align: int, icv: int, tunnel_hdr: int
-               ) -> int:
+def esp_length(
+    packet_len: int, ip_hlen: int, iv: int, align: int, icv: int, tunnel_hdr: int
+) -> int:
     """Length of the ESP packet made from an IP packet (RFC 4303 2.4 padding)."""
     payload = packet_len if tunnel_hdr else packet_len - ip_hlen
     clen = -(-(payload + 2) // align) * align
@@ -66,13 +67,17 @@ def offload_ok(state: XfrmState, dev: NetDev, packet: bytes, esp_len: int) -> Of
     packet_mode = state.offload.type == "packet"
     fail: Datapath = "drop" if packet_mode else "sw"
     if state.offload.dev != dev.name:
-        return OffloadVerdict(fail, f"SA is offloaded to {state.offload.dev}, the packet "
-                              f"leaves by {dev.name} (3.4 check 2)")
+        return OffloadVerdict(
+            fail,
+            f"SA is offloaded to {state.offload.dev}, the packet "
+            f"leaves by {dev.name} (3.4 check 2)",
+        )
     if not dev.has_hw_esp:
         return OffloadVerdict(fail, f"esp-hw-offload is off on {dev.name} (3.7)", "D")
     if esp_len > dev.mtu:
-        return OffloadVerdict(fail, f"ESP packet of {esp_len} bytes exceeds mtu {dev.mtu} "
-                              "(3.4 check 3)")
+        return OffloadVerdict(
+            fail, f"ESP packet of {esp_len} bytes exceeds mtu {dev.mtu} (3.4 check 3)"
+        )
     if packet[0] >> 4 == 4 and packet[0] & 0x0F != 5:
         return OffloadVerdict(fail, "IPv4 header has options (3.4 check 4)")
     if packet[0] >> 4 == 6 and _v6_has_ext(packet):

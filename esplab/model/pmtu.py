@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["too_big", "tunnel_too_big"]
 
 
-def too_big(datapath: Datapath, walk: Walk, node: Node, dev_name: str, packet: bytes,
-            mtu: int) -> None:
+def too_big(
+    datapath: Datapath, walk: Walk, node: Node, dev_name: str, packet: bytes, mtu: int
+) -> None:
     """``packet`` does not fit ``dev_name`` (MTU ``mtu``): ICMP to its sender when it may not
     be fragmented, else a drop (IPv4 fragmentation is not modelled) [C]/[M]."""
     v6 = packet[0] >> 4 == 6
@@ -35,22 +36,41 @@ def too_big(datapath: Datapath, walk: Walk, node: Node, dev_name: str, packet: b
     what = "packet too big" if v6 else "fragmentation needed"
     if df:
         icmp = icmp_too_big(node, dev_name, packet, mtu)
-        walk.drop(f"{node.name}.pmtu", node.name, f"{len(packet)} > mtu {mtu}: ICMP {what}",
-                  "OutFragFails" if not v6 else "Ip6OutFragFails",
-                  f"the packet does not fit {dev_name} and may not be fragmented, so the "
-                  f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
-                  "snapshot is that ICMP message", data=icmp)
+        walk.drop(
+            f"{node.name}.pmtu",
+            node.name,
+            f"{len(packet)} > mtu {mtu}: ICMP {what}",
+            "OutFragFails" if not v6 else "Ip6OutFragFails",
+            f"the packet does not fit {dev_name} and may not be fragmented, so the "
+            f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
+            "snapshot is that ICMP message",
+            data=icmp,
+        )
         src = addrs(packet)[0]
         if icmp is not None and not node.owns(src):
             # A forwarded packet: the ICMP error travels back as a journey of its own.
             datapath.send(node.name, None, icmp)
     else:
-        walk.drop(f"{node.name}.pmtu", node.name, f"{len(packet)} > mtu {mtu}",
-                  "OutFragFails", "IPv4 fragmentation is not modelled in this lab", "M")
+        walk.drop(
+            f"{node.name}.pmtu",
+            node.name,
+            f"{len(packet)} > mtu {mtu}",
+            "OutFragFails",
+            "IPv4 fragmentation is not modelled in this lab",
+            "M",
+        )
 
 
-def tunnel_too_big(datapath: Datapath, walk: Walk, node: Node, state: XfrmState,
-                   sa: EspSA, packet: bytes, dev_name: str, info: IpInfo | None) -> bool:
+def tunnel_too_big(
+    datapath: Datapath,
+    walk: Walk,
+    node: Node,
+    state: XfrmState,
+    sa: EspSA,
+    packet: bytes,
+    dev_name: str,
+    info: IpInfo | None,
+) -> bool:
     """The xfrm tunnel size check (airoha-dsa-xfrm.md 3.4 check 5, 3.7) [C]: a DF (or
     IPv6) inner packet whose ESP packet would not fit the device gets ICMP with the
     MTU less the ESP overhead, and is refused: -EMSGSIZE, XfrmOutStateModeError on
@@ -70,11 +90,16 @@ def tunnel_too_big(datapath: Datapath, walk: Walk, node: Node, state: XfrmState,
     counter = "XfrmOutError" if packet_offload else "XfrmOutStateModeError"
     node.xfrm.mib.bump(counter)
     icmp = icmp_too_big(node, dev_name, packet, mtu)
-    walk.drop(f"{node.name}.xfrm.state", node.name,
-              f"ESP packet of {size} bytes > mtu {out_dev.mtu}: ICMP with mtu {mtu}",
-              counter, "tunnel mode: the inner packet may not be fragmented, so its sender "
-              f"learns the path MTU less the ESP overhead ({size - len(packet)} bytes); "
-              "the snapshot is that ICMP message", data=icmp)
+    walk.drop(
+        f"{node.name}.xfrm.state",
+        node.name,
+        f"ESP packet of {size} bytes > mtu {out_dev.mtu}: ICMP with mtu {mtu}",
+        counter,
+        "tunnel mode: the inner packet may not be fragmented, so its sender "
+        f"learns the path MTU less the ESP overhead ({size - len(packet)} bytes); "
+        "the snapshot is that ICMP message",
+        data=icmp,
+    )
     if icmp is not None and not node.owns(addrs(packet)[0]):
         datapath.send(node.name, None, icmp)  # a forwarded packet: back to its sender
     return True

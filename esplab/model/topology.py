@@ -87,26 +87,54 @@ def build_nodes(seed: int) -> dict[str, Node]:
     lan_mac, wan_mac = _mac(rng), _mac(rng)
     ap = Node(name="ap", role="ap", forwarding=True)
     ap.devs["eth0"] = NetDev(
-        name="eth0", node="ap", kind="gdm", ifindex=2, mac=lan_mac, mtu=1504,
-        max_mtu=AIROHA_MAX_MTU, gdm=1, qdma=0, xfrmdev_ops=True,
+        name="eth0",
+        node="ap",
+        kind="gdm",
+        ifindex=2,
+        mac=lan_mac,
+        mtu=1504,
+        max_mtu=AIROHA_MAX_MTU,
+        gdm=1,
+        qdma=0,
+        xfrmdev_ops=True,
         features=_esp_features(True),
     )
     for n in range(1, 5):
         ap.devs[f"lan{n}"] = NetDev(
-            name=f"lan{n}", node="ap", kind="dsa-user", ifindex=2 + n, mac=lan_mac,
-            max_mtu=AIROHA_MAX_MTU - DSA_TAG_LEN, conduit="eth0", switch_port=n,
-            xfrmdev_ops=True, features=_esp_features(True),
+            name=f"lan{n}",
+            node="ap",
+            kind="dsa-user",
+            ifindex=2 + n,
+            mac=lan_mac,
+            max_mtu=AIROHA_MAX_MTU - DSA_TAG_LEN,
+            conduit="eth0",
+            switch_port=n,
+            xfrmdev_ops=True,
+            features=_esp_features(True),
             addrs=[IPv4Interface(f"{lan_addr(n, 1)}/26"), IPv6Interface(f"2001:db8:1:{n}::1/64")],
         )
     ap.devs["wan"] = NetDev(
-        name="wan", node="ap", kind="gdm", ifindex=7, mac=wan_mac, max_mtu=AIROHA_MAX_MTU,
-        gdm=2, qdma=1, xfrmdev_ops=True, features=_esp_features(True),
+        name="wan",
+        node="ap",
+        kind="gdm",
+        ifindex=7,
+        mac=wan_mac,
+        max_mtu=AIROHA_MAX_MTU,
+        gdm=2,
+        qdma=1,
+        xfrmdev_ops=True,
+        features=_esp_features(True),
         addrs=[IPv4Interface("192.0.2.1/24"), IPv6Interface("2001:db8:2::1/64")],
     )
     host = _peer("host", rng)
     host.devs["eth0"].addrs = [IPv4Interface("192.0.2.2/24"), IPv6Interface("2001:db8:2::2/64")]
     host.devs["dummy0"] = NetDev(
-        name="dummy0", node="host", kind="ether", ifindex=3, mac=_mac(rng), max_mtu=65535,
+        name="dummy0",
+        node="host",
+        kind="ether",
+        ifindex=3,
+        mac=_mac(rng),
+        max_mtu=65535,
         addrs=[IPv4Interface("203.0.113.1/24"), IPv6Interface("2001:db8:3::1/64")],
     )
     nodes = {"ap": ap, "host": host}

@@ -67,8 +67,14 @@ class Walk:
             stage.data = None
         elif stage.data is not None:
             self.lab.captures.add(
-                Captured(self.journey.id, len(stages) - 1, stage.tap, stage.kind,
-                         stage.data, {"decision": stage.decision, **stage.meta})
+                Captured(
+                    self.journey.id,
+                    len(stages) - 1,
+                    stage.tap,
+                    stage.kind,
+                    stage.data,
+                    {"decision": stage.decision, **stage.meta},
+                )
             )
         return stage
 
@@ -85,10 +91,28 @@ class Walk:
         else:
             self.journey.extend_later(build, keep_data=False)
 
-    def drop(self, tap: str, device: str, reason: str, counter: str | None, why: str,
-             fidelity: Fidelity = "C", data: bytes | None = None) -> None:
-        self.add(Stage(tap, device, f"drop: {reason}", why=why, fidelity=fidelity,
-                       counters={counter: 1} if counter else {}, data=data, drop=reason))
+    def drop(
+        self,
+        tap: str,
+        device: str,
+        reason: str,
+        counter: str | None,
+        why: str,
+        fidelity: Fidelity = "C",
+        data: bytes | None = None,
+    ) -> None:
+        self.add(
+            Stage(
+                tap,
+                device,
+                f"drop: {reason}",
+                why=why,
+                fidelity=fidelity,
+                counters={counter: 1} if counter else {},
+                data=data,
+                drop=reason,
+            )
+        )
         self.journey.verdict = f"dropped at {tap}: {reason}"
 
 
@@ -142,15 +166,25 @@ def addrs(packet: bytes) -> tuple[IPv4Address | IPv6Address, IPv4Address | IPv6A
     return addr(packet[12:16]), addr(packet[16:20])
 
 
-def flow_key(info: IpInfo, packet: bytes, src: IPv4Address | IPv6Address,
-              dst: IPv4Address | IPv6Address, dev: str) -> FlowKey:
+def flow_key(
+    info: IpInfo,
+    packet: bytes,
+    src: IPv4Address | IPv6Address,
+    dst: IPv4Address | IPv6Address,
+    dev: str,
+) -> FlowKey:
     """What a policy lookup needs of ``packet``: ``Flow(*key)`` is its flow."""
     off = info.hlen
     if info.proto in (6, 17) and len(packet) >= off + 4:
-        return (src, dst, info.proto, int.from_bytes(packet[off : off + 2], "big"),
-                int.from_bytes(packet[off + 2 : off + 4], "big"), dev)
+        return (
+            src,
+            dst,
+            info.proto,
+            int.from_bytes(packet[off : off + 2], "big"),
+            int.from_bytes(packet[off + 2 : off + 4], "big"),
+            dev,
+        )
     return (src, dst, info.proto, 0, 0, dev)
-
 
 
 def is_natt(info: IpInfo, packet: bytes) -> bool:
@@ -158,5 +192,8 @@ def is_natt(info: IpInfo, packet: bytes) -> bool:
     if info.proto != IPPROTO_UDP:
         return False
     off = info.hlen
-    return (len(packet) >= off + 12 and packet[off + 2 : off + 4] == b"\x11\x94"
-            and packet[off + 8 : off + 12] != b"\x00\x00\x00\x00")
+    return (
+        len(packet) >= off + 12
+        and packet[off + 2 : off + 4] == b"\x11\x94"
+        and packet[off + 8 : off + 12] != b"\x00\x00\x00\x00"
+    )

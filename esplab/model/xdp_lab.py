@@ -202,8 +202,9 @@ class XdpPort:
             "dev": self.dev,
             "driver": self.profile,
             "mode": self.mode,
-            "attach": None if attach is None else ("xdpgeneric" if attach is AttachMode.SKB
-                                                   else "xdpdrv"),
+            "attach": None
+            if attach is None
+            else ("xdpgeneric" if attach is AttachMode.SKB else "xdpdrv"),
             "program": self.program,
             "prog_name": None if self.port.program is None else self.port.program.name,
             "queue": self.rx_queue,
@@ -268,8 +269,13 @@ class XdpLab:
         xp = self.ports.get((node, dev))
         if xp is None:
             profile = default_profile(netdev)
-            xp = XdpPort(node, dev, tap_prefix(self.lab, node, dev),
-                         self._new_port(node, netdev, profile), profile)
+            xp = XdpPort(
+                node,
+                dev,
+                tap_prefix(self.lab, node, dev),
+                self._new_port(node, netdev, profile),
+                profile,
+            )
             self.ports[(node, dev)] = xp
         xp.port.up = netdev.up
         return xp
@@ -281,8 +287,9 @@ class XdpLab:
 
     def set_driver(self, node: str, dev: str, profile: str) -> XdpPort:
         if profile not in PROFILES:
-            raise BadArgument(f"unknown driver profile '{profile}'", valid=list(PROFILES),
-                              value=profile)
+            raise BadArgument(
+                f"unknown driver profile '{profile}'", valid=list(PROFILES), value=profile
+            )
         xp = self.port(node, dev)
         if xp.port.program is not None or xp.port.pools:
             raise BadArgument(
@@ -294,8 +301,9 @@ class XdpLab:
         xp.profile, xp.rx_queue, xp.mode, xp.program = profile, 0, None, None
         return xp
 
-    def attach(self, node: str, dev: str, mode: str, program: str, queue: int = 0,
-               *, force: bool = False) -> XdpPort:
+    def attach(
+        self, node: str, dev: str, mode: str, program: str, queue: int = 0, *, force: bool = False
+    ) -> XdpPort:
         """``ip link set DEV xdpgeneric|xdpdrv ...``; ``force`` replaces (``ip -force``)."""
         if mode not in ATTACH_MODES:
             raise BadArgument(f"unknown XDP mode '{mode}'", valid=list(ATTACH_MODES), value=mode)
@@ -304,25 +312,36 @@ class XdpLab:
         xp = self.port(node, dev)
         driver = xp.port.driver
         if not 0 <= queue < driver.rx_queues:
-            raise BadArgument(f"{dev} has no RX queue {queue} ({driver.name})",
-                              valid=f"0..{driver.rx_queues - 1}")
+            raise BadArgument(
+                f"{dev} has no RX queue {queue} ({driver.name})", valid=f"0..{driver.rx_queues - 1}"
+            )
         want = NetdevXdpAct.zc_required()
         if mode == "zc" and driver.xdp_features & want != want:
-            raise with_errno(KernelError(
-                "EOPNOTSUPP", f"{driver.name} on {dev} has no XSK zero-copy support",
-                prefix="xdp attach",
-                hint="a zero-copy bind needs BASIC|REDIRECT|XSK_ZEROCOPY (af_xdp.md 1.1); "
-                f"attach native and bind in copy mode, or xdp driver {dev} zc",
-            ))
+            raise with_errno(
+                KernelError(
+                    "EOPNOTSUPP",
+                    f"{driver.name} on {dev} has no XSK zero-copy support",
+                    prefix="xdp attach",
+                    hint="a zero-copy bind needs BASIC|REDIRECT|XSK_ZEROCOPY (af_xdp.md 1.1); "
+                    f"attach native and bind in copy mode, or xdp driver {dev} zc",
+                )
+            )
         prog: XdpProgram = (
-            XskRedirect(xp.xsks_map) if program == "redirect"
-            else SwapMacTx() if program == "swapmac" else XdpReturn(_RETURNS[program])
+            XskRedirect(xp.xsks_map)
+            if program == "redirect"
+            else SwapMacTx()
+            if program == "swapmac"
+            else XdpReturn(_RETURNS[program])
         )
         flags = AttachFlag.NONE if force else AttachFlag.UPDATE_IF_NOEXIST
-        with kernel_errors({"EBUSY": f"replace it with force, or xdp detach {dev} first",
-                            "EEXIST": "one attach mode per device (dev_xdp_attach)",
-                            "EOPNOTSUPP": f"{driver.name} has no ndo_bpf: attach {dev} with "
-                            "mode skb (af_xdp.md 1.1)"}):
+        with kernel_errors(
+            {
+                "EBUSY": f"replace it with force, or xdp detach {dev} first",
+                "EEXIST": "one attach mode per device (dev_xdp_attach)",
+                "EOPNOTSUPP": f"{driver.name} has no ndo_bpf: attach {dev} with "
+                "mode skb (af_xdp.md 1.1)",
+            }
+        ):
             xp.port.attach(prog, ATTACH_MODES[mode][0], flags)
         if program == "redirect":
             for ls in self.sockets.values():
@@ -378,8 +397,11 @@ class XdpLab:
         moved = delta(before, counters(port))
         action = next((a for a in _ACTIONS if moved.get(a)), "xdp_pass")
         name = f"XDP_{action[4:].upper()}"
-        hook = ("generic hook, after the skb is built" if port.attach_mode is AttachMode.SKB
-                else "native hook in the driver's NAPI poll")
+        hook = (
+            "generic hook, after the skb is built"
+            if port.attach_mode is AttachMode.SKB
+            else "native hook in the driver's NAPI poll"
+        )
         pool = port.pools.get(queue)
         zc = pool is not None and pool.zc
         where = f"{hook}, queue {queue}" + (", zero copy" if zc else "")
@@ -392,60 +414,118 @@ class XdpLab:
         decision = f"{name} by {prog.name if prog else '-'} ({where})"
         if action in ("xdp_drop", "xdp_aborted"):
             reason = name + (" (unknown return code)" if moved.get("xdp_invalid_action") else "")
-            record(self.lab, journey, Stage(
-                f"{xp.tap}.xdp", dev, f"drop: {decision}", why=_WHY[name], counters=touched,
-                data=out, kind="ether", drop=reason,
-                meta={"action": name} | ({"zc": "frame back to the pool's free list"} if zc
-                                          else {})))
+            record(
+                self.lab,
+                journey,
+                Stage(
+                    f"{xp.tap}.xdp",
+                    dev,
+                    f"drop: {decision}",
+                    why=_WHY[name],
+                    counters=touched,
+                    data=out,
+                    kind="ether",
+                    drop=reason,
+                    meta={"action": name}
+                    | ({"zc": "frame back to the pool's free list"} if zc else {}),
+                ),
+            )
             journey.verdict = f"dropped at {xp.tap}.xdp: {reason}"
             return True
         if action == "xdp_redirect" and target is not None:
             target_name = self.name_of(target)
             decision = f"{decision}: XSKMAP[{queue}] -> {target_name}"
-        record(self.lab, journey, Stage(f"{xp.tap}.xdp", dev, decision, why=_WHY[name],
-                                        counters=touched, data=out, kind="ether",
-                                        meta={"action": name}))
+        record(
+            self.lab,
+            journey,
+            Stage(
+                f"{xp.tap}.xdp",
+                dev,
+                decision,
+                why=_WHY[name],
+                counters=touched,
+                data=out,
+                kind="ether",
+                meta={"action": name},
+            ),
+        )
         if action == "xdp_pass":
             return False
         if action == "xdp_tx":
             netdev = self.lab.node(node).dev(dev)
             netdev.counters.tx_packets += 1
             netdev.counters.tx_bytes += len(out)
-            record(self.lab, journey, Stage(
-                f"{xp.tap}.wire", dev, f"XDP_TX: {len(out)} bytes back out of {dev}",
-                why="the driver queues the frame on its own TX ring (XDP_TX, af_xdp.md 1.2); "
-                "the peer's receive is not walked", counters={"tx_packets": 1}, data=out,
-                kind="ether"))
+            record(
+                self.lab,
+                journey,
+                Stage(
+                    f"{xp.tap}.wire",
+                    dev,
+                    f"XDP_TX: {len(out)} bytes back out of {dev}",
+                    why="the driver queues the frame on its own TX ring (XDP_TX, af_xdp.md 1.2); "
+                    "the peer's receive is not walked",
+                    counters={"tx_packets": 1},
+                    data=out,
+                    kind="ether",
+                ),
+            )
             journey.verdict = f"bounced back out of {dev} by XDP_TX"
             return True
         self._redirected(xp, journey, target, moved, sock_before, mark)
         return True
 
-    def _nic_drop(self, xp: XdpPort, journey: Journey, frame: bytes,
-                  delta: dict[str, int]) -> None:
+    def _nic_drop(self, xp: XdpPort, journey: Journey, frame: bytes, delta: dict[str, int]) -> None:
         port = xp.port
         if not port.up:
             reason, why = "device is down", f"{xp.dev} is administratively down"
         elif delta.get("rx_dropped"):
             reason = f"queue {xp.rx_queue} is zero copy on the other CPSW port"
-            why = "am65-cpsw shares RX flows between its ports; a zero-copy queue belongs to " \
-                  "one port and the other port's frames are dropped (af_xdp.md 4.2 patch 3)"
+            why = (
+                "am65-cpsw shares RX flows between its ports; a zero-copy queue belongs to "
+                "one port and the other port's frames are dropped (af_xdp.md 4.2 patch 3)"
+            )
         elif delta.get("rx_length_errors"):
             reason = "frame longer than the XSK RX frame size"
-            why = "a zero-copy driver without multi-buffer cannot place it (design choice " \
-                  "zc-oversize)"
+            why = (
+                "a zero-copy driver without multi-buffer cannot place it (design choice "
+                "zc-oversize)"
+            )
         else:
-            reason = "no RX buffer: no UMEM frame posted to the NIC" if port.pools.get(
-                xp.rx_queue) else "RX queue full"
-            why = "in zero copy the NIC receives only into frames the driver took from FILL; " \
-                  "fill the FILL ring (xsk fill) and kick it (af_xdp.md 2.6, 6.24)"
-        record(self.lab, journey, Stage(f"{xp.tap}.nic", xp.dev, f"drop: {reason}", why=why,
-                                        fidelity="C", counters=delta, data=frame, kind="ether",
-                                        drop=reason))
+            reason = (
+                "no RX buffer: no UMEM frame posted to the NIC"
+                if port.pools.get(xp.rx_queue)
+                else "RX queue full"
+            )
+            why = (
+                "in zero copy the NIC receives only into frames the driver took from FILL; "
+                "fill the FILL ring (xsk fill) and kick it (af_xdp.md 2.6, 6.24)"
+            )
+        record(
+            self.lab,
+            journey,
+            Stage(
+                f"{xp.tap}.nic",
+                xp.dev,
+                f"drop: {reason}",
+                why=why,
+                fidelity="C",
+                counters=delta,
+                data=frame,
+                kind="ether",
+                drop=reason,
+            ),
+        )
         journey.verdict = f"dropped at {xp.tap}.nic: {reason}"
 
-    def _redirected(self, xp: XdpPort, journey: Journey, target: XskSocket | None,
-                    moved: dict[str, int], sock_before: dict[str, int], mark: int) -> None:
+    def _redirected(
+        self,
+        xp: XdpPort,
+        journey: Journey,
+        target: XskSocket | None,
+        moved: dict[str, int],
+        sock_before: dict[str, int],
+        mark: int,
+    ) -> None:
         """The stages after XDP_REDIRECT: FILL, then the RX descriptor, or the failure."""
         if target is None or target.rx is None or target.umem is None:
             journey.verdict = "redirect failed: the XSKMAP slot is empty"
@@ -464,9 +544,18 @@ class XdpLab:
             else:
                 tap = f"{xp.tap}.xdp"
                 reason = f"{name} is not bound to {xp.dev} queue {xp.rx_queue} (xsk_rcv_check)"
-            record(self.lab, journey, Stage(tap, xp.dev, f"drop: {reason}",
-                                            why="xsk_rcv counts and drops (af_xdp.md 2.7, 6.6-6.8)",
-                                            counters={**sd, "xdp_redirect_err": 1}, drop=reason))
+            record(
+                self.lab,
+                journey,
+                Stage(
+                    tap,
+                    xp.dev,
+                    f"drop: {reason}",
+                    why="xsk_rcv counts and drops (af_xdp.md 2.7, 6.6-6.8)",
+                    counters={**sd, "xdp_redirect_err": 1},
+                    drop=reason,
+                ),
+            )
             journey.verdict = f"dropped at {tap}: {reason}"
             return
         ls = self.sockets.get(name)
@@ -474,18 +563,36 @@ class XdpLab:
             index = (mark + i) & 0xFFFF_FFFF
             base = target.umem.frame_base(desc.addr)
             left = "-" if fill is None else str(fill.occupancy)
-            how = ("the NIC had been given it from FILL and wrote the frame there (zero copy)"
-                   if target.zc else "the kernel took it from FILL and copied the frame in")
-            record(self.lab, journey, Stage(
-                f"{name}.fill", xp.dev, f"frame {base:#x}: {how}; FILL holds {left}",
-                why="RX data lands at chunk base + headroom + 256 (af_xdp.md 2.2, 6.9)",
-                meta={"socket": name, "frame": f"{base:#x}"}))
+            how = (
+                "the NIC had been given it from FILL and wrote the frame there (zero copy)"
+                if target.zc
+                else "the kernel took it from FILL and copied the frame in"
+            )
+            record(
+                self.lab,
+                journey,
+                Stage(
+                    f"{name}.fill",
+                    xp.dev,
+                    f"frame {base:#x}: {how}; FILL holds {left}",
+                    why="RX data lands at chunk base + headroom + 256 (af_xdp.md 2.2, 6.9)",
+                    meta={"socket": name, "frame": f"{base:#x}"},
+                ),
+            )
             data = desc.pack() + target.umem.read(desc.addr, desc.len)
-            record(self.lab, journey, Stage(
-                f"{name}.rx", xp.dev,
-                f"RX descriptor #{index}: addr {desc.addr:#x} len {desc.len}",
-                why="xsk_rcv posts the descriptor; xsk_flush publishes the producer (2.4)",
-                data=data, kind="xdp", meta={"socket": name, "rx_index": index}))
+            record(
+                self.lab,
+                journey,
+                Stage(
+                    f"{name}.rx",
+                    xp.dev,
+                    f"RX descriptor #{index}: addr {desc.addr:#x} len {desc.len}",
+                    why="xsk_rcv posts the descriptor; xsk_flush publishes the producer (2.4)",
+                    data=data,
+                    kind="xdp",
+                    meta={"socket": name, "rx_index": index},
+                ),
+            )
             if ls is not None:
                 ls.rx_journeys[index] = journey.id
         mode = "zero copy" if target.zc else "copy mode"
@@ -496,8 +603,12 @@ class XdpLab:
         try:
             return self.sockets[name]
         except KeyError:
-            raise NotFound(f"no AF_XDP socket '{name}'", valid=sorted(self.sockets), value=name,
-                           hint=None if self.sockets else "xsk create NAME") from None
+            raise NotFound(
+                f"no AF_XDP socket '{name}'",
+                valid=sorted(self.sockets),
+                value=name,
+                hint=None if self.sockets else "xsk create NAME",
+            ) from None
 
 
 def lab_xdp(lab: Lab) -> XdpLab:
@@ -508,8 +619,7 @@ def lab_xdp(lab: Lab) -> XdpLab:
     return state
 
 
-def xdp_rx_hook(lab: Lab, node_name: str, dev_name: str, frame: bytes,
-                journey: Journey) -> bool:
+def xdp_rx_hook(lab: Lab, node_name: str, dev_name: str, frame: bytes, journey: Journey) -> bool:
     """Run the device's XDP program on a received frame; True if XDP consumed it.
 
     No program attached: False, nothing recorded. Otherwise the stages of the module

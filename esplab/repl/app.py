@@ -71,24 +71,32 @@ class _Toolbar:
         """(style class, text) pieces; plain data, so it is easy to test."""
         session = self.session
         out: list[tuple[str, str]] = [
-            ("", " node "), ("class:bottom-toolbar.key", session.lab.current),
+            ("", " node "),
+            ("class:bottom-toolbar.key", session.lab.current),
         ]
         if session.stepping is not None:
             jid, index = session.stepping
             journey = session.lab.journeys.get(jid)
             total = len(journey.stages) if journey is not None else 0
-            out += [("", "  "),
-                    ("class:bottom-toolbar.step", f"stepping {jid} {index + 1}/{total}"),
-                    ("", " (next, continue)")]
+            out += [
+                ("", "  "),
+                ("class:bottom-toolbar.step", f"stepping {jid} {index + 1}/{total}"),
+                ("", " (next, continue)"),
+            ]
         journey = session.lab.journeys.get()
         if journey is not None:
             style = "good" if journey.delivered else "bad"
-            out += [("", f"  journey {journey.id}: "),
-                    (f"class:bottom-toolbar.{style}", _short(journey.verdict, 48))]
+            out += [
+                ("", f"  journey {journey.id}: "),
+                (f"class:bottom-toolbar.{style}", _short(journey.verdict, 48)),
+            ]
         if self.last_ok is False:
             out += [("", "  last: "), ("class:bottom-toolbar.bad", "failed")]
-        out += [("", f"  seed {session.options.seed:#x}  "),
-                ("class:bottom-toolbar.key", "help"), ("", " lists commands, Ctrl-D quits")]
+        out += [
+            ("", f"  seed {session.options.seed:#x}  "),
+            ("class:bottom-toolbar.key", "help"),
+            ("", " lists commands, Ctrl-D quits"),
+        ]
         return out
 
     def __call__(self) -> FormattedText:

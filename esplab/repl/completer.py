@@ -42,5 +42,6 @@ class EsplabCompleter(Completer):
         segment = last_command(document.text_before_cursor)
         found = complete(self.session, segment)
         for word in found.words:
-            yield Completion(word, start_position=-found.replace,
-                             display_meta=found.meta.get(word, ""))
+            yield Completion(
+                word, start_position=-found.replace, display_meta=found.meta.get(word, "")
+            )

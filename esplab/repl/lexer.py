@@ -40,9 +40,14 @@ def _expression(word: str) -> StyleAndTextTuples:
     out: StyleAndTextTuples = []
     for m in _EXPR_TOKEN.finditer(word):
         kind = m.lastgroup or "other"
-        style = {"string": "class:string", "field": "class:field", "layer": "class:layer",
-                 "number": "class:number", "operator": "class:operator",
-                 "name": "class:name"}.get(kind, "")
+        style = {
+            "string": "class:string",
+            "field": "class:field",
+            "layer": "class:layer",
+            "number": "class:number",
+            "operator": "class:operator",
+            "name": "class:name",
+        }.get(kind, "")
         out.append((style, m.group(0)))
     return out
 

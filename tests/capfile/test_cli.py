@@ -85,7 +85,9 @@ def test_human_output(tmp_path: Path, sa_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_human_output_keeps_addresses_whole_at_80_columns(
-    tmp_path: Path, sa_path: Path, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    sa_path: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("COLUMNS", "80")

@@ -74,8 +74,11 @@ def test_export_errors_leave_captures(tmp_path: Path) -> None:
     with pytest.raises(NoSuchTap):
         s.execute(f"capture export {tmp_path}/x.pcapng nope.tap")
     # The tap first and the file last, as tcpdump users may type it: the order is shown.
-    with pytest.raises(BadArgument, match=r"'wan\.wire' is a tap, and the file comes first; "
-                       rf"try: capture export {tmp_path}/x\.pcapng wan\.wire"):
+    with pytest.raises(
+        BadArgument,
+        match=r"'wan\.wire' is a tap, and the file comes first; "
+        rf"try: capture export {tmp_path}/x\.pcapng wan\.wire",
+    ):
         s.execute(f"capture export wan.wire {tmp_path}/x.pcapng")
     assert not (tmp_path / "x.pcapng").exists()
     assert s.lab.captures.counts()["wan.wire"] == 1
@@ -106,18 +109,25 @@ def test_import_garbage_and_truncated(tmp_path: Path) -> None:
         s.execute("step")
 
 
-def test_tshark_decrypts_the_seed_scenario_with_every_icv_good(tmp_path: Path,
-                                                              tshark: str) -> None:
-    s = seeded(f"send ap wan {seed.UDP} count 4",
-               'host send eth0 IP(dst="192.0.2.1")/UDP(sport=5201,dport=1234)/Raw(b"y"*33)')
+def test_tshark_decrypts_the_seed_scenario_with_every_icv_good(tmp_path: Path, tshark: str) -> None:
+    s = seeded(
+        f"send ap wan {seed.UDP} count 4",
+        'host send eth0 IP(dst="192.0.2.1")/UDP(sport=5201,dport=1234)/Raw(b"y"*33)',
+    )
     pcap = tmp_path / "seed.pcapng"
     s.execute(f"capture export {pcap} wan.wire host.wire")
     keys = s.execute(f"wireshark-keys {tmp_path / 'esp_sa'} {pcap}")
     assert isinstance(keys, TextResult) and keys.data["sas"] == 2
     argv = keys.data["command"]
     fields = "-T fields -e esp.spi -e esp.sequence -e esp.icv_good -e udp.dstport"
-    proc = subprocess.run(argv.replace("tshark", tshark, 1) + " " + fields, shell=True,
-                          capture_output=True, text=True, timeout=120, check=True)
+    proc = subprocess.run(
+        argv.replace("tshark", tshark, 1) + " " + fields,
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     rows = [line.split("\t") for line in proc.stdout.splitlines()]
     assert rows == [
         ["0x00001000", "1", "1", "5201"],

@@ -28,18 +28,22 @@ def test_every_datapath_gives_the_same_bytes() -> None:
 
 def test_tunnel_mode_aes256_sha256() -> None:
     s = Session()
-    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 reqid 4 "
-              "mode tunnel auth-trunc 'hmac(sha256)' 0x" + "11" * 32 + " 128 "
-              "enc 'cbc(aes)' 0x" + "22" * 32)
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 reqid 4 "
+        "mode tunnel auth-trunc 'hmac(sha256)' 0x" + "11" * 32 + " 128 "
+        "enc 'cbc(aes)' 0x" + "22" * 32
+    )
     result = compare(s, 'compare 0x4000 IP(src="198.51.100.2", dst="203.0.113.9")/UDP()')
     assert result.data["identical"] is True
 
 
 def test_gcm_sa_has_only_the_software_path() -> None:
     s = Session()
-    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
-              "mode transport aead 'rfc4106(gcm(aes))' "
-              "0x000102030405060708090a0b0c0d0e0fdeadbeef 128")
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+        "mode transport aead 'rfc4106(gcm(aes))' "
+        "0x000102030405060708090a0b0c0d0e0fdeadbeef 128"
+    )
     result = compare(s, f"compare 0x2000 {seed.UDP}")
     paths = result.data["paths"]
     assert paths["sw"]["available"] is True

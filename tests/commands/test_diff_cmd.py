@@ -21,8 +21,9 @@ def new_session() -> Session:
     """A session that has the diff command (once, whether or not it is registered)."""
     commands = all_commands()
     names = {c.name for c in commands}
-    return Session(registry=Registry([*commands, *(c for c in diff.COMMANDS
-                                                   if c.name not in names)]))
+    return Session(
+        registry=Registry([*commands, *(c for c in diff.COMMANDS if c.name not in names)])
+    )
 
 
 @pytest.fixture
@@ -107,8 +108,11 @@ def test_bad_operands(session: Session) -> None:
     with pytest.raises(UsageError, match="diff needs B"):
         session.execute("diff wan.wire#1")
     # Short digits read as hex, and an odd count is named along with what A and B may be.
-    with pytest.raises(NoSuchPacket, match=r"'1' is not a packet \(odd number of hex digits "
-                       r"\(1\)\); valid: TAP#N from capture list"):
+    with pytest.raises(
+        NoSuchPacket,
+        match=r"'1' is not a packet \(odd number of hex digits "
+        r"\(1\)\); valid: TAP#N from capture list",
+    ):
         session.execute("diff 1 2")
 
 
@@ -134,7 +138,8 @@ def test_esp_details_for_a_capture(session: Session) -> None:
 def test_rendered_diff_shows_rows_and_marked_bytes(session: Session) -> None:
     buf = StringIO()
     Console(file=buf, width=100, color_system=None).print(
-        render(run(session, "diff wan.wire#1 wan.wire#2")))
+        render(run(session, "diff wan.wire#1 wan.wire#2"))
+    )
     out = buf.getvalue()
     assert "ESPTrailer" in out and "^^" in out
     assert "0020 - " in out and "0020 + " in out

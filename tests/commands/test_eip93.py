@@ -28,8 +28,9 @@ def session() -> Session:
     s = Session(registry=Registry([*core.COMMANDS, *eip93.COMMANDS]))
     drv = s.lab.eip93
     sa = drv.state_add(direction="out", spi=0x100, **KEYS).sa
-    sw = EspSA.build(0x100, enc="cbc(aes)", enc_key=key(16, 1), auth="hmac(sha1)",
-                     auth_key=key(20, 2))
+    sw = EspSA.build(
+        0x100, enc="cbc(aes)", enc_key=key(16, 1), auth="hmac(sha1)", auth_key=key(20, 2)
+    )
     plain = plain_packet(4)
     skb, proto = kernel_skb(esp.encrypt(sw, plain, seq=1), plain, "transport", 16)
     assert drv.crypto_tx(sa, skb, proto=proto).ok
@@ -121,16 +122,19 @@ def test_stats(session: Session) -> None:
     assert result.summary == "1 descriptors processed, 0 with errors"
 
 
-@pytest.mark.parametrize(("line", "match"), [
-    ("eip93", "needs a subcommand"),
-    ("eip93 bogus", "unknown eip93 subcommand 'bogus'"),
-    ("eip93 ring", "needs cdr or rdr"),
-    ("eip93 ring cdr 512", r"valid: 0..511"),
-    ("eip93 ring cdr x", "must be a number"),
-    ("eip93 sa", "needs an SPI"),
-    ("eip93 sa 0x100 sideways", "direction 'sideways'"),
-    ("eip93 regs now", "takes no argument"),
-])
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        ("eip93", "needs a subcommand"),
+        ("eip93 bogus", "unknown eip93 subcommand 'bogus'"),
+        ("eip93 ring", "needs cdr or rdr"),
+        ("eip93 ring cdr 512", r"valid: 0..511"),
+        ("eip93 ring cdr x", "must be a number"),
+        ("eip93 sa", "needs an SPI"),
+        ("eip93 sa 0x100 sideways", "direction 'sideways'"),
+        ("eip93 regs now", "takes no argument"),
+    ],
+)
 def test_bad_lines_are_usage_errors(session: Session, line: str, match: str) -> None:
     with pytest.raises(BadArgument, match=match):
         session.execute(line)

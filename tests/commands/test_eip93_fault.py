@@ -19,8 +19,12 @@ HOST_RX = 'host send eth0 IP(dst="192.0.2.1")/UDP(dport=5201)/Raw(b"hello")'
 def session() -> Session:
     """The seed scenario with the ap's outbound SA 0x1000 in crypto offload on wan."""
     s = Session()
-    for line in (seed.SA_OUT + " offload dev wan dir out", seed.POL_OUT, "host " + seed.SA_OUT,
-                 "host " + seed.POL_IN_HOST):
+    for line in (
+        seed.SA_OUT + " offload dev wan dir out",
+        seed.POL_OUT,
+        "host " + seed.SA_OUT,
+        "host " + seed.POL_IN_HOST,
+    ):
         s.execute(line)
     return s
 
@@ -51,12 +55,19 @@ def test_swap_reverses_every_digest_word_and_nothing_else(session: Session) -> N
     # sa_i_digest and sa_o_digest: 16 words at 0x28..0x67 (eip93.md 3.1).
     assert after[:0x28] == before[:0x28] and after[0x68:] == before[0x68:]
     for offset in range(0x28, 0x68, 4):
-        assert after[offset:offset + 4] == before[offset:offset + 4][::-1]
+        assert after[offset : offset + 4] == before[offset : offset + 4][::-1]
     assert result.data == {
-        "spi": 0x1000, "direction": "out", "sa_addr": 0x08000000, "fault": "swap-digest",
-        "fidelity": "M", "words": 16, "before": before[0x28:0x2C].hex(),
-        "after": before[0x28:0x2C][::-1].hex(), "o_before": before[0x48:0x4C].hex(),
-        "o_after": before[0x48:0x4C][::-1].hex()}
+        "spi": 0x1000,
+        "direction": "out",
+        "sa_addr": 0x08000000,
+        "fault": "swap-digest",
+        "fidelity": "M",
+        "words": 16,
+        "before": before[0x28:0x2C].hex(),
+        "after": before[0x28:0x2C][::-1].hex(),
+        "o_before": before[0x48:0x4C].hex(),
+        "o_after": before[0x48:0x4C][::-1].hex(),
+    }
     assert result.summary.startswith("fault injected [M]: SPI 0x1000 out")
     assert "eip93.md 5.2" in result.summary
 
@@ -93,8 +104,11 @@ def test_swapping_twice_restores_the_record(session: Session) -> None:
 
 def test_inbound_record_makes_the_engine_fail_the_icv() -> None:
     s = Session()
-    for line in (seed.SA_IN + " offload dev wan dir in", "host " + seed.SA_IN,
-                 "host " + seed.POL_BACK_HOST):
+    for line in (
+        seed.SA_IN + " offload dev wan dir in",
+        "host " + seed.SA_IN,
+        "host " + seed.POL_BACK_HOST,
+    ):
         s.execute(line)
     assert s.execute("eip93 swap-digest 0x1001 in").data["direction"] == "in"
     j = send(s, HOST_RX)
@@ -132,12 +146,15 @@ def test_nothing_offloaded_yet() -> None:
         Session().execute("eip93 swap-digest 0x1000")
 
 
-@pytest.mark.parametrize(("line", "match"), [
-    ("eip93 swap-digest", "needs an SPI"),
-    ("eip93 swap-digest 0x1000 sideways", "direction 'sideways'"),
-    ("eip93 swap-digest 0x1000 out now", "unexpected argument 'now'"),
-    ("eip93 swap-digest spi", "must be a number"),
-])
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        ("eip93 swap-digest", "needs an SPI"),
+        ("eip93 swap-digest 0x1000 sideways", "direction 'sideways'"),
+        ("eip93 swap-digest 0x1000 out now", "unexpected argument 'now'"),
+        ("eip93 swap-digest spi", "must be a number"),
+    ],
+)
 def test_bad_lines_are_usage_errors(session: Session, line: str, match: str) -> None:
     before = record(session)
     with pytest.raises(BadArgument, match=match):

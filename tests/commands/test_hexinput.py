@@ -19,21 +19,21 @@ def test_plain_hex_in_any_grouping() -> None:
 
 def test_xxd_lines_drop_address_and_ascii() -> None:
     text = (
-        "00000000: 1013 3a13 0111 0022 0001 0203 0405 0607  ..:....\"........\n"
+        '00000000: 1013 3a13 0111 0022 0001 0203 0405 0607  ..:...."........\n'
         "00000010: 0809                                     ..\n"
     )
     assert parse_hex(text) == bytes.fromhex("10133a13011100220001020304050607" + "0809")
 
 
 def test_hexdump_c_lines() -> None:
-    text = "00000000  10 13 3a 13 01 11 00 22  08 00 00 00 00 00 00 00  |..:....\"........|\n"
+    text = '00000000  10 13 3a 13 01 11 00 22  08 00 00 00 00 00 00 00  |..:...."........|\n'
     assert parse_hex(text) == bytes.fromhex("10133a13011100220800000000000000")
 
 
 def test_word_dumps_are_little_endian() -> None:
     # u-boot `md.l` prints 32-bit words; the EN7581 is little-endian (eip93.md 5.2),
     # so the word 0x133A1310 (sa_cmd0, eip93.md 4.1) is the bytes 10 13 3a 13.
-    text = "1fb70000: 133a1310 22001101 00000000 00000000    ..:...\"........"
+    text = '1fb70000: 133a1310 22001101 00000000 00000000    ..:..."........'
     assert parse_hex(text)[:8] == bytes.fromhex("10133a1301110022")
     assert parse_hex("0x133A1310 0x22001101") == bytes.fromhex("10133a1301110022")
 
@@ -75,9 +75,11 @@ def test_any_bytes_round_trip_through_plain_hex(data: bytes) -> None:
     ("line", "dump"),
     [
         ('08000000: 133a1310 22001101 03020100 07060504    ..:..";..#', True),  # u-boot md.l
-        ("00000000: 1013 3a13 0111 0022  ..:....\"", True),  # xxd
-        ("00000000  10 13 3a 13 01 11 00 22  08 00 00 00 00 00 00 00  |..:....;#.......|",
-         True),  # hexdump -C
+        ('00000000: 1013 3a13 0111 0022  ..:...."', True),  # xxd
+        (
+            "00000000  10 13 3a 13 01 11 00 22  08 00 00 00 00 00 00 00  |..:....;#.......|",
+            True,
+        ),  # hexdump -C
         ("0x1000: 10 13", True),
         ("send ap wan IP()", False),
         ("ip xfrm state", False),

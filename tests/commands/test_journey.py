@@ -38,8 +38,15 @@ def test_plain_udp_without_policy_is_delivered_in_clear() -> None:
     result = send(s, 'send ap wan IP(dst="192.0.2.2")/UDP(dport=9)/Raw(b"hi")')
     journey = result.journeys[0]
     assert journey.delivered
-    assert journey.taps() == ["ap.out", "ap.route", "ap.xfrm.policy(out)", "wan.tx",
-                              "wan.wire", "host.rx", "host.deliver"]
+    assert journey.taps() == [
+        "ap.out",
+        "ap.route",
+        "ap.xfrm.policy(out)",
+        "wan.tx",
+        "wan.wire",
+        "host.rx",
+        "host.deliver",
+    ]
     wire = Ether(wire_bytes(journey))
     assert wire[IP].src == "192.0.2.1"  # the node's address, filled in by the lab
     assert wire[UDP].dport == 9
@@ -54,9 +61,14 @@ def test_seed_scenario_software_esp_matches_scapy(session: Session) -> None:
     wire = Ether(wire_bytes(journey))
     assert wire[ESP].spi == 0x1000 and wire[ESP].seq == 5
     # Independent reference: scapy's SecurityAssociation with the same SA, IV and seq.
-    sa = SecurityAssociation(ESP, spi=0x1000, crypt_algo="AES-CBC",
-                             crypt_key=bytes.fromhex(seed.ENC[2:]), auth_algo="HMAC-SHA1-96",
-                             auth_key=bytes.fromhex(seed.AUTH[2:]))
+    sa = SecurityAssociation(
+        ESP,
+        spi=0x1000,
+        crypt_algo="AES-CBC",
+        crypt_key=bytes.fromhex(seed.ENC[2:]),
+        auth_algo="HMAC-SHA1-96",
+        auth_key=bytes.fromhex(seed.AUTH[2:]),
+    )
     inner = IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=1234, dport=5201)
     inner = inner / Raw(b"x" * 64)
     expected = sa.encrypt(IP(bytes(inner)), seq_num=5, iv=iv)
@@ -102,8 +114,12 @@ def test_lan_port_journey_has_dsa_stages() -> None:
     journey = send(s, 'send ap lan2 IP(dst="198.51.100.66")/UDP(dport=7)').journeys[0]
     assert journey.delivered
     taps = journey.taps()
-    assert taps[taps.index("lan2.tx") + 1 :][:4] == ["lan2.tagger", "eth0.dma", "eth0.wire",
-                                                     "lan2.wire"]
+    assert taps[taps.index("lan2.tx") + 1 :][:4] == [
+        "lan2.tagger",
+        "eth0.dma",
+        "eth0.wire",
+        "lan2.wire",
+    ]
     tagged = wire_bytes(journey, "lan2.tagger")
     # airoha-dsa-xfrm.md 2.2: untagged frame to port 2 gets 00 04 00 00 at offset 12.
     assert tagged[12:16] == bytes.fromhex("00040000")
@@ -114,8 +130,13 @@ def test_forwarding_from_a_lan_peer_to_the_host() -> None:
     journey = send(s, 'send pc1 eth0 IP(dst="203.0.113.1")/UDP(dport=53)').journeys[0]
     assert journey.delivered
     assert "ap.forward" in journey.taps()
-    assert journey.taps()[1:6] == ["pc1.route", "pc1.xfrm.policy(out)", "pc1.tx", "pc1.wire",
-                                   "lan1.wire"]
+    assert journey.taps()[1:6] == [
+        "pc1.route",
+        "pc1.xfrm.policy(out)",
+        "pc1.tx",
+        "pc1.wire",
+        "lan1.wire",
+    ]
 
 
 def test_pinned_seq_and_iv_reproduce_bytes(session: Session) -> None:
@@ -174,10 +195,16 @@ def test_ping_round_trip() -> None:
     ("line", "error", "fragment"),
     [
         ("send ap wna IP(dst='192.0.2.2')", NotFound, "did you mean wan?"),
-        ("send hots wan IP(dst='192.0.2.2')", NotFound,
-         "ap has no device 'hots' and no node is called that (nodes: ap, host, pc1"),
-        ("host send wan IP(dst='192.0.2.2')", NotFound,
-         "host has no device 'wan'; valid: eth0, dummy0"),
+        (
+            "send hots wan IP(dst='192.0.2.2')",
+            NotFound,
+            "ap has no device 'hots' and no node is called that (nodes: ap, host, pc1",
+        ),
+        (
+            "host send wan IP(dst='192.0.2.2')",
+            NotFound,
+            "host has no device 'wan'; valid: eth0, dummy0",
+        ),
         ("send ap wan", BadArgument, "needs a packet"),
         ("send ap wan IP(dst='192.0.2.2') count 0", BadArgument, "count 0"),
         ("send ap wan IP(dst='192.0.2.2') iv zz", BadArgument, "iv 'zz' is not hex"),
@@ -255,10 +282,14 @@ def test_tunnel_mode_pmtu_tells_the_inner_sender_the_reduced_mtu() -> None:
     # airoha-dsa-xfrm.md 3.4 check 5 / 3.7: the tunnel size check sends ICMP with the
     # MTU less the ESP overhead to the inner packet's sender, XfrmOutStateModeError.
     s = Session()
-    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 reqid 4 "
-              f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}")
-    s.execute("ip xfrm policy add src 198.51.100.0/24 dst 203.0.113.0/24 dir out "
-              "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 4 mode tunnel")
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 reqid 4 "
+        f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}"
+    )
+    s.execute(
+        "ip xfrm policy add src 198.51.100.0/24 dst 203.0.113.0/24 dir out "
+        "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 4 mode tunnel"
+    )
     s.execute("ip link set wan mtu 1280")
     big = 'IP(dst="203.0.113.1", flags="DF")/UDP(dport=9)/Raw(b"x"*1200)'
     journey = send(s, f"send pc1 eth0 {big}").journeys[0]
@@ -279,11 +310,15 @@ def test_a_state_the_esp_datapath_does_not_model_is_a_counted_drop() -> None:
     # ip xfrm takes cmac(aes) (kernel algorithm table); this lab's ESP has no CMAC: the
     # journey ends with a drop, a verdict and a counter, not a failed command.
     s = Session()
-    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
-              "mode transport auth cmac(aes) 0x000102030405060708090a0b0c0d0e0f "
-              "enc aes 0x000102030405060708090a0b0c0d0e0f")
-    s.execute("ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
-              "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp mode transport")
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
+        "mode transport auth cmac(aes) 0x000102030405060708090a0b0c0d0e0f "
+        "enc aes 0x000102030405060708090a0b0c0d0e0f"
+    )
+    s.execute(
+        "ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
+        "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp mode transport"
+    )
     result = s.execute("send ap wan IP(dst='192.0.2.2')/UDP(dport=5201)")
     journey = s.lab.journeys.get()
     assert journey is not None and result.data["dropped"] is not None

@@ -114,10 +114,14 @@ def test_macs_come_from_the_seed() -> None:
 
 
 def test_xfrm_tables_and_proc_file(session: Session) -> None:
-    session.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
-                    "reqid 1 mode transport auth sha1 0x" + "01" * 20 + " enc aes 0x" + "02" * 16)
-    session.execute("ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
-                    "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode transport")
+    session.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
+        "reqid 1 mode transport auth sha1 0x" + "01" * 20 + " enc aes 0x" + "02" * 16
+    )
+    session.execute(
+        "ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
+        "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode transport"
+    )
     session.execute('send ap wan IP(dst="192.0.2.2")/UDP()')  # the host has no SA for it
     stat = session.execute("host xfrm stat")
     assert stat.data["XfrmInNoStates"] == 1
@@ -156,12 +160,16 @@ def test_deleting_an_address_removes_only_its_own_connected_route() -> None:
 def test_ip_options_reach_ip_xfrm() -> None:
     # iproute2: -4/-6 and -f inet|inet6 filter by family, -s repeats (ip(8)).
     s = Session()
-    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
-              "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f "
-              "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314")
-    s.execute("ip xfrm state add src 2001:db8:2::1 dst 2001:db8:2::2 proto esp spi 0x2000 "
-              "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f "
-              "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314")
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 "
+        "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f "
+        "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314"
+    )
+    s.execute(
+        "ip xfrm state add src 2001:db8:2::1 dst 2001:db8:2::2 proto esp spi 0x2000 "
+        "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f "
+        "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314"
+    )
 
     def spis(line: str) -> set[str]:
         return set(re.findall(r"spi (0x[0-9a-f]{8})", s.execute(line).data["text"]))

@@ -18,8 +18,12 @@ PACKET_POLICY = " priority 10 offload packet dev wan"
 
 def session(offload: str = "", policy: str = "") -> Session:
     s = Session()
-    for line in (seed.SA_OUT + offload, seed.POL_OUT + policy, "host " + seed.SA_OUT,
-                 "host " + seed.POL_IN_HOST):
+    for line in (
+        seed.SA_OUT + offload,
+        seed.POL_OUT + policy,
+        "host " + seed.SA_OUT,
+        "host " + seed.POL_IN_HOST,
+    ):
         s.execute(line)
     return s
 
@@ -40,8 +44,11 @@ def test_seed_scenario_same_wire_bytes_offload_off_and_on() -> None:
     # DESIGN.md: with the same SA, IV and sequence number the datapaths give the same
     # bytes on the wire; the host (software XFRM) authenticates all of them.
     line = f"send ap wan {seed.UDP} seq 7 iv {IV}"
-    journeys = [send(session(), line), send(session(CRYPTO), line),
-                send(session(PACKET, PACKET_POLICY), line)]
+    journeys = [
+        send(session(), line),
+        send(session(CRYPTO), line),
+        send(session(PACKET, PACKET_POLICY), line),
+    ]
     assert all(j.delivered for j in journeys), [j.verdict for j in journeys]
     assert wire(journeys[0]) == wire(journeys[1]) == wire(journeys[2])
     assert "ap.esp" in journeys[0].taps()
@@ -49,7 +56,12 @@ def test_seed_scenario_same_wire_bytes_offload_off_and_on() -> None:
         taps = j.taps()
         assert "ap.esp" not in taps
         assert [t for t in taps if t.startswith("eip93.")][:5] == [
-            "eip93.driver", "eip93.cdr", "eip93.sa", "eip93.in", "eip93.out"]
+            "eip93.driver",
+            "eip93.cdr",
+            "eip93.sa",
+            "eip93.in",
+            "eip93.out",
+        ]
 
 
 def test_state_add_programs_an_sa_record() -> None:
@@ -66,7 +78,8 @@ def test_aead_state_falls_back_to_software_silently() -> None:
     result = s.execute(
         "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
         "mode transport aead 'rfc4106(gcm(aes))' "
-        "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload dev wan dir out")
+        "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload dev wan dir out"
+    )
     assert "not offloaded" in result.summary and "GCM" in result.summary
     (state,) = s.lab.node("ap").xfrm.states
     assert state.offload is None  # no "crypto offload parameters" line (fact 6.10/6.11)
@@ -75,9 +88,11 @@ def test_aead_state_falls_back_to_software_silently() -> None:
 def test_aead_packet_offload_fails_with_the_drivers_error() -> None:
     s = Session()
     with pytest.raises(KernelError) as info:
-        s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
-                  "mode transport aead 'rfc4106(gcm(aes))' "
-                  "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload packet dev wan dir out")
+        s.execute(
+            "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+            "mode transport aead 'rfc4106(gcm(aes))' "
+            "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload packet dev wan dir out"
+        )
     assert info.value.errno_name == "EOPNOTSUPP"
     assert s.lab.node("ap").xfrm.states == ()
 
@@ -163,12 +178,18 @@ def test_offload_rx_wrong_cipher_key_is_a_padding_error() -> None:
 def test_lan_port_borrows_the_conduits_engine() -> None:
     s = Session()
     pc1 = "198.51.100.2"
-    s.execute(f"ip xfrm state add src 198.51.100.1 dst {pc1} proto esp spi 0x3000 reqid 3 "
-              f"mode transport auth sha1 {seed.AUTH} enc aes {seed.ENC} offload dev lan1 dir out")
-    s.execute(f"ip xfrm policy add src 198.51.100.1/32 dst {pc1}/32 dir out "
-              f"tmpl src 198.51.100.1 dst {pc1} proto esp reqid 3 mode transport")
-    s.execute(f"pc1 ip xfrm state add src 198.51.100.1 dst {pc1} proto esp spi 0x3000 reqid 3 "
-              f"mode transport auth sha1 {seed.AUTH} enc aes {seed.ENC}")
+    s.execute(
+        f"ip xfrm state add src 198.51.100.1 dst {pc1} proto esp spi 0x3000 reqid 3 "
+        f"mode transport auth sha1 {seed.AUTH} enc aes {seed.ENC} offload dev lan1 dir out"
+    )
+    s.execute(
+        f"ip xfrm policy add src 198.51.100.1/32 dst {pc1}/32 dir out "
+        f"tmpl src 198.51.100.1 dst {pc1} proto esp reqid 3 mode transport"
+    )
+    s.execute(
+        f"pc1 ip xfrm state add src 198.51.100.1 dst {pc1} proto esp spi 0x3000 reqid 3 "
+        f"mode transport auth sha1 {seed.AUTH} enc aes {seed.ENC}"
+    )
     j = send(s, f'send ap lan1 IP(dst="{pc1}")/UDP(dport=7)/Raw(b"x"*20)')
     assert j.delivered, j.verdict
     taps = j.taps()
@@ -199,11 +220,15 @@ def test_sw_aead_rx_on_the_ap() -> None:
 
 def test_explain_says_why_an_aead_sa_runs_in_software() -> None:
     s = Session()
-    s.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
-              "mode transport aead 'rfc4106(gcm(aes))' "
-              "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload dev wan dir out")
-    s.execute("ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
-              "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 2 mode transport")
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+        "mode transport aead 'rfc4106(gcm(aes))' "
+        "0x000102030405060708090a0b0c0d0e0fdeadbeef 128 offload dev wan dir out"
+    )
+    s.execute(
+        "ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
+        "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 2 mode transport"
+    )
     j = send(s, f"send ap wan {seed.UDP}")
     esp = j.stage("ap.esp")
     assert esp is not None
@@ -244,11 +269,15 @@ def test_tunnel_mode_offload_is_checked_for_the_tunnels_device() -> None:
     # The inner destination is behind lan1, the tunnel endpoint behind wan: the ESP
     # packet leaves by wan, so the SA offloaded to wan applies (and wan's MTU, not lan1's).
     s = Session()
-    tunnel = ("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
-              f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}")
+    tunnel = (
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+        f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}"
+    )
     s.execute(tunnel + " offload dev wan dir out")
-    s.execute("ip xfrm policy add src 0.0.0.0/0 dst 198.51.100.2/32 dir out "
-              "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 2 mode tunnel")
+    s.execute(
+        "ip xfrm policy add src 0.0.0.0/0 dst 198.51.100.2/32 dir out "
+        "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 2 mode tunnel"
+    )
     s.execute("ip link set lan1 mtu 576")
     j = send(s, 'send ap lan1 IP(dst="198.51.100.2")/UDP(dport=5201)/Raw(b"x"*600)')
     offload = j.stage("wan.xfrmdev")

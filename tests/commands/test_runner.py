@@ -23,6 +23,7 @@ MD_L = """\
 08000060: 00000000 00000000 00001000 00000000    ................
 08000070: 00000000 ffffffff 00000000 00000000    ................"""
 
+
 def _record_from_words() -> bytes:
     words = [w for line in MD_L.splitlines() for w in line.split()[1:5]]
     return b"".join(int(w, 16).to_bytes(4, "little") for w in words)
@@ -60,9 +61,11 @@ def test_the_dump_may_start_on_the_decode_line_and_follow_a_node_name() -> None:
 
 
 def test_hexdump_c_lines_with_ascii_that_looks_like_syntax() -> None:
-    text = ('decode rdr 00000000  12 11 00 06 2c 00 00 10  14 00 00 10 00 00 00 08  '
-            '|....,..;"..#....|\n'
-            "00000010  00 00 00 00 00 00 00 00  01 00 05 00 74 00 80 00  |............t...|")
+    text = (
+        "decode rdr 00000000  12 11 00 06 2c 00 00 10  14 00 00 10 00 00 00 08  "
+        '|....,..;"..#....|\n'
+        "00000010  00 00 00 00 00 00 00 00  01 00 05 00 74 00 80 00  |............t...|"
+    )
     _, outcomes, _ = run(text)
     assert len(outcomes) == 1 and outcomes[0].ok
     result = outcomes[0].result
@@ -71,7 +74,7 @@ def test_hexdump_c_lines_with_ascii_that_looks_like_syntax() -> None:
 
 
 def test_a_dump_line_without_decode_is_one_error_with_the_way_to_do_it() -> None:
-    _, outcomes, err = run("08000000: 133a1310 22001101    ..:.;#\"\nhelp quit")
+    _, outcomes, err = run('08000000: 133a1310 22001101    ..:.;#"\nhelp quit')
     assert [o.ok for o in outcomes] == [False, True]
     assert "looks like a line of a memory dump" in err and "decode sa" in err
 
@@ -79,12 +82,15 @@ def test_a_dump_line_without_decode_is_one_error_with_the_way_to_do_it() -> None
 def test_decode_without_a_dump_still_splits_at_semicolons_and_comments() -> None:
     names = Session().registry.names(aliases=True)
     assert command_pieces("decode sa 10133a13; help quit", (), names) == [
-        ("decode sa 10133a13; help quit", False)]
+        ("decode sa 10133a13; help quit", False)
+    ]
     _, outcomes, _ = run("decode sa 10133a13; help quit")
     assert [o.line for o in outcomes] == ["decode sa 10133a13", "help quit"]
     # The help example (an address column, no ASCII column), then more.
-    example = ("decode rdr 1fb70000: 06001112 1000002c 10000014 08000000 00000000 00000000 "
-               "00050001 00800074")
+    example = (
+        "decode rdr 1fb70000: 06001112 1000002c 10000014 08000000 00000000 00000000 "
+        "00050001 00800074"
+    )
     _, outcomes, _ = run(f"{example}; help decode")
     assert [o.ok for o in outcomes] == [True, True]
     _, outcomes, _ = run(f"{example} # from the board")
@@ -93,7 +99,7 @@ def test_decode_without_a_dump_still_splits_at_semicolons_and_comments() -> None
 
 def test_a_one_line_dump_whose_ascii_column_looks_like_syntax_is_taken_whole() -> None:
     # One md.l line: 16 bytes of an Ethernet frame, read as little-endian words.
-    for ascii_column in ('..;.....', '.."....', "..;..#..", "..(...["):
+    for ascii_column in ("..;.....", '.."....', "..;..#..", "..(...["):
         line = f"decode Ether 1fb70000: 00000202 02000000 00000101 00000100    {ascii_column}"
         _, outcomes, _ = run(line)
         assert len(outcomes) == 1 and outcomes[0].ok, (ascii_column, outcomes)

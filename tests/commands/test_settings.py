@@ -30,11 +30,23 @@ def new_session(seed_value: int | None = None) -> Session:
 def test_set_alone_shows_every_setting() -> None:
     result = new_session().execute("set")
     assert isinstance(result, TableResult)
-    assert [row[0] for row in result.rows] == ["tracing", "journeys", "captures",
-                                               "policy-priority", "crypto-provider", "seed"]
-    assert result.data == {"tracing": "on", "journeys": "256", "captures": "1024",
-                           "policy-priority": "rfc", "crypto-provider": "software",
-                           "seed": "0x5eed", "node": "ap"}
+    assert [row[0] for row in result.rows] == [
+        "tracing",
+        "journeys",
+        "captures",
+        "policy-priority",
+        "crypto-provider",
+        "seed",
+    ]
+    assert result.data == {
+        "tracing": "on",
+        "journeys": "256",
+        "captures": "1024",
+        "policy-priority": "rfc",
+        "crypto-provider": "software",
+        "seed": "0x5eed",
+        "node": "ap",
+    }
 
 
 def test_set_one_name_shows_it() -> None:

@@ -38,7 +38,10 @@ def test_default_registry_has_xdp_xsk_and_xdpsock() -> None:
     registry = Session().registry
     assert {"xdp", "xsk", "xdpsock"} <= set(registry.names())
     assert [c.name for c in (*xdp_commands.COMMANDS, *xsk_commands.COMMANDS)] == [
-        "xdp", "xdpsock", "xsk"]
+        "xdp",
+        "xdpsock",
+        "xsk",
+    ]
 
 
 @pytest.fixture
@@ -110,9 +113,16 @@ def test_attach_errors(session: Session) -> None:
 
 def test_driver(session: Session) -> None:
     result = session.execute("xdp driver wan am65-cpsw")
-    assert result.data == {"dev": "wan", "driver": "am65-cpsw", "name": "am65-cpsw-nuss",
-                           "native_xdp": True, "rx_queues": 1, "tx_queues": 8,
-                           "features": "basic,redirect,ndo-xmit,xsk-zerocopy", "zerocopy": True}
+    assert result.data == {
+        "dev": "wan",
+        "driver": "am65-cpsw",
+        "name": "am65-cpsw-nuss",
+        "native_xdp": True,
+        "rx_queues": 1,
+        "tx_queues": 8,
+        "features": "basic,redirect,ndo-xmit,xsk-zerocopy",
+        "zerocopy": True,
+    }
     assert session.execute("xdp driver lan1").data["features"] == "none"
     session.execute("xdp attach wan native pass")
     with pytest.raises(BadArgument, match="in use"):
@@ -209,17 +219,19 @@ def test_xsk_errors(session: Session) -> None:
     assert kernel_error(session, "xsk bind b wan 5").errno_name == "EINVAL"
     session.execute("ip link set wan down")
     assert kernel_error(session, "xsk send a 1").errno_name == "ENETDOWN"
-    for line, text in (("xsk bind b wan 0 copy zerocopy", "together"),
-                       ("xsk bind b wan", "missing DEV and QUEUE"),
-                       ("xsk fill b 65", "owns 64 free"),
-                       ("xsk fill b", "how many"),
-                       ("xsk create a", "exists"),
-                       ("xsk create 1a", "cannot name"),
-                       ("xsk send a 1 size 10", "size 10"),
-                       ("xsk recv a 0", "count 0"),
-                       ("xsk complete a -1", "count -1"),
-                       ("xsk bind b wan zero", "must be a number"),
-                       ("xsk nope a", "unknown xsk subcommand")):
+    for line, text in (
+        ("xsk bind b wan 0 copy zerocopy", "together"),
+        ("xsk bind b wan", "missing DEV and QUEUE"),
+        ("xsk fill b 65", "owns 64 free"),
+        ("xsk fill b", "how many"),
+        ("xsk create a", "exists"),
+        ("xsk create 1a", "cannot name"),
+        ("xsk send a 1 size 10", "size 10"),
+        ("xsk recv a 0", "count 0"),
+        ("xsk complete a -1", "count -1"),
+        ("xsk bind b wan zero", "must be a number"),
+        ("xsk nope a", "unknown xsk subcommand"),
+    ):
         with pytest.raises(BadArgument, match=text):
             session.execute(line)
     with pytest.raises(NotFound, match="no AF_XDP socket 'c'"):
@@ -245,7 +257,12 @@ def test_xdpsock_reports_like_xdpsock(session: Session) -> None:
     assert "rates come from the cost model, not from a measurement" in result.text
     data = result.data
     assert (data["mode"], data["rx"], data["kpps"], data["seed_kpps"], data["label"]) == (
-        "XDP-Native", 256, 492, 491, "model")
+        "XDP-Native",
+        256,
+        492,
+        491,
+        "model",
+    )
     trace = session.execute(f"trace {data['journey']}")
     assert "xdpsock.rx" in [s["tap"] for s in trace.data["stages"]]
     bug = session.execute("xdpsock wan l2fwd size 64 packets 128 mode zc")
@@ -262,21 +279,35 @@ def test_xdpsock_errors(session: Session) -> None:
     assert kernel_error(session, "xdpsock lan1 rxdrop mode zc").errno_name == "EOPNOTSUPP"
     session.execute("ip link set eth0 down")
     assert kernel_error(session, "xdpsock eth0 txonly").errno_name == "ENETDOWN"
-    for line, text in (("xdpsock wan rxdrp", "did you mean rxdrop"),
-                       ("xdpsock wan rxdrop size 20", "-s 20"),
-                       ("xdpsock wan rxdrop mode zz", "'mode' needs"),
-                       ("xdpsock wan rxdrop packets 0", "packets 0"),
-                       ("xdpsock wan rxdrop batch 0", "-b 0"),
-                       ("xdpsock wan", "missing DEV")):
+    for line, text in (
+        ("xdpsock wan rxdrp", "did you mean rxdrop"),
+        ("xdpsock wan rxdrop size 20", "-s 20"),
+        ("xdpsock wan rxdrop mode zz", "'mode' needs"),
+        ("xdpsock wan rxdrop packets 0", "packets 0"),
+        ("xdpsock wan rxdrop batch 0", "-b 0"),
+        ("xdpsock wan", "missing DEV"),
+    ):
         with pytest.raises(BadArgument, match=text):
             session.execute(line)
 
 
 def test_bad_lines_never_escape_as_tracebacks(session: Session) -> None:
-    lines = ["xdp", "xdp attach", "xdp show wan9", "xdp driver", "xsk create",
-             "xsk bind x", "xsk send", "xsk rings nope", "xdpsock", "xdpsock wan l2fwd queue 9",
-             "xsk create q frames 0", "xsk create q frames 99999999", "xdp attach wan native "
-             "drop queue -1", "xsk create q ring 0"]
+    lines = [
+        "xdp",
+        "xdp attach",
+        "xdp show wan9",
+        "xdp driver",
+        "xsk create",
+        "xsk bind x",
+        "xsk send",
+        "xsk rings nope",
+        "xdpsock",
+        "xdpsock wan l2fwd queue 9",
+        "xsk create q frames 0",
+        "xsk create q frames 99999999",
+        "xdp attach wan native drop queue -1",
+        "xsk create q ring 0",
+    ]
     for line in lines:
         result = session.run(line)
         assert isinstance(result, ErrorResult), line
@@ -303,7 +334,10 @@ def test_the_seed_table_lab_passes() -> None:
     lab, errors = check.check_file(LAB)
     assert lab is not None, [str(e) for e in errors]
     report = runner.LabRun(lab).run_all()
-    failed = [(s.name, [f.line() for f in s.failures], s.note) for s in report.steps
-              if s.status != "passed"]
+    failed = [
+        (s.name, [f.line() for f in s.failures], s.note)
+        for s in report.steps
+        if s.status != "passed"
+    ]
     assert report.passed, failed
     assert len(report.steps) == 36

@@ -12,8 +12,9 @@ from tests.lab.support import BAD, BAD_LABS
 
 
 @pytest.mark.parametrize("path", BAD_LABS, ids=lambda p: p.name)
-def test_golden_errors(path: Path, monkeypatch: pytest.MonkeyPatch,
-                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_golden_errors(
+    path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     golden = path.with_suffix(".err")
     assert golden.exists(), f"{path.name} has no golden {golden.name}"
     monkeypatch.chdir(BAD)
@@ -32,8 +33,9 @@ def test_every_golden_file_has_its_lab() -> None:
     assert orphans == []
 
 
-def test_a_ten_megabyte_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_ten_megabyte_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     big = tmp_path / "huge.yaml"
     with big.open("wb") as fh:
         fh.write(b"name: huge\ndescription: |\n")
@@ -46,11 +48,13 @@ def test_a_ten_megabyte_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert main_check(["-q", "huge.yaml"]) == 2
     assert capsys.readouterr().out == (
         f"huge.yaml:1:1: the file is too big ({size} bytes); "
-        f"valid: at most {MAX_BYTES} bytes (1 MiB)\n")
+        f"valid: at most {MAX_BYTES} bytes (1 MiB)\n"
+    )
 
 
-def test_all_errors_of_all_files_at_once(monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_all_errors_of_all_files_at_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(BAD)
     names = ["wrong-types.yaml", "unknown-keys.yaml"]
     assert main_check(names) == 2

@@ -93,7 +93,8 @@ def test_run_passing(passing: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_several_labs_end_with_a_total_that_names_the_failed(
-        passing: Path, failing: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    passing: Path, failing: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main_run([str(passing), str(failing)]) == 1
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == f"2 labs, 5 steps: 1 passed, 1 failed ({failing})"
@@ -102,7 +103,8 @@ def test_several_labs_end_with_a_total_that_names_the_failed(
 
 
 def test_a_failing_step_reports_name_line_expected_and_actual(
-        failing: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    failing: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main_run([str(failing)]) == 1
     out = capsys.readouterr().out
     assert "FAIL  2/3  expects the wrong tap" in out
@@ -113,8 +115,9 @@ def test_a_failing_step_reports_name_line_expected_and_actual(
     assert "(step 2 'expects the wrong tap' failed)" in out
 
 
-def test_a_failed_warning_does_not_fail_the_lab(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failed_warning_does_not_fail_the_lab(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lab = write_lab(tmp_path, WARNING)
     assert main_run([str(lab)]) == 0
     out = capsys.readouterr().out
@@ -122,8 +125,9 @@ def test_a_failed_warning_does_not_fail_the_lab(tmp_path: Path,
     assert "ok    2/2  still runs" in out
 
 
-def test_bad_files_stop_everything_with_exit_2(passing: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_files_stop_everything_with_exit_2(
+    passing: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main_run([str(passing), str(BAD / "wrong-types.yaml")]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -144,8 +148,11 @@ def test_json_output(passing: Path, failing: Path, capsys: pytest.CaptureFixture
     assert first["counts"] == {"passed": 2, "failed": 0, "warnings": 0, "skipped": 0}
     step = second["steps"][1]
     assert step["status"] == "failed" and step["line"] == 8 and step["number"] == 2
-    assert step["failures"][0] == {"what": "stages[-1].tap", "expected": '"host.xfrm"',
-                                   "actual": '"host.deliver"'}
+    assert step["failures"][0] == {
+        "what": "stages[-1].tap",
+        "expected": '"host.xfrm"',
+        "actual": '"host.deliver"',
+    }
     assert second["steps"][2]["status"] == "skipped"
 
 
@@ -167,8 +174,11 @@ def test_junit_output(tmp_path: Path, passing: Path, failing: Path) -> None:
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == ["a lab"] * 3
     cases = suites[1].findall("testcase")
-    assert [c.get("name") for c in cases] == ["send in clear", "expects the wrong tap",
-                                              "never runs"]
+    assert [c.get("name") for c in cases] == [
+        "send in clear",
+        "expects the wrong tap",
+        "never runs",
+    ]
     assert cases[1].get("line") == "8" and cases[1].get("classname") == "failing"
     failure = cases[1].find("failure")
     assert failure is not None
@@ -182,8 +192,9 @@ def test_junit_to_an_unwritable_place(tmp_path: Path, passing: Path) -> None:
     assert main_run(["--junit", str(tmp_path / "no" / "such" / "dir.xml"), str(passing)]) == 2
 
 
-def test_step_mode_with_piped_input(passing: Path, monkeypatch: pytest.MonkeyPatch,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_step_mode_with_piped_input(
+    passing: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("capture list\nnode\n\n\n"))
     assert main_run(["--step", str(passing)]) == 0
     out = capsys.readouterr().out
@@ -196,32 +207,39 @@ def test_step_mode_with_piped_input(passing: Path, monkeypatch: pytest.MonkeyPat
     assert "2 steps: 2 passed" in out
 
 
-def test_step_mode_runs_the_rest_at_end_of_input(passing: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_step_mode_runs_the_rest_at_end_of_input(
+    passing: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main_run(["--step", str(passing)]) == 0
     assert "2 steps: 2 passed" in capsys.readouterr().out
 
 
-def test_step_mode_quit_stops_the_lab(passing: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_step_mode_quit_stops_the_lab(
+    passing: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("\nquit\n"))
     assert main_run(["--step", str(passing)]) == 1
     out = capsys.readouterr().out
     assert "1 passed, 0 failed, 0 warnings, 1 skipped (stopped by the user)" in out
 
 
-def test_step_mode_commands_act_on_the_lab_session(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    lab = write_lab(tmp_path, """\
+def test_step_mode_commands_act_on_the_lab_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lab = write_lab(
+        tmp_path,
+        """\
   - name: no SA yet
     run: ip xfrm state
     expect:
       states: {len: 1}
-""")
-    command = ("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1 reqid 1 "
-               "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f")
+""",
+    )
+    command = (
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1 reqid 1 "
+        "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f"
+    )
     monkeypatch.setattr("sys.stdin", io.StringIO(command + "\n\n"))
     assert main_run(["--step", str(lab)]) == 0
     capsys.readouterr()
@@ -233,12 +251,16 @@ def test_verbose_prints_each_output(passing: Path, capsys: pytest.CaptureFixture
     assert "ap: state added" in out and "is not an IP packet" in out
 
 
-def test_pcap_names_per_lab(tmp_path: Path, passing: Path, failing: Path,
-                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_pcap_names_per_lab(
+    tmp_path: Path, passing: Path, failing: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     other = tmp_path / "other"
     other.mkdir()
     twin = write_lab(other, FAILING, name="failing.yaml")
     out = tmp_path / "pcaps"
     assert main_run(["--pcap", str(out), str(passing), str(failing), str(twin)]) == 1
-    assert sorted(p.name for p in out.iterdir()) == ["failing-2.pcapng", "failing.pcapng",
-                                                      "passing.pcapng"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "failing-2.pcapng",
+        "failing.pcapng",
+        "passing.pcapng",
+    ]

@@ -24,8 +24,10 @@ from esplab.lab.expect import (
 DATA: dict[str, Any] = {
     "delivered": True,
     "counts": {"wan.wire": 2, "host.rx": 1},
-    "stages": [{"tap": "ap.out", "len": 31, "counters": {}},
-               {"tap": "host.xfrm", "len": 92, "counters": {"XfrmInStateSeqError": 1}}],
+    "stages": [
+        {"tap": "ap.out", "len": 31, "counters": {}},
+        {"tap": "host.xfrm", "len": 92, "counters": {"XfrmInStateSeqError": 1}},
+    ],
     "hex": "0011223344",
     "spi": "0x00001000",
     "none": None,
@@ -55,17 +57,28 @@ def test_resolve(path: str, value: Any) -> None:
 
 def test_parse_and_print() -> None:
     parts = parse_path('stages[tap=host.xfrm].counters["a.b"][1:3][-1]')
-    assert parts == [Seg("key", key="stages"), Filter("tap", "host.xfrm"),
-                     Seg("key", key="counters"), Seg("key", key="a.b"),
-                     Seg("slice", start=1, stop=3), Seg("index", index=-1)]
+    assert parts == [
+        Seg("key", key="stages"),
+        Filter("tap", "host.xfrm"),
+        Seg("key", key="counters"),
+        Seg("key", key="a.b"),
+        Seg("slice", start=1, stop=3),
+        Seg("index", index=-1),
+    ]
     assert path_text(parts) == 'stages[tap=host.xfrm].counters["a.b"][1:3][-1]'
 
 
 @pytest.mark.parametrize(
     ("path", "fragment"),
-    [("", "empty path"), ("a..b", "expected a key"), ("a[", "unclosed '['"),
-     ("a[x y]", "is not an index"), ("a['x", "unclosed '"), ("a b", "expected '.' or '['"),
-     ("a['x'b]", "expected ']'")],
+    [
+        ("", "empty path"),
+        ("a..b", "expected a key"),
+        ("a[", "unclosed '['"),
+        ("a[x y]", "is not an index"),
+        ("a['x", "unclosed '"),
+        ("a b", "expected '.' or '['"),
+        ("a['x'b]", "expected ']'"),
+    ],
 )
 def test_bad_paths(path: str, fragment: str) -> None:
     with pytest.raises(PathError, match=fragment.replace("[", r"\[").replace(".", r"\.")):
@@ -74,15 +87,19 @@ def test_bad_paths(path: str, fragment: str) -> None:
 
 @pytest.mark.parametrize(
     ("path", "fragment"),
-    [("nope", "the result has no key 'nope'; keys: delivered, counts"),
-     ("stages[5]", "stages has 2 items, no [5]"),
-     ("delivered.x", "delivered is true, it has no key 'x'"),
-     ("stages[tap=host.deliver]", "no item of stages has tap=host.deliver; "
-                                  "tap values: ap.out, host.xfrm"),
-     ("stages[nope=1]", "no item of stages has a key 'nope'"),
-     ("counts[0]", "counts is a mapping, not a list or text"),
-     ("counts[0:1]", "cannot be sliced"),
-     ("hex[tap=x]", "hex is text, not a list")],
+    [
+        ("nope", "the result has no key 'nope'; keys: delivered, counts"),
+        ("stages[5]", "stages has 2 items, no [5]"),
+        ("delivered.x", "delivered is true, it has no key 'x'"),
+        (
+            "stages[tap=host.deliver]",
+            "no item of stages has tap=host.deliver; tap values: ap.out, host.xfrm",
+        ),
+        ("stages[nope=1]", "no item of stages has a key 'nope'"),
+        ("counts[0]", "counts is a mapping, not a list or text"),
+        ("counts[0:1]", "cannot be sliced"),
+        ("hex[tap=x]", "hex is text, not a list"),
+    ],
 )
 def test_paths_that_lead_nowhere(path: str, fragment: str) -> None:
     with pytest.raises(PathError) as info:
@@ -129,14 +146,16 @@ def test_operators(path: str, spec: Any, holds: bool) -> None:
 
 
 def test_failure_text() -> None:
-    failure = evaluate(Check.of({"contains": "x"}), "hex",
-                       lambda: resolve(DATA, parse_path("hex")), {})
+    failure = evaluate(
+        Check.of({"contains": "x"}), "hex", lambda: resolve(DATA, parse_path("hex")), {}
+    )
     assert failure is not None
     assert failure.line() == 'hex: expected containing "x", got "0011223344"'
     missing = evaluate(Check.of(1), "nope", lambda: resolve(DATA, parse_path("nope")), {})
     assert missing is not None and missing.actual.startswith("nothing (the result has no key")
-    odd = evaluate(Check.of({"gt": 1}), "delivered",
-                   lambda: resolve(DATA, parse_path("delivered")), {})
+    odd = evaluate(
+        Check.of({"gt": 1}), "delivered", lambda: resolve(DATA, parse_path("delivered")), {}
+    )
     assert odd is not None and "which 'gt' cannot be applied to" in odd.actual
 
 
@@ -144,23 +163,30 @@ def test_long_texts_that_differ_say_where() -> None:
     expected, actual = "ab" * 150, "ab" * 112 + "XY" + "ab" * 37
     failure = evaluate(Check.of(expected), "hex", lambda: actual, {})
     assert failure is not None
-    assert failure.actual.endswith("; they first differ at character 224: expected "
-                                   "...abababababababababababab..., got "
-                                   "...ababababababXYababababab...")
+    assert failure.actual.endswith(
+        "; they first differ at character 224: expected "
+        "...abababababababababababab..., got "
+        "...ababababababXYababababab..."
+    )
     short = evaluate(Check.of("abc"), "hex", lambda: "abd", {})
     assert short is not None and short.actual == '"abd"'  # shown whole: nothing to add
 
 
-SAVED = {"lab": {"dir": "/labs", "seed": 24301}, "w": {"hex": "abcd", "n": 3, "ok": True,
-                                                       "list": [1, 2], "none": None}}
+SAVED = {
+    "lab": {"dir": "/labs", "seed": 24301},
+    "w": {"hex": "abcd", "n": 3, "ok": True, "list": [1, 2], "none": None},
+}
 
 
 def test_references() -> None:
     assert references("a ${w.hex[0:2]} b $${not} ${lab.dir}") == [
         ("w", [Seg("key", key="w"), Seg("key", key="hex"), Seg("slice", start=0, stop=2)]),
-        ("lab", [Seg("key", key="lab"), Seg("key", key="dir")])]
-    assert substitute("decode ESP ${w.hex[2:]} ${w.n} ${w.ok} [${w.none}] $${x}", SAVED) == \
-        "decode ESP cd 3 true [] ${x}"
+        ("lab", [Seg("key", key="lab"), Seg("key", key="dir")]),
+    ]
+    assert (
+        substitute("decode ESP ${w.hex[2:]} ${w.n} ${w.ok} [${w.none}] $${x}", SAVED)
+        == "decode ESP cd 3 true [] ${x}"
+    )
     assert substitute("load '${lab.dir}/x'", SAVED) == "load '/labs/x'"
     assert substitute_value("${w.n}", SAVED) == 3
     assert substitute_value(["${w.list}", {"k": "n=${w.n}"}], SAVED) == [[1, 2], {"k": "n=3"}]
@@ -168,8 +194,12 @@ def test_references() -> None:
 
 @pytest.mark.parametrize(
     ("text", "fragment"),
-    [("${x.hex}", "nothing was saved as 'x'"), ("${w.list}", "is a list; pick one value"),
-     ("${w.nope}", "w has no key 'nope'"), ("${w.[}", "expected a key")],
+    [
+        ("${x.hex}", "nothing was saved as 'x'"),
+        ("${w.list}", "is a list; pick one value"),
+        ("${w.nope}", "w has no key 'nope'"),
+        ("${w.[}", "expected a key"),
+    ],
 )
 def test_bad_references(text: str, fragment: str) -> None:
     with pytest.raises(PathError, match=fragment.replace("[", r"\[")):

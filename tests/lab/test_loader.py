@@ -34,8 +34,9 @@ def test_aliases_expand_but_are_bounded() -> None:
     assert doc.data == {"a": [1, 2], "b": [1, 2]}
     bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 7):
-        bomb.append(f"{'abcdefg'[i]}: &{'abcdefg'[i]} [" + ", ".join(["*" + "abcdefg"[i - 1]] * 10)
-                    + "]")
+        bomb.append(
+            f"{'abcdefg'[i]}: &{'abcdefg'[i]} [" + ", ".join(["*" + "abcdefg"[i - 1]] * 10) + "]"
+        )
     with pytest.raises(LabFileError, match=f"more than {MAX_NODES} values"):
         load_text("\n".join(bomb) + "\n", "bomb.yaml")
 
@@ -83,8 +84,10 @@ def test_size_limit(tmp_path: Path) -> None:
     path.write_bytes(b"name: x\n" + b"#" * MAX_BYTES)
     with pytest.raises(LabFileError) as info:
         load_document(path, "big.yaml")
-    assert str(info.value) == (f"big.yaml:1:1: the file is too big ({MAX_BYTES + 8} bytes); "
-                               f"valid: at most {MAX_BYTES} bytes (1 MiB)")
+    assert str(info.value) == (
+        f"big.yaml:1:1: the file is too big ({MAX_BYTES + 8} bytes); "
+        f"valid: at most {MAX_BYTES} bytes (1 MiB)"
+    )
 
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:

@@ -60,8 +60,10 @@ def test_lab_run_of_a_bad_file_names_the_first_error() -> None:
 
 def test_stepping_in_the_session(tmp_path: Path) -> None:
     session = repl_session()
-    session.execute("ip xfrm state add src 192.0.2.9 dst 192.0.2.2 proto esp spi 0x9 reqid 9 "
-                    "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f")
+    session.execute(
+        "ip xfrm state add src 192.0.2.9 dst 192.0.2.2 proto esp spi 0x9 reqid 9 "
+        "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f"
+    )
     start = session.execute(f"lab step {write_lab(tmp_path, STEPS)}")
     assert isinstance(start, TextResult)
     assert "reset to seed 0x5eed" in start.text and "step 1/2: add an SA" in start.text
@@ -71,8 +73,10 @@ def test_stepping_in_the_session(tmp_path: Path) -> None:
     assert "ap: state added" in first.text and "step 2/2: count the SAs" in first.text
     assert "step 2/2" in _text(session, "lab").text
     # A command typed between steps acts on the lab's machines and can break the next step.
-    session.execute("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2 reqid 1 "
-                    "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f")
+    session.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2 reqid 1 "
+        "mode transport enc aes 0x000102030405060708090a0b0c0d0e0f"
+    )
     second = _text(session, "lab next")
     assert second.data["status"] == "failed"
     assert "states: expected of length 1, got" in second.text

@@ -11,10 +11,14 @@ from esplab.lab.check import Lab, check_file
 from esplab.lab.runner import LabRun, result_view
 from tests.lab.support import write_lab
 
-SA = ("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 reqid 1 mode "
-      "transport enc aes 0x000102030405060708090a0b0c0d0e0f")
-POLICY = ("ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out tmpl src 192.0.2.1 "
-          "dst 192.0.2.2 proto esp reqid 1 mode transport")
+SA = (
+    "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 reqid 1 mode "
+    "transport enc aes 0x000102030405060708090a0b0c0d0e0f"
+)
+POLICY = (
+    "ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out tmpl src 192.0.2.1 "
+    "dst 192.0.2.2 proto esp reqid 1 mode transport"
+)
 
 
 def _lab(tmp_path: Path, steps: str, **kw: str) -> Lab:
@@ -24,7 +28,9 @@ def _lab(tmp_path: Path, steps: str, **kw: str) -> Lab:
 
 
 def test_save_and_references(tmp_path: Path) -> None:
-    lab = _lab(tmp_path, f"""\
+    lab = _lab(
+        tmp_path,
+        f"""\
   - name: sa
     run: {SA}
   - name: policy
@@ -45,7 +51,8 @@ def test_save_and_references(tmp_path: Path) -> None:
     expect:
       layers.ESP.data: ${{wire.layers.ESP.data}}
       hex: {{eq: "${{wire.hex[68:]}}"}}
-""")
+""",
+    )
     run = LabRun(lab)
     report = run.run_all()
     assert report.passed, [f.line() for s in report.steps for f in s.failures]
@@ -55,7 +62,9 @@ def test_save_and_references(tmp_path: Path) -> None:
 
 
 def test_wait_retries_the_command(tmp_path: Path) -> None:
-    lab = _lab(tmp_path, f"""\
+    lab = _lab(
+        tmp_path,
+        f"""\
   - name: sa
     run: {SA}
   - name: policy
@@ -70,7 +79,8 @@ def test_wait_retries_the_command(tmp_path: Path) -> None:
     wait: 2
     expect:
       stages[tap=ap.esp].meta.seq: 99
-""")
+""",
+    )
     slept: list[float] = []
     report = LabRun(lab, sleep=slept.append).run_all()
     assert report.steps[2].status == "passed" and report.steps[2].attempts == 3
@@ -80,7 +90,9 @@ def test_wait_retries_the_command(tmp_path: Path) -> None:
 
 
 def test_error_steps(tmp_path: Path) -> None:
-    lab = _lab(tmp_path, """\
+    lab = _lab(
+        tmp_path,
+        """\
   - name: fails as expected
     run: send ap wan UDP()
     error: is not an IP packet
@@ -95,34 +107,46 @@ def test_error_steps(tmp_path: Path) -> None:
   - name: fails the wrong way
     run: send ap wan UDP()
     error: no such thing
-""")
+""",
+    )
     report = LabRun(lab).run_all()
     assert [s.status for s in report.steps] == ["passed", "passed", "failed", "failed"]
     assert report.steps[2].failures[0].actual.startswith("no error; the command gave: ")
     assert report.steps[3].failures[0].line() == (
-        "error: expected containing \"no such thing\", got \"'UDP()' is not an IP packet; "
-        "valid: an expression starting with IP(...) or IPv6(...)\"")
+        'error: expected containing "no such thing", got "\'UDP()\' is not an IP packet; '
+        'valid: an expression starting with IP(...) or IPv6(...)"'
+    )
     assert not report.passed and report.counts()["warnings"] == 1
 
 
 def test_a_command_error_fails_the_step(tmp_path: Path) -> None:
-    lab = _lab(tmp_path, """\
+    lab = _lab(
+        tmp_path,
+        """\
   - name: bad packet
     run: send ap wan UDP()
-""")
+""",
+    )
     report = LabRun(lab).run_all()
-    assert report.steps[0].failures[0].line().startswith(
-        "the command: expected to succeed, got an error: 'UDP()' is not an IP packet")
+    assert (
+        report.steps[0]
+        .failures[0]
+        .line()
+        .startswith("the command: expected to succeed, got an error: 'UDP()' is not an IP packet")
+    )
 
 
 def test_an_unusable_reference_fails_the_step(tmp_path: Path) -> None:
-    lab = _lab(tmp_path, """\
+    lab = _lab(
+        tmp_path,
+        """\
   - name: keep
     run: capture list
     save: caps
   - name: use a key that is not there
     run: capture show ${caps.counts.nope}
-""")
+""",
+    )
     report = LabRun(lab).run_all()
     assert report.steps[1].status == "failed"
     assert "caps.counts has no key 'nope'" in report.steps[1].failures[0].actual
@@ -162,8 +186,9 @@ def test_report_before_and_after_stop(tmp_path: Path) -> None:
 def test_packet_view_names_repeated_layers() -> None:
     from scapy.layers.inet import IP, UDP
 
-    result = PacketResult(summary="x", packet=IP(dst="192.0.2.2") / IP(dst="192.0.2.3") / UDP(),
-                          data={"tap": "t"})
+    result = PacketResult(
+        summary="x", packet=IP(dst="192.0.2.2") / IP(dst="192.0.2.3") / UDP(), data={"tap": "t"}
+    )
     view = result_view(result)
     assert view["layers"]["IP"]["dst"] == "192.0.2.2"
     assert view["layers"]["IP_2"]["dst"] == "192.0.2.3"

@@ -59,8 +59,9 @@ def _loadable(paths: list[Path]) -> list[Path]:
     return loadable
 
 
-@pytest.mark.parametrize("path", SHIPPED + sorted((LABS / "data").glob("*.yaml")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", SHIPPED + sorted((LABS / "data").glob("*.yaml")), ids=lambda p: p.name
+)
 def test_shipped_labs_are_valid_for_both(path: Path) -> None:
     data = load_document(path).data
     assert validate(data) == []
@@ -77,24 +78,56 @@ def test_bad_labs_agree_with_jsonschema(path: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "fragment"),
     [
-        ({"name": "x", "description": "y", "steps": [{"name": "a", "run": "help"}],
-          "seed": True}, "'seed' must be a whole number"),
-        ({"name": "x", "description": "y", "steps": [{"name": "a", "run": "help",
-                                                      "wait": {"attempts": 0}}]},
-         "'attempts' must be at least 1"),
-        ({"name": "x", "description": "y", "steps": [{"name": "a", "run": "help",
-                                                      "wait": {"tries": 3}}]},
-         "unknown key 'tries' in 'wait'"),
-        ({"name": "x", "description": "y", "steps": [{"name": "a", "run": "help",
-                                                      "expect": {"a": {"len": "x"}}}]},
-         "'len' must be a whole number"),
-        ({"name": "x", "description": "y", "steps": [{"name": "a", "run": "help",
-                                                      "error": 3}]},
-         "'error' must be text the error message contains"),
-        ({"name": "x" * 201, "description": "y", "steps": [{"name": "a", "run": "help"}]},
-         "'name' is too long (201 characters)"),
-        ({"name": "x", "description": "y", "steps": [{"name": "a", "run": "help"}],
-          "seed": 2**64}, "'seed' must be at most"),
+        (
+            {
+                "name": "x",
+                "description": "y",
+                "steps": [{"name": "a", "run": "help"}],
+                "seed": True,
+            },
+            "'seed' must be a whole number",
+        ),
+        (
+            {
+                "name": "x",
+                "description": "y",
+                "steps": [{"name": "a", "run": "help", "wait": {"attempts": 0}}],
+            },
+            "'attempts' must be at least 1",
+        ),
+        (
+            {
+                "name": "x",
+                "description": "y",
+                "steps": [{"name": "a", "run": "help", "wait": {"tries": 3}}],
+            },
+            "unknown key 'tries' in 'wait'",
+        ),
+        (
+            {
+                "name": "x",
+                "description": "y",
+                "steps": [{"name": "a", "run": "help", "expect": {"a": {"len": "x"}}}],
+            },
+            "'len' must be a whole number",
+        ),
+        (
+            {"name": "x", "description": "y", "steps": [{"name": "a", "run": "help", "error": 3}]},
+            "'error' must be text the error message contains",
+        ),
+        (
+            {"name": "x" * 201, "description": "y", "steps": [{"name": "a", "run": "help"}]},
+            "'name' is too long (201 characters)",
+        ),
+        (
+            {
+                "name": "x",
+                "description": "y",
+                "steps": [{"name": "a", "run": "help"}],
+                "seed": 2**64,
+            },
+            "'seed' must be at most",
+        ),
     ],
 )
 def test_messages(data: dict[str, Any], fragment: str) -> None:

@@ -21,13 +21,15 @@ def test_shipped_lab_checks_and_passes(path: Path) -> None:
     assert lab is not None
     assert len(lab.description.split()) >= 40, "a shipped lab explains itself to a student"
     report = LabRun(lab).run_all()
-    failed = [f"{s.name}: {[f.line() for f in s.failures]}" for s in report.steps
-              if s.status != "passed"]
+    failed = [
+        f"{s.name}: {[f.line() for f in s.failures]}" for s in report.steps if s.status != "passed"
+    ]
     assert report.passed, failed
 
 
-def test_the_same_lab_gives_byte_identical_pcaps(tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_same_lab_gives_byte_identical_pcaps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lab = str(LABS / "01-esp-basics.yaml")
     assert main_run(["--pcap", str(tmp_path / "a"), lab]) == 0
     assert main_run(["--pcap", str(tmp_path / "b"), lab]) == 0

@@ -604,7 +604,7 @@ def test_rx_tag_class_names_the_source_port(tmp_path: Path) -> None:
     from esplab.layers.dsa import MTKEtherRx
 
     # airoha-dsa-xfrm.md 2.3: from port 3, untagged: DA SA 00 03 00 00 08 00 45 ...
-    frame = bytes.fromhex("020000000002" "020000000001" "00030000" "0800") + bytes(IP())
+    frame = bytes.fromhex("020000000002020000000001000300000800") + bytes(IP())
     pkt = MTKEtherRx(frame)
     assert pkt.src_port == 3 and pkt.reserved0 == 0 and pkt.reserved1 == 0
     assert pkt.type == 0x0800 and IP in pkt

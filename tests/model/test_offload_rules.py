@@ -17,15 +17,30 @@ def _v6(next_header: int) -> bytes:
     return bytes(head) + bytes(8)
 
 
-@pytest.mark.parametrize(("next_header", "offloaded"), [
-    (6, True), (17, True), (58, True), (132, True), (47, True), (50, True),  # upper layers
-    (0, False), (43, False), (44, False), (51, False), (59, False), (60, False),  # ext hdrs
-])
+@pytest.mark.parametrize(
+    ("next_header", "offloaded"),
+    [
+        (6, True),
+        (17, True),
+        (58, True),
+        (132, True),
+        (47, True),
+        (50, True),  # upper layers
+        (0, False),
+        (43, False),
+        (44, False),
+        (51, False),
+        (59, False),
+        (60, False),  # ext hdrs
+    ],
+)
 def test_ipv6_extension_headers_are_the_kernels(next_header: int, offloaded: bool) -> None:
     s = Session()
-    s.execute("ip xfrm state add src 2001:db8:2::1 dst 2001:db8:2::2 proto esp spi 0x1000 "
-              "mode transport auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 "
-              "enc aes 0x000102030405060708090a0b0c0d0e0f offload dev wan dir out")
+    s.execute(
+        "ip xfrm state add src 2001:db8:2::1 dst 2001:db8:2::2 proto esp spi 0x1000 "
+        "mode transport auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 "
+        "enc aes 0x000102030405060708090a0b0c0d0e0f offload dev wan dir out"
+    )
     node = s.lab.node("ap")
     (state,) = node.xfrm.states
     verdict = offload_ok(state, node.dev("wan"), _v6(next_header), 100)

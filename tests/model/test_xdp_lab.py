@@ -37,8 +37,7 @@ def receive(lab: Lab, data: bytes | None = None) -> tuple[bool, Journey]:
     return consumed, journey
 
 
-def socket_on_wan(xl: XdpLab, flags: BindFlag | None = None, fill: int = 8,
-                  ring: int = 16) -> None:
+def socket_on_wan(xl: XdpLab, flags: BindFlag | None = None, fill: int = 8, ring: int = 16) -> None:
     xsk.create(xl, "xsk0", "ap", 16, 4096, 0, ring)
     xsk.bind(xl, "xsk0", "ap", "wan", 0, flags, False)
     if fill:
@@ -260,8 +259,12 @@ def test_hook_steers_to_the_attach_queue(lab: Lab, xl: XdpLab) -> None:
 
 # ---- sockets ----------------------------------------------------------------------------
 def test_create_errors(xl: XdpLab) -> None:
-    for args, errno in (((16, 3000, 0, 16), "EINVAL"), ((16, 1024, 0, 16), "EINVAL"),
-                        ((16, 4096, 4000, 16), "EINVAL"), ((16, 4096, 0, 12), "EINVAL")):
+    for args, errno in (
+        ((16, 3000, 0, 16), "EINVAL"),
+        ((16, 1024, 0, 16), "EINVAL"),
+        ((16, 4096, 4000, 16), "EINVAL"),
+        ((16, 4096, 0, 12), "EINVAL"),
+    ):
         with pytest.raises(KernelError) as err:
             xsk.create(xl, "bad", "ap", *args)
         assert err.value.errno_name == errno and f"[{errno}]" in str(err.value)
@@ -280,8 +283,11 @@ def test_create_errors(xl: XdpLab) -> None:
 def test_bind_errors(xl: XdpLab) -> None:
     socket_on_wan(xl, fill=0)
     xsk.create(xl, "xsk1", "ap", 16, 4096, 0, 16)
-    cases = [(("wan", 0, None), "EBUSY"), (("lan1", 0, BindFlag.ZEROCOPY), "EOPNOTSUPP"),
-             (("wan", 9, None), "EINVAL")]
+    cases = [
+        (("wan", 0, None), "EBUSY"),
+        (("lan1", 0, BindFlag.ZEROCOPY), "EOPNOTSUPP"),
+        (("wan", 9, None), "EINVAL"),
+    ]
     for (dev, queue, flags), errno in cases:
         with pytest.raises(KernelError) as err:
             xsk.bind(xl, "xsk1", "ap", dev, queue, flags, False)
@@ -293,8 +299,7 @@ def test_bind_errors(xl: XdpLab) -> None:
     assert err.value.errno_name == "ENXIO"
 
 
-def test_am65_refuses_2048_frames_in_zero_copy_and_falls_back_without_the_flag(
-        xl: XdpLab) -> None:
+def test_am65_refuses_2048_frames_in_zero_copy_and_falls_back_without_the_flag(xl: XdpLab) -> None:
     xl.set_driver("ap", "wan", "am65-cpsw")
     xsk.create(xl, "small", "ap", 16, 2048, 0, 16)
     with pytest.raises(KernelError) as err:

@@ -37,8 +37,10 @@ def session() -> Session:
 
 def completions(session: Session, text: str) -> list[tuple[str, int]]:
     doc = Document(text, cursor_position=len(text))
-    return [(c.text, c.start_position)
-            for c in EsplabCompleter(session).get_completions(doc, CompleteEvent())]
+    return [
+        (c.text, c.start_position)
+        for c in EsplabCompleter(session).get_completions(doc, CompleteEvent())
+    ]
 
 
 def words(session: Session, text: str) -> list[str]:
@@ -55,8 +57,7 @@ def test_fields_inside_a_layer_call(session: Session) -> None:
 
 
 def test_partial_field_replaces_only_the_partial_word(session: Session) -> None:
-    assert completions(session, 'send ap wan IP(dst="192.0.2.2", t') == [("tos=", -1),
-                                                                          ("ttl=", -1)]
+    assert completions(session, 'send ap wan IP(dst="192.0.2.2", t') == [("tos=", -1), ("ttl=", -1)]
     assert completions(session, "let x = UDP(sp") == [("sport=", -2)]
 
 
@@ -71,8 +72,13 @@ def test_layer_names_after_a_slash_and_at_the_start(session: Session) -> None:
     assert completions(session, "send ap wan IP()/U") == [("UDP", -1)]
     first = words(session, "send ap wan ")
     assert first[0] == "p1" and "IP" in first and "Ether" in first
-    assert words(session, "let x = IPv") == ["IPv6", "IPv6ExtHdrHopByHop", "IPv6ExtHdrRouting",
-                                             "IPv6ExtHdrDestOpt", "IPv6ExtHdrFragment"]
+    assert words(session, "let x = IPv") == [
+        "IPv6",
+        "IPv6ExtHdrHopByHop",
+        "IPv6ExtHdrRouting",
+        "IPv6ExtHdrDestOpt",
+        "IPv6ExtHdrFragment",
+    ]
 
 
 def test_nested_calls_and_strings(session: Session) -> None:
@@ -105,8 +111,10 @@ def test_send_completes_nodes_then_devices(session: Session) -> None:
 
 def test_spis_and_reqids_of_the_addressed_node(session: Session) -> None:
     assert words(session, "ip xfrm state get spi ") == ["0x1000", "0x1001"]
-    assert completions(session, "host ip xfrm state get spi 0x10") == [("0x1000", -4),
-                                                                       ("0x1001", -4)]
+    assert completions(session, "host ip xfrm state get spi 0x10") == [
+        ("0x1000", -4),
+        ("0x1001", -4),
+    ]
     assert words(session, "ip xfrm state add reqid ") == ["1"]
     assert words(session, "pc1 ip xfrm state add spi ") == []
 
@@ -133,8 +141,14 @@ def test_taps_and_names_for_diff(session: Session) -> None:
 
 
 def test_settings_and_capture_taps(session: Session) -> None:
-    assert words(session, "set ") == ["tracing", "journeys", "captures", "policy-priority",
-                                      "crypto-provider", "seed"]
+    assert words(session, "set ") == [
+        "tracing",
+        "journeys",
+        "captures",
+        "policy-priority",
+        "crypto-provider",
+        "seed",
+    ]
     assert words(session, "set crypto-provider ") == ["software", "eip93"]
     assert words(session, "set policy-priority ") == ["rfc", "mainline"]
     assert "wan.wire" in words(session, "capture show ")
@@ -161,12 +175,22 @@ def test_last_command_after_semicolons() -> None:
 def test_split_words_keeps_expressions_whole() -> None:
     line = 'send ap wan IP(dst="192.0.2.2", ttl=3)/UDP() ; help # note'
     kinds = [(line[a:b], kind) for a, b, kind in split_words(line)]
-    assert kinds == [("send", "word"), ("ap", "word"), ("wan", "word"),
-                     ('IP(dst="192.0.2.2", ttl=3)/UDP()', "word"), (";", "sep"),
-                     ("help", "word"), ("# note", "comment")]
+    assert kinds == [
+        ("send", "word"),
+        ("ap", "word"),
+        ("wan", "word"),
+        ('IP(dst="192.0.2.2", ttl=3)/UDP()', "word"),
+        (";", "sep"),
+        ("help", "word"),
+        ("# note", "comment"),
+    ]
     # Unfinished input still splits: the open bracket and quote run to the end.
-    assert split_words('let p = IP(dst="1') == [(0, 3, "word"), (4, 5, "word"),
-                                                (6, 7, "word"), (8, 17, "word")]
+    assert split_words('let p = IP(dst="1') == [
+        (0, 3, "word"),
+        (4, 5, "word"),
+        (6, 7, "word"),
+        (8, 17, "word"),
+    ]
 
 
 def test_lexer_styles(session: Session) -> None:

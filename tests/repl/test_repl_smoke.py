@@ -24,8 +24,9 @@ def test_piped_session_end_to_end() -> None:
         pipe.send_text("\x03")  # Ctrl-C drops the (empty) line and the REPL goes on
         pipe.send_text("help\r")
         pipe.send_text("\x04")  # Ctrl-D on an empty line leaves
-        status = run_repl(session, console, input=pipe, output=DummyOutput(),
-                          history=InMemoryHistory())
+        status = run_repl(
+            session, console, input=pipe, output=DummyOutput(), history=InMemoryHistory()
+        )
     out = buf.getvalue()
     assert status == 0
     assert "usage: quit" in out
@@ -52,9 +53,12 @@ def test_a_dump_pasted_after_decode_is_one_command() -> None:
     buf = StringIO()
     console = Console(file=buf, width=100, color_system=None)
     session = Session()
-    dump = "".join(f"\n{0x08000000 + 16 * i:08x}: " + " ".join(
-        ["133a1310", "22001101", "00000000", "00000000"] if i == 0 else ["00000000"] * 4)
-        + '    ..;.#"..........' for i in range(8))
+    dump = "".join(
+        f"\n{0x08000000 + 16 * i:08x}: "
+        + " ".join(["133a1310", "22001101", "00000000", "00000000"] if i == 0 else ["00000000"] * 4)
+        + '    ..;.#"..........'
+        for i in range(8)
+    )
     with create_pipe_input() as pipe:
         pipe.send_text("decode sa")
         pipe.send_text(f"\x1b[200~{dump}\x1b[201~")
@@ -68,7 +72,8 @@ def test_a_dump_pasted_after_decode_is_one_command() -> None:
 
 
 def test_ctrl_c_during_a_command_drops_it_and_the_repl_goes_on(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import esplab.repl.app as app
 
     real = app.run_text  # type: ignore[attr-defined]
@@ -85,10 +90,11 @@ def test_ctrl_c_during_a_command_drops_it_and_the_repl_goes_on(
     console = Console(file=buf, width=100, color_system=None)
     session = Session()
     with create_pipe_input() as pipe:
-        pipe.send_text("send ap wan IP(dst=\"192.0.2.2\")/UDP() count 1000\r")
+        pipe.send_text('send ap wan IP(dst="192.0.2.2")/UDP() count 1000\r')
         pipe.send_text("help quit\r")
         pipe.send_text("\x04")
-        status = run_repl(session, console, input=pipe, output=DummyOutput(),
-                          history=InMemoryHistory())
+        status = run_repl(
+            session, console, input=pipe, output=DummyOutput(), history=InMemoryHistory()
+        )
     assert status == 0 and len(calls) == 2
     assert "interrupted" in buf.getvalue() and "usage: quit" in buf.getvalue()

@@ -49,8 +49,13 @@ def capture_records(session: Session, taps: list[str]) -> list[object]:
         recs.extend(captures.get(tap))
     recs.sort(key=lambda r: (r.journey, r.index))
     return [
-        CaptureRecord(r.tap, KIND_LINKTYPES.get(r.kind, KIND_LINKTYPES["raw"]), _timestamp(r),
-                      r.data, _comment(r))
+        CaptureRecord(
+            r.tap,
+            KIND_LINKTYPES.get(r.kind, KIND_LINKTYPES["raw"]),
+            _timestamp(r),
+            r.data,
+            _comment(r),
+        )
         for r in recs
     ]
 
@@ -70,8 +75,13 @@ def resolve_ref(session: Session, ref: str) -> Captured:
 def _list(session: Session) -> Result:
     counts = session.lab.captures.counts()
     rows = [(tap, str(n)) for tap, n in counts.items()]
-    return TableResult(summary=f"{len(rows)} taps", title="captures", columns=("tap", "packets"),
-                       rows=rows, data={"counts": counts})
+    return TableResult(
+        summary=f"{len(rows)} taps",
+        title="captures",
+        columns=("tap", "packets"),
+        rows=rows,
+        data={"counts": counts},
+    )
 
 
 def _show(session: Session, words: list[str]) -> Result:
@@ -84,22 +94,34 @@ def _show(session: Session, words: list[str]) -> Result:
             (f"#{i + 1}", str(r.journey), str(len(r.data)), r.packet().summary())
             for i, r in enumerate(records)
         ]
-        return TableResult(summary=f"{tap}: {len(rows)} packet(s)", title=tap,
-                           columns=("#", "journey", "len", "summary"), rows=rows,
-                           data={"tap": tap, "count": len(rows)})
+        return TableResult(
+            summary=f"{tap}: {len(rows)} packet(s)",
+            title=tap,
+            columns=("#", "journey", "len", "summary"),
+            rows=rows,
+            data={"tap": tap, "count": len(rows)},
+        )
     ref = tap if "#" in tap else f"{tap}#{words[1]}"
     from esplab.commands.handlers.diff import esp_details
 
     rec = resolve_ref(session, ref)
     packet = rec.packet()
-    data: dict[str, Any] = {"tap": rec.tap, "journey": rec.journey, "len": len(rec.data),
-                            "hex": rec.data.hex(), **{k: str(v) for k, v in rec.meta.items()}}
+    data: dict[str, Any] = {
+        "tap": rec.tap,
+        "journey": rec.journey,
+        "len": len(rec.data),
+        "hex": rec.data.hex(),
+        **{k: str(v) for k, v in rec.meta.items()},
+    }
     esp = esp_details(session, packet)
     if esp:
         data["esp"] = esp
-    return PacketResult(summary=f"{ref}: {packet.summary()}", packet=packet,
-                        title=f"{ref} (journey {rec.journey}, {len(rec.data)} bytes)",
-                        data=data)
+    return PacketResult(
+        summary=f"{ref}: {packet.summary()}",
+        packet=packet,
+        title=f"{ref} (journey {rec.journey}, {len(rec.data)} bytes)",
+        data=data,
+    )
 
 
 def _export(session: Session, words: list[str]) -> Result:
@@ -110,14 +132,18 @@ def _export(session: Session, words: list[str]) -> Result:
     path, taps = Path(words[0]), words[1:]
     known = session.lab.captures.known
     if words[0] in known and taps and taps[-1] not in known:
-        raise BadArgument(f"'{words[0]}' is a tap, and the file comes first",
-                          hint=f"try: capture export {taps[-1]} {' '.join([words[0], *taps[:-1]])}")
+        raise BadArgument(
+            f"'{words[0]}' is a tap, and the file comes first",
+            hint=f"try: capture export {taps[-1]} {' '.join([words[0], *taps[:-1]])}",
+        )
     for tap in taps:
         session.lab.captures.get(tap)  # unknown taps fail before anything is written
     records = capture_records(session, taps)
     written = write_capture(path, records)  # type: ignore[arg-type]
-    return MessageResult(summary=f"{written} packet(s) from {len(taps) or 'all'} tap(s) "
-                         f"written to {path}", data={"file": str(path), "packets": written})
+    return MessageResult(
+        summary=f"{written} packet(s) from {len(taps) or 'all'} tap(s) written to {path}",
+        data={"file": str(path), "packets": written},
+    )
 
 
 def _import(session: Session, words: list[str]) -> Result:
@@ -135,19 +161,20 @@ def _import(session: Session, words: list[str]) -> Result:
             if journey is None:
                 journey = session.lab.journeys.new(f"import {path.name}")
             kind = kinds.get(rec.linktype, "raw")
-            session.lab.captures.add(Captured(journey.id, count, tap, kind, rec.data,
-                                              {"file": str(path)}))
+            session.lab.captures.add(
+                Captured(journey.id, count, tap, kind, rec.data, {"file": str(path)})
+            )
             count += 1
     except CaptureFileError as exc:
         if not count:
             raise
-        raise CaptureFileError(f"{exc.what}; {count} packet(s) were imported into {tap}") \
-            from exc
+        raise CaptureFileError(f"{exc.what}; {count} packet(s) were imported into {tap}") from exc
     finally:
         if journey is not None:
             journey.verdict = f"imported {count} packet(s) into {tap}"
-    return MessageResult(summary=f"{count} packet(s) from {path} in tap {tap}",
-                         data={"tap": tap, "packets": count})
+    return MessageResult(
+        summary=f"{count} packet(s) from {path} in tap {tap}", data={"tap": tap, "packets": count}
+    )
 
 
 def _capture(session: Session, inv: Invocation) -> Result:
@@ -172,8 +199,11 @@ def _capture(session: Session, inv: Invocation) -> Result:
         size = ring_size("capture", words[0])  # the same as set captures N
         session.lab.resize_captures(size)
         return MessageResult(summary=f"each tap now keeps {size} packets")
-    raise BadArgument(f"unknown capture command '{verb}'",
-                      valid=["list", "show", "clear", "export", "import", "size"], value=verb)
+    raise BadArgument(
+        f"unknown capture command '{verb}'",
+        valid=["list", "show", "clear", "export", "import", "size"],
+        value=verb,
+    )
 
 
 def sa_entries(session: Session) -> list[object]:
@@ -187,13 +217,28 @@ def sa_entries(session: Session) -> list[object]:
             if key in seen or x.proto != 50:
                 continue
             if x.aead is not None:
-                entry = EspSaEntry(str(x.src), str(x.dst), x.spi, x.aead.name, x.aead.key,
-                                   None, b"", x.aead.icv_bits)
+                entry = EspSaEntry(
+                    str(x.src),
+                    str(x.dst),
+                    x.spi,
+                    x.aead.name,
+                    x.aead.key,
+                    None,
+                    b"",
+                    x.aead.icv_bits,
+                )
             elif x.enc is not None:
                 auth = x.auth
-                entry = EspSaEntry(str(x.src), str(x.dst), x.spi, x.enc.name, x.enc.key,
-                                   auth.name if auth else None, auth.key if auth else b"",
-                                   auth.icv_bits if auth else 0)
+                entry = EspSaEntry(
+                    str(x.src),
+                    str(x.dst),
+                    x.spi,
+                    x.enc.name,
+                    x.enc.key,
+                    auth.name if auth else None,
+                    auth.key if auth else b"",
+                    auth.icv_bits if auth else 0,
+                )
             else:
                 continue
             seen[key] = entry
@@ -251,8 +296,10 @@ COMMANDS = (
         name="wireshark-keys",
         summary="write Wireshark's ESP SA table (esp_sa) for every SA, and the tshark command",
         handler=_wireshark_keys,
-        params=(Param("file", help="output file"),
-                Param("capture", optional=True, help="the capture the command should read")),
+        params=(
+            Param("file", help="output file"),
+            Param("capture", optional=True, help="the capture the command should read"),
+        ),
         example="wireshark-keys esp_sa run.pcapng",
     ),
 )

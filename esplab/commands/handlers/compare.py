@@ -37,8 +37,9 @@ def _outbound_state(session: Session, node_name: str | None, spi: int) -> Any:
     return node, states[0]
 
 
-def run_datapaths(session: Session, node_name: str, state: Any, packet: bytes, seq: int,
-                  iv: bytes) -> dict[str, bytes | str]:
+def run_datapaths(
+    session: Session, node_name: str, state: Any, packet: bytes, seq: int, iv: bytes
+) -> dict[str, bytes | str]:
     """The ESP packet each datapath makes (bytes), or why it cannot (str)."""
     from esplab.model import esp as esp_core
     from esplab.model.engine import new_eip93
@@ -61,21 +62,36 @@ def run_datapaths(session: Session, node_name: str, state: Any, packet: bytes, s
     auth = state.auth
     drv = new_eip93(seed)
     try:
-        tfm = drv.aead_setkey(enc=state.enc.name, enc_key=state.enc.key,
-                              auth=auth.name if auth else "", auth_key=auth.key if auth else b"",
-                              authsize=(auth.icv_bits // 8) if auth else 0, spi=state.spi)
+        tfm = drv.aead_setkey(
+            enc=state.enc.name,
+            enc_key=state.enc.key,
+            auth=auth.name if auth else "",
+            auth_key=auth.key if auth else b"",
+            authsize=(auth.icv_bits // 8) if auth else 0,
+            spi=state.spi,
+        )
         res = drv.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=iv)
         out["sw+aead"] = bytes(res.data) if res.ok else f"engine: {res.reason}"
     except KernelError as exc:
         out["sw+aead"] = f"no EIP-93 authenc for these algorithms ({exc.reason or exc})"
     for kind in ("crypto", "packet"):
         drv = new_eip93(seed)
-        add = drv.state_add(dev="wan", direction="out", spi=state.spi, mode=state.mode,
-                            enc=state.enc.name, enc_key=state.enc.key,
-                            auth=auth.name if auth else None, auth_key=auth.key if auth else b"",
-                            auth_trunc_bits=auth.icv_bits if auth else None, offload=kind,
-                            family=state.family, encap=state.encap is not None,
-                            esn="esn" in state.flags, tfcpad=state.tfcpad)
+        add = drv.state_add(
+            dev="wan",
+            direction="out",
+            spi=state.spi,
+            mode=state.mode,
+            enc=state.enc.name,
+            enc_key=state.enc.key,
+            auth=auth.name if auth else None,
+            auth_key=auth.key if auth else b"",
+            auth_trunc_bits=auth.icv_bits if auth else None,
+            offload=kind,
+            family=state.family,
+            encap=state.encap is not None,
+            esn="esn" in state.flags,
+            tfcpad=state.tfcpad,
+        )
         if not add.ok:
             out[kind] = f"the driver refuses the SA: {add.errno} ({add.reason})"
             continue
@@ -95,8 +111,10 @@ def _compare(session: Session, inv: Invocation) -> Result:
 
     words = list(inv.args["args"])
     if len(words) < 2:
-        raise BadArgument("compare needs an SPI and a packet",
-                          hint='e.g. compare 0x1000 IP(dst="192.0.2.2")/UDP(dport=5201)')
+        raise BadArgument(
+            "compare needs an SPI and a packet",
+            hint='e.g. compare 0x1000 IP(dst="192.0.2.2")/UDP(dport=5201)',
+        )
     spi = parse_int(words[0], "SPI")
     node, state = _outbound_state(session, inv.node, spi)
     rest = inv.line[inv.tokens[2].col :] if len(inv.tokens) > 2 else ""
@@ -139,8 +157,12 @@ def _compare(session: Session, inv: Invocation) -> Result:
             data["paths"][path] = {"available": False, "why": got}
             continue
         same = got == reference
-        data["paths"][path] = {"available": True, "identical": same, "hex": got.hex(),
-                               "len": len(got)}
+        data["paths"][path] = {
+            "available": True,
+            "identical": same,
+            "hex": got.hex(),
+            "len": len(got),
+        }
         if path == "sw":
             rows.append((path, f"{len(got)} bytes", "the reference"))
             continue
@@ -159,13 +181,18 @@ def _compare(session: Session, inv: Invocation) -> Result:
     available = [p for p in DATAPATHS if data["paths"][p]["available"]]
     identical = all(data["paths"][p]["identical"] for p in available)
     data["identical"] = identical
-    summary = (f"SPI {spi:#x} seq {seq}: {len(available)} datapath(s), "
-               + ("identical bytes on the wire" if identical else "the bytes differ"))
+    summary = f"SPI {spi:#x} seq {seq}: {len(available)} datapath(s), " + (
+        "identical bytes on the wire" if identical else "the bytes differ"
+    )
     from esplab.commands.result import TableResult
 
-    return TableResult(summary=summary, title=f"compare SPI {spi:#x} seq {seq}",
-                       columns=("datapath", "ESP", "result"),
-                       rows=rows + [("", "", n) for n in notes], data=data)
+    return TableResult(
+        summary=summary,
+        title=f"compare SPI {spi:#x} seq {seq}",
+        columns=("datapath", "ESP", "result"),
+        rows=rows + [("", "", n) for n in notes],
+        data=data,
+    )
 
 
 COMMANDS = (

@@ -119,8 +119,12 @@ COMMANDS = (
         summary="dissect a layer from hex pasted from a board (record, descriptor or frame)",
         handler=_decode,
         params=(
-            Param("layer", help="layer name or alias (sa, cdr, rdr, mtk, ...)",
-                  choices=layer_choices, validate_choices=False),
+            Param(
+                "layer",
+                help="layer name or alias (sa, cdr, rdr, mtk, ...)",
+                choices=layer_choices,
+                validate_choices=False,
+            ),
             Param("words", kind="flag", help="read 32-bit little-endian words"),
             Param("bytes", kind="flag", help="read bytes in order"),
             Param("hex", kind="rest", metavar="HEX", help="the hex dump"),

@@ -87,9 +87,11 @@ def _from_hex(text: str, like: Packet | None) -> Packet:
     try:
         data = parse_hex(text)
     except EsplabError as exc:  # read as hex, it is not: say what else an operand can be
-        raise NoSuchPacket(f"'{text}' is not a packet ({exc.what})",
-                           valid="TAP#N from capture list, a name from let, a packet "
-                           "expression, or whole hex bytes") from None
+        raise NoSuchPacket(
+            f"'{text}' is not a packet ({exc.what})",
+            valid="TAP#N from capture list, a name from let, a packet "
+            "expression, or whole hex bytes",
+        ) from None
     if like is not None:
         cls: Any = like.__class__
     else:
@@ -128,8 +130,8 @@ def resolve_operand(session: Session, text: str) -> Operand | str:
     except PacketExpressionError:
         raise NoSuchPacket(
             f"'{text}' is not a packet",
-            valid=[*session.named, *session.lab.captures.taps()] or
-            "a name from let, TAP#N from capture list, a packet expression, or hex",
+            valid=[*session.named, *session.lab.captures.taps()]
+            or "a name from let, TAP#N from capture list, a packet expression, or hex",
             value=text,
         ) from None
 
@@ -201,8 +203,14 @@ def esp_details(session: Session, packet: Packet) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- diff
 
 
-def build_diff(a: Operand, b: Operand, *, ignore: list[str] | None = None,
-               sas: dict[int, EspSA] | None = None, title: str = "") -> DiffResult:
+def build_diff(
+    a: Operand,
+    b: Operand,
+    *,
+    ignore: list[str] | None = None,
+    sas: dict[int, EspSA] | None = None,
+    title: str = "",
+) -> DiffResult:
     """The diff of two packets as a result: rows, the wire bytes, and the plaintext
     bytes when both sides carry ESP that ``sas`` opens."""
     from esplab.diff import IgnoreRules, byte_ranges, diff_packets, field_spans
@@ -219,17 +227,22 @@ def build_diff(a: Operand, b: Operand, *, ignore: list[str] | None = None,
     if oa is not None and ob is not None:
         pa = oa.data + oa.padding + bytes((oa.pad_len, oa.next_header))
         pb = ob.data + ob.padding + bytes((ob.pad_len, ob.next_header))
-        views.append(ByteView(f"decrypted ESP payload (SPI {oa.spi:#x})", pa, pb,
-                              tuple(byte_ranges(pa, pb))))
-        notes.append(f"ESP compared through SPI {oa.spi:#x}"
-                     + (f" and {ob.spi:#x}" if ob.spi != oa.spi else ""))
+        views.append(
+            ByteView(f"decrypted ESP payload (SPI {oa.spi:#x})", pa, pb, tuple(byte_ranges(pa, pb)))
+        )
+        notes.append(
+            f"ESP compared through SPI {oa.spi:#x}"
+            + (f" and {ob.spi:#x}" if ob.spi != oa.spi else "")
+        )
     elif oa is not None or ob is not None:
         notes.append("only one side's ESP could be opened; its ciphertext is compared")
     rows = [d.row() for d in diffs]
     changed = sum(v.changed for v in views[:1])
-    summary = ("identical" if not rows and not changed else
-               f"{len(rows)} field(s) differ; {changed} byte(s) in "
-               f"{len(views[0].ranges)} range(s)")
+    summary = (
+        "identical"
+        if not rows and not changed
+        else f"{len(rows)} field(s) differ; {changed} byte(s) in {len(views[0].ranges)} range(s)"
+    )
     return DiffResult(
         summary=f"{a.label} vs {b.label}: {summary}",
         title=title or f"diff {a.label} {b.label}",
@@ -241,8 +254,10 @@ def build_diff(a: Operand, b: Operand, *, ignore: list[str] | None = None,
         notes=notes,
         data={
             "identical": not rows and not changed,
-            "fields": [{"layer": d.layer, "field": d.field, "left": r[2], "right": r[3]}
-                       for d, r in zip(diffs, rows, strict=True)],
+            "fields": [
+                {"layer": d.layer, "field": d.field, "left": r[2], "right": r[3]}
+                for d, r in zip(diffs, rows, strict=True)
+            ],
             "bytes": [list(r) for r in views[0].ranges],
             "esp": [o.as_data() if o else None for o in (oa, ob)],
         },
@@ -254,8 +269,10 @@ def _ignore_list(text: str | None) -> list[str]:
         return []
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
-        raise BadArgument("--ignore needs field names",
-                          valid="FIELD, LAYER.FIELD or LAYER, comma separated (ttl,IP.chksum)")
+        raise BadArgument(
+            "--ignore needs field names",
+            valid="FIELD, LAYER.FIELD or LAYER, comma separated (ttl,IP.chksum)",
+        )
     return items
 
 
@@ -273,8 +290,11 @@ def _complete(session: Session, words: list[str]) -> list[str]:
         return ["ttl", "chksum", "id", "IP.chksum", "Ether", "ESPTrailer.icv"]
     if len(positional) >= 2:
         return ["--ignore"]
-    refs = [f"{tap}#{len(session.lab.captures.get(tap))}" for tap in session.lab.captures.taps()
-            if session.lab.captures.get(tap)]
+    refs = [
+        f"{tap}#{len(session.lab.captures.get(tap))}"
+        for tap in session.lab.captures.taps()
+        if session.lab.captures.get(tap)
+    ]
     return [*session.named, *session.lab.captures.taps(), *refs]
 
 
@@ -287,8 +307,12 @@ COMMANDS = (
         params=(
             Param("left", metavar="A", help="TAP#N, a name from let, a packet expression or hex"),
             Param("right", metavar="B", help="the packet to compare A with"),
-            Param("ignore", kind="option", metavar="FIELD,...",
-                  help="fields to leave out: FIELD, LAYER.FIELD or LAYER"),
+            Param(
+                "ignore",
+                kind="option",
+                metavar="FIELD,...",
+                help="fields to leave out: FIELD, LAYER.FIELD or LAYER",
+            ),
         ),
         example="diff wan.wire#1 wan.wire#2 --ignore IP.id,IP.chksum",
         details="A packet whose ESP SPI belongs to a state on any node is compared "

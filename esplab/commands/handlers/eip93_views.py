@@ -70,15 +70,23 @@ def _regs(session: Session, words: list[str]) -> Result:
         value = device.read_reg(offset)
         values[name] = value
         rows.append((f"{offset:#05x}", name, f"{value:#010x}", R.decode(offset, value)))
-    return TableResult(summary=f"{len(values)} EIP-93 registers", title="EIP-93 registers",
-                       columns=("offset", "register", "value", "fields"), rows=rows,
-                       data={"registers": values})
+    return TableResult(
+        summary=f"{len(values)} EIP-93 registers",
+        title="EIP-93 registers",
+        columns=("offset", "register", "value", "fields"),
+        rows=rows,
+        data={"registers": values},
+    )
 
 
 def _ring(session: Session, words: list[str]) -> Result:
     if not words or words[0] not in ("cdr", "rdr"):
-        raise BadArgument("eip93 ring needs cdr or rdr", valid=["cdr", "rdr"],
-                          value=words[0] if words else None, hint=_USAGE)
+        raise BadArgument(
+            "eip93 ring needs cdr or rdr",
+            valid=["cdr", "rdr"],
+            value=words[0] if words else None,
+            hint=_USAGE,
+        )
     which = words[0]
     driver = _driver(session)
     device = driver.device
@@ -99,9 +107,13 @@ def _ring(session: Session, words: list[str]) -> Result:
         if which == "rdr":
             errors = status_names(raw[2])
             notes.append("status: " + (", ".join(errors) if errors else "no error"))
-        return PacketResult(summary=f"{which.upper()}[{index}]", packet=packet,
-                            title=f"{cls.__name__} {which.upper()}[{index}]", notes=notes,
-                            data={"index": index, "hex": raw.hex(), "fields": _fields(packet)})
+        return PacketResult(
+            summary=f"{which.upper()}[{index}]",
+            packet=packet,
+            title=f"{cls.__name__} {which.upper()}[{index}]",
+            notes=notes,
+            data={"index": index, "hex": raw.hex(), "fields": _fields(packet)},
+        )
     data = driver.memory.read(base, entries * DESCRIPTOR_SIZE)
     rows: list[tuple[str, ...]] = []
     for index in range(entries):
@@ -117,15 +129,43 @@ def _ring(session: Session, words: list[str]) -> Result:
             continue
         owner = f"{READY_NAMES.get(w[0] & 3, '?')}/{READY_NAMES.get(w[7] >> 22 & 3, '?')}"
         status = ", ".join(status_names(w[0] >> 16 & 0xFF)) if which == "rdr" else ""
-        rows.append((str(index), owner, f"{w[0]:#010x}", f"{w[1]:#010x}", f"{w[2]:#010x}",
-                     f"{w[3]:#010x}", str(w[7] & 0xFFFFF), status or "-", ", ".join(marks)))
-    columns = ("index", "owner w0/w7", "ctrl" if which == "cdr" else "status word", "src",
-               "dst", "sa", "length", "errors", "")
+        rows.append(
+            (
+                str(index),
+                owner,
+                f"{w[0]:#010x}",
+                f"{w[1]:#010x}",
+                f"{w[2]:#010x}",
+                f"{w[3]:#010x}",
+                str(w[7] & 0xFFFFF),
+                status or "-",
+                ", ".join(marks),
+            )
+        )
+    columns = (
+        "index",
+        "owner w0/w7",
+        "ctrl" if which == "cdr" else "status word",
+        "src",
+        "dst",
+        "sa",
+        "length",
+        "errors",
+        "",
+    )
     return TableResult(
         summary=f"{which.upper()}: {entries} entries at {base:#010x}, {len(rows)} shown",
-        title=f"EIP-93 {which.upper()} ({entries} entries at {base:#010x})", columns=columns,
-        rows=rows, data={"entries": entries, "base": base, "pending": device.pending,
-                         "ready": device.ready, "shown": [int(r[0]) for r in rows]})
+        title=f"EIP-93 {which.upper()} ({entries} entries at {base:#010x})",
+        columns=columns,
+        rows=rows,
+        data={
+            "entries": entries,
+            "base": base,
+            "pending": device.pending,
+            "ready": device.ready,
+            "shown": [int(r[0]) for r in rows],
+        },
+    )
 
 
 def _spi_and_dir(words: list[str], what: str) -> tuple[int, str | None]:
@@ -146,27 +186,39 @@ def _record(session: Session, words: list[str], what: str) -> Result:
     addr, size, label, notes = _find(driver, spi, direction, what)
     raw = driver.memory.read(addr, size)
     packet: Any = EIP93SARecord(raw) if what == "sa" else EIP93StateRecord(raw)
-    data: dict[str, Any] = {"spi": spi, "address": addr, "hex": raw.hex(),
-                            "fields": _fields(packet)}
+    data: dict[str, Any] = {
+        "spi": spi,
+        "address": addr,
+        "hex": raw.hex(),
+        "fields": _fields(packet),
+    }
     if what == "sa":
         data.update(sa_cmd0=packet.sa_cmd0, sa_cmd1=packet.sa_cmd1)
-    return PacketResult(summary=f"{label}, {size} bytes at {addr:#010x}", packet=packet,
-                        title=f"{type(packet).__name__}: {label}",
-                        notes=[f"{size} bytes at {addr:#010x}", *notes], data=data)
+    return PacketResult(
+        summary=f"{label}, {size} bytes at {addr:#010x}",
+        packet=packet,
+        title=f"{type(packet).__name__}: {label}",
+        notes=[f"{size} bytes at {addr:#010x}", *notes],
+        data=data,
+    )
 
 
-def _find(driver: EIP93Driver, spi: int, direction: str | None,
-          what: str) -> tuple[int, int, str, list[str]]:
+def _find(
+    driver: EIP93Driver, spi: int, direction: str | None, what: str
+) -> tuple[int, int, str, list[str]]:
     """(address, size, label, notes) of an SA's SA or state record."""
     tfms = [t for t in driver.tfms.values() if t.spi == spi]
     try:
         sa = driver.lookup(spi, direction)
     except NotFound:
         if not tfms:
-            valid = [f"{s.spi:#x} ({s.direction})" for s in sorted(driver.sas.values(),
-                                                                   key=lambda s: s.key)]
-            valid += sorted({f"{t.spi:#x} (sw+aead)" for t in driver.tfms.values()
-                             if t.spi is not None})
+            valid = [
+                f"{s.spi:#x} ({s.direction})"
+                for s in sorted(driver.sas.values(), key=lambda s: s.key)
+            ]
+            valid += sorted(
+                {f"{t.spi:#x} (sw+aead)" for t in driver.tfms.values() if t.spi is not None}
+            )
             where = f" ({direction})" if direction else ""
             raise NotFound(f"no SA with SPI {spi:#x}{where} on the EIP-93", valid=valid) from None
         tfm = tfms[0]
@@ -174,19 +226,25 @@ def _find(driver: EIP93Driver, spi: int, direction: str | None,
         if what == "state":
             return tfm.state, STATE_RECORD_SIZE, label, ["the sw+aead request's state record"]
         inbound = direction == "in"
-        return (tfm.sa_in if inbound else tfm.sa_out, SA_RECORD_SIZE,
-                f"{label} {'decrypt' if inbound else 'encrypt'}",
-                ["sw+aead: basic-mode authenc (eip93.md 3.5)"])
+        return (
+            tfm.sa_in if inbound else tfm.sa_out,
+            SA_RECORD_SIZE,
+            f"{label} {'decrypt' if inbound else 'encrypt'}",
+            ["sw+aead: basic-mode authenc (eip93.md 3.5)"],
+        )
     label = f"SPI {spi:#x} {sa.direction}"
     if what == "sa":
         return sa.sa_addr, SA_RECORD_SIZE, label, [sa.describe()]
     if not sa.state_addr:
         with_state = [f"{s.spi:#x} ({s.direction})" for s in driver.sas.values() if s.state_addr]
         with_state += [f"{t.spi:#x} (sw+aead)" for t in driver.tfms.values() if t.spi is not None]
-        raise NotFound(f"SA {spi:#x} ({sa.direction}) has no state record: its descriptors "
-                       "carry state_addr 0, as the vschagen ESP path does (eip93.md 4.2)",
-                       valid=with_state, hint="sw+aead transforms have one: set "
-                       "crypto-provider eip93 and send through a software SA")
+        raise NotFound(
+            f"SA {spi:#x} ({sa.direction}) has no state record: its descriptors "
+            "carry state_addr 0, as the vschagen ESP path does (eip93.md 4.2)",
+            valid=with_state,
+            hint="sw+aead transforms have one: set "
+            "crypto-provider eip93 and send through a software SA",
+        )
     return sa.state_addr, STATE_RECORD_SIZE, label, [sa.describe()]
 
 
@@ -205,7 +263,7 @@ def _swap_digest(session: Session, words: list[str]) -> Result:
         direction = direction or "out"
     start, end = _DIGESTS
     before = driver.memory.read(addr + start, end - start)
-    after = b"".join(before[i:i + 4][::-1] for i in range(0, len(before), 4))
+    after = b"".join(before[i : i + 4][::-1] for i in range(0, len(before), 4))
     driver.memory.write(addr + start, after)
     first_before, first_after = before[:4].hex(), after[:4].hex()
     return MessageResult(
@@ -213,10 +271,19 @@ def _swap_digest(session: Session, words: list[str]) -> Result:
         f"sa_i_digest and sa_o_digest byte-reversed (sa_i_digest word 0 {first_before} -> "
         f"{first_after}), as a driver that stores the hash state in the wrong byte order "
         "would have written them (eip93.md 5.2); a second swap-digest puts them back",
-        data={"spi": spi, "direction": direction, "sa_addr": addr, "fault": "swap-digest",
-              "fidelity": "M", "words": (end - start) // 4, "before": first_before,
-              "after": first_after, "o_before": before[32:36].hex(),
-              "o_after": after[32:36].hex()})
+        data={
+            "spi": spi,
+            "direction": direction,
+            "sa_addr": addr,
+            "fault": "swap-digest",
+            "fidelity": "M",
+            "words": (end - start) // 4,
+            "before": first_before,
+            "after": first_after,
+            "o_before": before[32:36].hex(),
+            "o_after": after[32:36].hex(),
+        },
+    )
 
 
 def _stats(session: Session, words: list[str]) -> Result:
@@ -226,24 +293,38 @@ def _stats(session: Session, words: list[str]) -> Result:
     device, engine = driver.device, driver.device.engine.stats
     dstats = driver.stats
     counters: dict[str, int] = {
-        "processed": engine.processed, "succeeded": engine.succeeded,
-        "esp outbound": engine.esp_out, "esp inbound": engine.esp_in, "basic": engine.basic,
-        "bytes in": engine.bytes_in, "bytes out": engine.bytes_out,
+        "processed": engine.processed,
+        "succeeded": engine.succeeded,
+        "esp outbound": engine.esp_out,
+        "esp inbound": engine.esp_in,
+        "basic": engine.basic,
+        "bytes in": engine.bytes_in,
+        "bytes out": engine.bytes_out,
         **{f"error {name}": count for name, count in sorted(engine.errors.items())},
-        "ring full (refused)": dstats.ring_full, "rdr full stalls": device.stalls,
-        "submitted": dstats.submitted, "completed": dstats.completed,
+        "ring full (refused)": dstats.ring_full,
+        "rdr full stalls": device.stalls,
+        "submitted": dstats.submitted,
+        "completed": dstats.completed,
         "in flight": driver.in_flight,
-        "tx packets": dstats.tx_packets, "tx errors": dstats.tx_errors,
-        "rx packets": dstats.rx_packets, "rx errors": dstats.rx_errors,
-        "flushes": dstats.flushes, "offloaded SAs": len(driver.sas),
+        "tx packets": dstats.tx_packets,
+        "tx errors": dstats.tx_errors,
+        "rx packets": dstats.rx_packets,
+        "rx errors": dstats.rx_errors,
+        "flushes": dstats.flushes,
+        "offloaded SAs": len(driver.sas),
         **{name: count for name, count in sorted(dstats.mib.items())},
     }
     rows = [(name, str(value)) for name, value in counters.items()]
     if device.engine.last_error:
         rows.append(("last error", device.engine.last_error))
-    return TableResult(summary=f"{engine.processed} descriptors processed, "
-                       f"{sum(engine.errors.values())} with errors", title="EIP-93 statistics",
-                       columns=("counter", "value"), rows=rows, data=counters)
+    return TableResult(
+        summary=f"{engine.processed} descriptors processed, "
+        f"{sum(engine.errors.values())} with errors",
+        title="EIP-93 statistics",
+        columns=("counter", "value"),
+        rows=rows,
+        data=counters,
+    )
 
 
 _HANDLERS = {
@@ -279,5 +360,3 @@ def complete(session: Session, words: list[str]) -> list[str]:
         if len(words) == 2:
             return ["in", "out"]
     return []
-
-

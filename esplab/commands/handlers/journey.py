@@ -38,20 +38,27 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
         explicit = True
     devs = session.lab.node(node).devs
     if not tokens:
-        raise BadArgument("send needs a device and a packet", valid=list(devs),
-                          hint="e.g. send ap wan IP(dst=\"192.0.2.2\")/UDP(dport=5201)")
+        raise BadArgument(
+            "send needs a device and a packet",
+            valid=list(devs),
+            hint='e.g. send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)',
+        )
     dev = tokens[0].value
     if dev not in devs:
-        nodes = "" if explicit else f" and no node is called that (nodes: " \
-            f"{', '.join(session.lab.nodes)})"
+        nodes = (
+            ""
+            if explicit
+            else f" and no node is called that (nodes: {', '.join(session.lab.nodes)})"
+        )
         raise NotFound(f"{node} has no device '{dev}'{nodes}", valid=list(devs), value=dev)
     tokens = tokens[1:]
     cut = next((i for i, t in enumerate(tokens) if t.value in _OPTIONS), len(tokens))
     expr_tokens, opt_tokens = tokens[:cut], tokens[cut:]
     if not expr_tokens:
-        raise BadArgument("send needs a packet after the device",
-                          valid='a packet expression such as IP(dst="192.0.2.2")/UDP() '
-                          "or a name given with let")
+        raise BadArgument(
+            "send needs a packet after the device",
+            valid='a packet expression such as IP(dst="192.0.2.2")/UDP() or a name given with let',
+        )
     start = expr_tokens[0].col
     end = expr_tokens[-1].col + len(expr_tokens[-1].raw)
     req = SendRequest(node, dev, inv.line[start:end])
@@ -71,8 +78,10 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
             try:
                 req.iv = bytes.fromhex(value.removeprefix("0x"))
             except ValueError:
-                raise BadArgument(f"iv '{value}' is not hex", valid="hex bytes, e.g. "
-                                  "0x000102030405060708090a0b0c0d0e0f") from None
+                raise BadArgument(
+                    f"iv '{value}' is not hex",
+                    valid="hex bytes, e.g. 0x000102030405060708090a0b0c0d0e0f",
+                ) from None
         else:
             raise BadArgument(f"unexpected '{key}'", valid=list(_OPTIONS), value=key)
         i += 2
@@ -96,11 +105,14 @@ def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> byt
     if isinstance(packet, Ether):
         packet = packet.payload
     if not isinstance(packet, (IP, IPv6)):
-        raise BadArgument(f"'{expr}' is not an IP packet",
-                          valid="an expression starting with IP(...) or IPv6(...)")
+        raise BadArgument(
+            f"'{expr}' is not an IP packet",
+            valid="an expression starting with IP(...) or IPv6(...)",
+        )
     if "dst" not in packet.fields:
-        raise BadArgument(f"'{expr}' has no destination",
-                          hint='give dst=, e.g. IP(dst="192.0.2.2")')
+        raise BadArgument(
+            f"'{expr}' has no destination", hint='give dst=, e.g. IP(dst="192.0.2.2")'
+        )
     if "src" not in packet.fields:
         the_node = session.lab.node(node)
         dst = ip_address(packet.dst)
@@ -110,8 +122,10 @@ def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> byt
         if src is None and out_dev is not None:
             src = the_node.source_for(out_dev, dst.version)
         if src is None:
-            raise BadArgument(f"{node} has no IPv{dst.version} address to send {dst} from",
-                              hint="give src= in the packet")
+            raise BadArgument(
+                f"{node} has no IPv{dst.version} address to send {dst} from",
+                hint="give src= in the packet",
+            )
         packet.src = str(src)
     return bytes(packet)
 
@@ -124,15 +138,20 @@ def journey_data(j: Journey) -> dict[str, Any]:
         "delivered": j.delivered,
         "dropped": j.dropped.drop if j.dropped else None,
         "stages": [
-            {"tap": s.tap, "device": s.device, "decision": s.decision, "fidelity": s.fidelity,
-             "drop": s.drop, "counters": dict(s.counters), "meta": dict(s.meta),
-             "why": s.why,
-             "len": len(s.data) if s.data is not None else None}
+            {
+                "tap": s.tap,
+                "device": s.device,
+                "decision": s.decision,
+                "fidelity": s.fidelity,
+                "drop": s.drop,
+                "counters": dict(s.counters),
+                "meta": dict(s.meta),
+                "why": s.why,
+                "len": len(s.data) if s.data is not None else None,
+            }
             for s in j.stages
         ],
     }
-
-
 
 
 def _vlan_frame(session: Session, req: SendRequest) -> bytes | None:
@@ -163,8 +182,11 @@ def _send(session: Session, inv: Invocation) -> Result:
     frame = _vlan_frame(session, req)
     if frame is not None:
         journey = session.lab.datapath.send_frame(req.node, req.dev or "", frame)
-        return JourneyResult(summary=f"journey {journey.id}: {journey.verdict}",
-                             journeys=[journey], data=journey_data(journey))
+        return JourneyResult(
+            summary=f"journey {journey.id}: {journey.verdict}",
+            journeys=[journey],
+            data=journey_data(journey),
+        )
     packet = packet_bytes(session, req.expr, req.node, req.dev)
     journeys = []
     for n in range(req.count):
@@ -173,15 +195,21 @@ def _send(session: Session, inv: Invocation) -> Result:
         journeys.append(session.lab.datapath.send(req.node, req.dev, packet, opts))
     last = journeys[-1]
     delivered = sum(j.delivered for j in journeys)
-    summary = (f"journey {last.id}: {last.verdict}" if req.count == 1 else
-               f"{req.count} packets: {delivered} delivered; last journey {last.id}: "
-               f"{last.verdict}")
+    summary = (
+        f"journey {last.id}: {last.verdict}"
+        if req.count == 1
+        else f"{req.count} packets: {delivered} delivered; last journey {last.id}: {last.verdict}"
+    )
     return JourneyResult(
         summary=summary,
         journeys=[last],
         show_summary=req.count > 1,
-        data={"journeys": [j.id for j in journeys], "delivered": delivered,
-              "sent": req.count, **journey_data(last)},
+        data={
+            "journeys": [j.id for j in journeys],
+            "delivered": delivered,
+            "sent": req.count,
+            **journey_data(last),
+        },
     )
 
 
@@ -206,8 +234,9 @@ def _ping(session: Session, inv: Invocation) -> Result:
     try:
         dst = ip_address(dst_text)
     except ValueError:
-        raise BadArgument(f"ping: '{dst_text}' is not an address",
-                          valid="an IPv4 or IPv6 address") from None
+        raise BadArgument(
+            f"ping: '{dst_text}' is not an address", valid="an IPv4 or IPv6 address"
+        ) from None
     count = parse_int(inv.args["count"], "count") if inv.args["count"] else 1
     if not 1 <= count <= 10000:
         raise BadArgument(f"ping count {count}", valid="1 to 10000")
@@ -225,14 +254,20 @@ def _ping(session: Session, inv: Invocation) -> Result:
         journeys.append(j)
         if j.delivered and owner is not None:
             back = session.lab.datapath.send(
-                owner.name, None, _icmp_echo(str(dst), str(src), 1, n, reply=True))
+                owner.name, None, _icmp_echo(str(dst), str(src), 1, n, reply=True)
+            )
             journeys.append(back)
             received += back.delivered
-    summary = f"{count} packets transmitted, {received} received, " \
-              f"{100 * (count - received) // count}% packet loss"
-    return JourneyResult(summary=summary, journeys=journeys[-2:], show_summary=True,
-                         data={"transmitted": count, "received": received,
-                               "journeys": [j.id for j in journeys]})
+    summary = (
+        f"{count} packets transmitted, {received} received, "
+        f"{100 * (count - received) // count}% packet loss"
+    )
+    return JourneyResult(
+        summary=summary,
+        journeys=journeys[-2:],
+        show_summary=True,
+        data={"transmitted": count, "received": received, "journeys": [j.id for j in journeys]},
+    )
 
 
 def _let(session: Session, inv: Invocation) -> Result:
@@ -243,13 +278,17 @@ def _let(session: Session, inv: Invocation) -> Result:
         raise BadArgument("let needs NAME = PACKET", hint='e.g. let p1 = IP(dst="192.0.2.2")')
     name = words[0].value
     if not name.isidentifier() or name in session.registry:
-        raise BadArgument(f"'{name}' cannot name a packet",
-                          valid="a Python-style identifier that is not a command")
+        raise BadArgument(
+            f"'{name}' cannot name a packet",
+            valid="a Python-style identifier that is not a command",
+        )
     expr = inv.line[words[2].col :].strip()
     packet = build_packet(expr, session.named)
     session.named[name] = packet
-    return MessageResult(summary=f"{name} = {packet.summary()} ({len(bytes(packet))} bytes)",
-                         data={"name": name, "len": len(bytes(packet))})
+    return MessageResult(
+        summary=f"{name} = {packet.summary()} ({len(bytes(packet))} bytes)",
+        data={"name": name, "len": len(bytes(packet))},
+    )
 
 
 def _journey(session: Session, jid: int | None) -> Journey:
@@ -264,8 +303,11 @@ def _journey(session: Session, jid: int | None) -> Journey:
 
 def _trace(session: Session, inv: Invocation) -> Result:
     journey = _journey(session, inv.args["id"])
-    return JourneyResult(summary=f"journey {journey.id}: {journey.verdict}",
-                         journeys=[journey], data=journey_data(journey))
+    return JourneyResult(
+        summary=f"journey {journey.id}: {journey.verdict}",
+        journeys=[journey],
+        data=journey_data(journey),
+    )
 
 
 def _explain(session: Session, inv: Invocation) -> Result:
@@ -278,18 +320,25 @@ def _explain(session: Session, inv: Invocation) -> Result:
         raise BadArgument(f"unexpected '{words[0]}'", hint="usage: explain [ID] [TAP]")
     journey = _journey(session, jid)
     if tap is not None and journey.stage(tap) is None:
-        raise NotFound(f"journey {journey.id} has no stage '{tap}'", valid=journey.taps(),
-                       value=tap)
-    return JourneyResult(summary=f"journey {journey.id}: {journey.verdict}", journeys=[journey],
-                         explain=True, only=tap,
-                         data={**journey_data(journey), "fidelity": FIDELITY})
+        raise NotFound(
+            f"journey {journey.id} has no stage '{tap}'", valid=journey.taps(), value=tap
+        )
+    return JourneyResult(
+        summary=f"journey {journey.id}: {journey.verdict}",
+        journeys=[journey],
+        explain=True,
+        only=tap,
+        data={**journey_data(journey), "fidelity": FIDELITY},
+    )
 
 
 def _step(session: Session, inv: Invocation) -> Result:
     journey = _journey(session, inv.args["id"])
     if not journey.stages:
-        raise NoSuchPacket(f"journey {journey.id} ({journey.origin}) has no stages to step "
-                           "through", hint="capture show TAP shows imported packets")
+        raise NoSuchPacket(
+            f"journey {journey.id} ({journey.origin}) has no stages to step through",
+            hint="capture show TAP shows imported packets",
+        )
     session.stepping = (journey.id, 0)
     return _show_step(session, journey, 0)
 
@@ -300,7 +349,10 @@ def _show_step(session: Session, journey: Journey, index: int) -> Result:
     return JourneyResult(
         summary=f"journey {journey.id} stage {index + 1}/{len(journey.stages)}: {stage.tap}"
         + ("" if more else " (last)"),
-        journeys=[journey], explain=True, start=index, stop=index + 1,
+        journeys=[journey],
+        explain=True,
+        start=index,
+        stop=index + 1,
         data={"stage": index, "tap": stage.tap, "decision": stage.decision},
     )
 
@@ -323,8 +375,13 @@ def _continue(session: Session, inv: Invocation) -> Result:
     jid, index = session.stepping
     journey = _journey(session, jid)
     session.stepping = None
-    return JourneyResult(summary=f"journey {jid}: {journey.verdict}", journeys=[journey],
-                         explain=True, start=index + 1, data=journey_data(journey))
+    return JourneyResult(
+        summary=f"journey {jid}: {journey.verdict}",
+        journeys=[journey],
+        explain=True,
+        start=index + 1,
+        data=journey_data(journey),
+    )
 
 
 def _journey_ids(session: Session) -> list[str]:
@@ -362,8 +419,9 @@ COMMANDS = (
         name="trace",
         summary="show a journey stage by stage (the last one by default)",
         handler=_trace,
-        params=(Param("id", kind="int", optional=True, choices=_journey_ids,
-                      validate_choices=False),),
+        params=(
+            Param("id", kind="int", optional=True, choices=_journey_ids, validate_choices=False),
+        ),
         example="trace",
     ),
     Command(
@@ -378,13 +436,16 @@ COMMANDS = (
         name="step",
         summary="walk a journey one stage at a time (then next, continue)",
         handler=_step,
-        params=(Param("id", kind="int", optional=True, choices=_journey_ids,
-                      validate_choices=False),),
+        params=(
+            Param("id", kind="int", optional=True, choices=_journey_ids, validate_choices=False),
+        ),
         example="step",
     ),
-    Command(name="next", summary="the next stage while stepping", handler=_next,
-            example="next"),
-    Command(name="continue", summary="the remaining stages while stepping", handler=_continue,
-            example="continue"),
+    Command(name="next", summary="the next stage while stepping", handler=_next, example="next"),
+    Command(
+        name="continue",
+        summary="the remaining stages while stepping",
+        handler=_continue,
+        example="continue",
+    ),
 )
-

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS"]
 
 _VERBS = ("run", "step", "next", "stop", "check")
+
+
 def _walk(session: Session) -> LabRun | None:
     from esplab.lab.runner import LabRun
 
@@ -47,16 +49,26 @@ def _load(words: list[str], verb: str) -> Lab:
     from esplab.lab.check import check_file
 
     if len(words) != 1:
-        raise BadArgument(f"lab {verb} needs one lab file",
-                          hint=f"lab {verb} labs/01-esp-basics.yaml")
+        raise BadArgument(
+            f"lab {verb} needs one lab file", hint=f"lab {verb} labs/01-esp-basics.yaml"
+        )
     lab, errors = check_file(words[0])
     if lab is not None:
         return lab
     first = errors[0]
     more = f"{len(errors) - 1} more error(s); 'lab check {words[0]}' lists them all"
-    raise LabFileError(first.file, first.line, first.col, first.what, valid=first.valid,
-                       hint=f"{first.hint}; {more}" if first.hint and len(errors) > 1 else
-                       more if len(errors) > 1 else first.hint)
+    raise LabFileError(
+        first.file,
+        first.line,
+        first.col,
+        first.what,
+        valid=first.valid,
+        hint=f"{first.hint}; {more}"
+        if first.hint and len(errors) > 1
+        else more
+        if len(errors) > 1
+        else first.hint,
+    )
 
 
 def _check(words: list[str]) -> Result:
@@ -68,10 +80,14 @@ def _check(words: list[str]) -> Result:
     lines = [str(e) for e in errors]
     if lab is not None:
         text = f"{words[0]}: valid, {len(lab.steps)} step(s)"
-        return TextResult(summary=text, text=text,
-                          data={"file": words[0], "valid": True, "errors": []})
-    return TextResult(summary=f"{words[0]}: {len(lines)} error(s)", text="\n".join(lines),
-                      data={"file": words[0], "valid": False, "errors": lines})
+        return TextResult(
+            summary=text, text=text, data={"file": words[0], "valid": True, "errors": []}
+        )
+    return TextResult(
+        summary=f"{words[0]}: {len(lines)} error(s)",
+        text="\n".join(lines),
+        data={"file": words[0], "valid": False, "errors": lines},
+    )
 
 
 def _run(words: list[str]) -> Result:
@@ -86,21 +102,28 @@ def _run(words: list[str]) -> Result:
         detail = step.failures[0].line() if step.failures else step.note or step.summary
         rows.append((str(step.index + 1), step.name, status, detail))
     counts = report.counts()
-    summary = (f"lab '{lab.name}': {counts['passed']} passed, {counts['failed']} failed, "
-               f"{counts['warnings']} warnings, {counts['skipped']} skipped")
-    return TableResult(summary=summary, title=f"{lab.name} ({lab.file}) - "
-                       + ("passed" if report.passed else "FAILED"),
-                       columns=("#", "step", "status", "details"), rows=rows,
-                       data=report_dict(report))
+    summary = (
+        f"lab '{lab.name}': {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['warnings']} warnings, {counts['skipped']} skipped"
+    )
+    return TableResult(
+        summary=summary,
+        title=f"{lab.name} ({lab.file}) - " + ("passed" if report.passed else "FAILED"),
+        columns=("#", "step", "status", "details"),
+        rows=rows,
+        data=report_dict(report),
+    )
 
 
 def _announce(run: LabRun, step: Step | None) -> list[str]:
     if step is None:
         report = run.report()
         counts = report.counts()
-        return [f"lab '{run.lab.name}' is over: {counts['passed']} passed, "
-                f"{counts['failed']} failed, {counts['warnings']} warnings, "
-                f"{counts['skipped']} skipped" + (f" ({run.stopped})" if run.stopped else "")]
+        return [
+            f"lab '{run.lab.name}' is over: {counts['passed']} passed, "
+            f"{counts['failed']} failed, {counts['warnings']} warnings, "
+            f"{counts['skipped']} skipped" + (f" ({run.stopped})" if run.stopped else "")
+        ]
     lines = [f"step {step.index + 1}/{len(run.lab.steps)}: {step.name}"]
     if step.explain.strip():
         lines.append(step.explain.strip())
@@ -116,11 +139,19 @@ def _step(session: Session, words: list[str]) -> Result:
     session.reset(lab.seed)  # a fresh model and random source from the lab's seed
     run = LabRun(lab, session)
     _set_walk(session, run)
-    lines = [f"lab '{lab.name}' ({lab.file}): {len(lab.steps)} step(s); the session was "
-             f"reset to seed {lab.seed:#x}", "", lab.description.strip(), ""]
+    lines = [
+        f"lab '{lab.name}' ({lab.file}): {len(lab.steps)} step(s); the session was "
+        f"reset to seed {lab.seed:#x}",
+        "",
+        lab.description.strip(),
+        "",
+    ]
     lines += _announce(run, run.pending)
-    return TextResult(summary=f"stepping through lab '{lab.name}'", text="\n".join(lines),
-                      data={"lab": lab.name, "file": lab.file, "steps": len(lab.steps)})
+    return TextResult(
+        summary=f"stepping through lab '{lab.name}'",
+        text="\n".join(lines),
+        data={"lab": lab.name, "file": lab.file, "steps": len(lab.steps)},
+    )
 
 
 def _rendered(outcome: StepOutcome) -> str:
@@ -147,9 +178,12 @@ def _next(session: Session) -> Result:
     outcome = run.run_next()
     report = outcome.report
     status = "warning" if report.warned else report.status
-    lines = [_rendered(outcome), "",
-             f"{'ok' if status == 'passed' else status.upper()}: step {report.index + 1} "
-             f"'{report.name}'"]
+    lines = [
+        _rendered(outcome),
+        "",
+        f"{'ok' if status == 'passed' else status.upper()}: step {report.index + 1} "
+        f"'{report.name}'",
+    ]
     if report.status == "failed":
         lines += failure_text(run.lab.file, report)
     lines.append("")
@@ -157,24 +191,33 @@ def _next(session: Session) -> Result:
     if run.pending is None:
         _set_walk(session, None)
     data: dict[str, Any] = {
-        "step": report.index + 1, "name": report.name, "status": status,
+        "step": report.index + 1,
+        "name": report.name,
+        "status": status,
         "failures": [f.line() for f in report.failures],
         "result": result_view(outcome.result) if outcome.result is not None else None,
         "next": run.pending.name if run.pending is not None else None,
     }
-    return TextResult(summary=f"step {report.index + 1} '{report.name}': {status}",
-                      text="\n".join(lines), data=data)
+    return TextResult(
+        summary=f"step {report.index + 1} '{report.name}': {status}",
+        text="\n".join(lines),
+        data=data,
+    )
 
 
 def _status(session: Session) -> Result:
     run = _walk(session)
     if run is None:
-        return MessageResult(summary="not stepping through a lab; lab step FILE starts one",
-                             data={"lab": None})
+        return MessageResult(
+            summary="not stepping through a lab; lab step FILE starts one", data={"lab": None}
+        )
     step = run.pending
     text = "\n".join(_announce(run, step))
-    return TextResult(summary=f"lab '{run.lab.name}'", text=text,
-                      data={"lab": run.lab.name, "next": step.name if step else None})
+    return TextResult(
+        summary=f"lab '{run.lab.name}'",
+        text=text,
+        data={"lab": run.lab.name, "next": step.name if step else None},
+    )
 
 
 def _stop(session: Session) -> Result:

@@ -160,13 +160,15 @@ def _link(session: Session, node: Node, args: _Args, stats: bool, family: int | 
             _check_mtu(node, dev, mtu)
             changes.append(partial(_set_mtu, node, dev, mtu))
         else:
-            raise BadArgument(f'unknown ip link setting "{word}"', valid=["up", "down", "mtu N"],
-                              value=word)
+            raise BadArgument(
+                f'unknown ip link setting "{word}"', valid=["up", "down", "mtu N"], value=word
+            )
     if not changes:
         raise BadArgument("ip link set needs a setting", valid=["up", "down", "mtu N"])
     done = [change() for change in changes]
-    return MessageResult(summary="; ".join(done), data={"dev": dev.name, "up": dev.up,
-                                                        "mtu": dev.mtu})
+    return MessageResult(
+        summary="; ".join(done), data={"dev": dev.name, "up": dev.up, "mtu": dev.mtu}
+    )
 
 
 def _set_updown(session: Session, node: Node, dev: NetDev, up: bool) -> str:
@@ -230,9 +232,16 @@ def _addr(session: Session, node: Node, args: _Args, stats: bool, family: int | 
         raise KernelError("EADDRNOTAVAIL", f"{iface} not on {dev.name}")
     dev.addrs.remove(iface)
     # Only the connected route this address made: its prefix on its device.
-    node.routes = [r for r in node.routes if not (
-        r.proto == "kernel" and r.src == iface.ip and r.dev == dev.name
-        and r.dst == iface.network)]
+    node.routes = [
+        r
+        for r in node.routes
+        if not (
+            r.proto == "kernel"
+            and r.src == iface.ip
+            and r.dev == dev.name
+            and r.dst == iface.network
+        )
+    ]
     node.invalidate()
     return MessageResult(summary=f"{iface} removed from {dev.name}")
 
@@ -253,11 +262,16 @@ def _route(session: Session, node: Node, args: _Args, stats: bool, family: int |
         route = node.route(dst)
         if route is None:
             raise KernelError("ENETUNREACH", f"no route to {dst}")
-        return TextResult(summary=route.render(), text=f"{dst} {route.render()}",
-                          data={"dev": route.dev, "via": str(route.via or "")})
+        return TextResult(
+            summary=route.render(),
+            text=f"{dst} {route.render()}",
+            data={"dev": route.dev, "via": str(route.via or "")},
+        )
     if verb not in ("add", "del", "delete", "replace"):
-        raise BadArgument(f'Command "{verb}" is unknown for ip route',
-                          valid=["show", "get", "add", "del", "replace"])
+        raise BadArgument(
+            f'Command "{verb}" is unknown for ip route',
+            valid=["show", "get", "add", "del", "replace"],
+        )
     dst_word = args.take("prefix")
     try:
         prefix = ip_network("0.0.0.0/0" if dst_word == "default" else dst_word, strict=False)
@@ -312,8 +326,9 @@ def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int |
             data={"neigh": [n.render() for n in node.neigh]},
         )
     if verb not in ("add", "replace", "del", "delete"):
-        raise BadArgument(f'Command "{verb}" is unknown for ip neigh',
-                          valid=["show", "add", "replace", "del"])
+        raise BadArgument(
+            f'Command "{verb}" is unknown for ip neigh', valid=["show", "add", "replace", "del"]
+        )
     addr = _addr_arg(args.take("address"))
     mac = None
     dev_name = None
@@ -347,8 +362,6 @@ def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int |
     return MessageResult(summary=f"neighbour {addr} lladdr {mac} dev {dev_name}")
 
 
-
-
 _IP_OBJECTS: dict[str, Callable[[Session, Node, _Args, bool, int | None], Result]] = {
     "link": _link,
     "address": _addr,
@@ -361,8 +374,9 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
     node = session.lab.node(inv.node)
     words = list(inv.args["args"])
     if not words:
-        raise BadArgument("ethtool needs a device or an option", valid=["-k DEV", "-K DEV ...",
-                                                                        "-S DEV", "DEV"])
+        raise BadArgument(
+            "ethtool needs a device or an option", valid=["-k DEV", "-K DEV ...", "-S DEV", "DEV"]
+        )
     opt = words.pop(0) if words[0].startswith("-") else ""
     if not words:
         raise BadArgument(f"ethtool {opt} needs a device", valid=list(node.devs))
@@ -374,8 +388,9 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
                 fixed_esp = not dev.xfrmdev_ops and "esp" in name
                 fixed = " [fixed]" if name in dev.fixed or fixed_esp else ""
                 lines.append(f"{name}: {'on' if dev.features[name] else 'off'}{fixed}")
-        return TextResult(summary=f"features of {dev.name}", text="\n".join(lines),
-                          data=dict(dev.features))
+        return TextResult(
+            summary=f"features of {dev.name}", text="\n".join(lines), data=dict(dev.features)
+        )
     if opt in ("-K", "--features", "--offload"):
         if not words or len(words) % 2:
             raise BadArgument("ethtool -K DEV FEATURE on|off [FEATURE on|off ...]")
@@ -391,8 +406,9 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
         except EsplabError:
             dev.features = saved
             raise
-        return MessageResult(summary=", ".join(f"{n} {v}" for n, v in pairs),
-                             data=dict(dev.features))
+        return MessageResult(
+            summary=", ".join(f"{n} {v}" for n, v in pairs), data=dict(dev.features)
+        )
     if opt in ("-S", "--statistics"):
         stats = {**dev.counters.as_dict(), **dev.stats}
         text = "NIC statistics:\n" + "\n".join(f"     {k}: {v}" for k, v in stats.items())
@@ -406,8 +422,9 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
 def _node(session: Session, inv: Invocation) -> Result:
     name = inv.args["name"]
     if name is None:
-        return MessageResult(summary=f"current node: {session.lab.current}",
-                             data={"node": session.lab.current})
+        return MessageResult(
+            summary=f"current node: {session.lab.current}", data={"node": session.lab.current}
+        )
     session.lab.node(name)
     session.lab.current = name
     return MessageResult(summary=f"current node: {name}", data={"node": name})
@@ -474,8 +491,9 @@ COMMANDS = (
         summary="show or change the current node (commands act on it by default)",
         handler=_node,
         params=(
-            Param("name", optional=True, choices=lambda s: list(s.lab.nodes),
-                  validate_choices=False),
+            Param(
+                "name", optional=True, choices=lambda s: list(s.lab.nodes), validate_choices=False
+            ),
         ),
         example="node host",
     ),

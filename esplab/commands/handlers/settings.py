@@ -19,8 +19,11 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "journeys": ("how many journeys the journey ring keeps", "1-1000000"),
     "captures": ("how many packets each tap's capture ring keeps", "1-1000000"),
     "policy-priority": ("the XFRM policy priority rule of the node", "rfc|mainline"),
-    "crypto-provider": ("who does the ap's software ESP crypto: generic code, or the "
-                        "EIP-93 as authenc (the sw+aead datapath)", "software|eip93"),
+    "crypto-provider": (
+        "who does the ap's software ESP crypto: generic code, or the "
+        "EIP-93 as authenc (the sw+aead datapath)",
+        "software|eip93",
+    ),
     "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
 }
 _RING_MAX = 1_000_000
@@ -45,12 +48,23 @@ def _values(session: Session, node: str) -> dict[str, str]:
 def _show(session: Session, node: str, only: str | None = None) -> Result:
     values = _values(session, node)
     names = [only] if only else list(SETTINGS)
-    rows = [(n, values[n] + (f" ({node})" if n == "policy-priority" else ""),
-             SETTINGS[n][1], SETTINGS[n][0]) for n in names]
+    rows = [
+        (
+            n,
+            values[n] + (f" ({node})" if n == "policy-priority" else ""),
+            SETTINGS[n][1],
+            SETTINGS[n][0],
+        )
+        for n in names
+    ]
     summary = "; ".join(f"{n} {values[n]}" for n in names)
-    return TableResult(summary=summary, title="settings",
-                       columns=("setting", "value", "takes", "what"), rows=rows,
-                       data={n: values[n] for n in names} | {"node": node})
+    return TableResult(
+        summary=summary,
+        title="settings",
+        columns=("setting", "value", "takes", "what"),
+        rows=rows,
+        data={n: values[n] for n in names} | {"node": node},
+    )
 
 
 def ring_size(name: str, text: str) -> int:
@@ -96,12 +110,15 @@ def _set(session: Session, inv: Invocation) -> Result:
             raise BadArgument(f"crypto provider '{value}'", valid=list(_PROVIDERS), value=value)
         lab.settings.crypto_provider = provider
     else:  # seed: the parser admits only known names
-        raise BadArgument(f"seed is read-only (it is {session.options.seed:#x})",
-                          hint="start esplab with --seed N, or give seed: in a lab file")
+        raise BadArgument(
+            f"seed is read-only (it is {session.options.seed:#x})",
+            hint="start esplab with --seed N, or give seed: in a lab file",
+        )
     shown = _values(session, node)[name]
     where = f" on {node}" if name == "policy-priority" else ""
-    return MessageResult(summary=f"{name} {shown}{where}",
-                         data={"setting": name, "value": shown, "node": node})
+    return MessageResult(
+        summary=f"{name} {shown}{where}", data={"setting": name, "value": shown, "node": node}
+    )
 
 
 def saved_steps(session: Session) -> list[dict[str, str]]:
@@ -120,8 +137,7 @@ def saved_steps(session: Session) -> list[dict[str, str]]:
     return steps
 
 
-def lab_document(session: Session, name: str, description: str | None = None
-                 ) -> dict[str, Any]:
+def lab_document(session: Session, name: str, description: str | None = None) -> dict[str, Any]:
     """The session as a lab file: name, description, seed, and its steps."""
     steps = saved_steps(session)
     return {
@@ -139,8 +155,10 @@ def _save(session: Session, inv: Invocation) -> Result:
     name = inv.args.get("name") or path.stem
     doc = lab_document(session, name, inv.args.get("description"))
     if not doc["steps"]:
-        raise BadArgument(f"nothing to save to {path} yet: no command has run",
-                          hint="a lab needs at least one step; type some commands first")
+        raise BadArgument(
+            f"nothing to save to {path} yet: no command has run",
+            hint="a lab needs at least one step; type some commands first",
+        )
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=4096)
     try:
         path.write_text(text, encoding="utf-8")
@@ -150,17 +168,23 @@ def _save(session: Session, inv: Invocation) -> Result:
             hint="give a path in a directory that exists and that you may write to",
         ) from exc
     count = len(doc["steps"])
-    return MessageResult(summary=f"{count} step(s) saved to {path} (run it with: esplab run "
-                         f"{path})", data={"file": str(path), "steps": count, "name": name})
+    return MessageResult(
+        summary=f"{count} step(s) saved to {path} (run it with: esplab run {path})",
+        data={"file": str(path), "steps": count, "name": name},
+    )
 
 
 def _set_complete(session: Session, words: list[str]) -> list[str]:
     if not words:
         return list(SETTINGS)
     if len(words) == 1:
-        return {"tracing": ["on", "off"], "policy-priority": list(_RULES),
-                "crypto-provider": list(_PROVIDERS),
-                "journeys": ["256"], "captures": ["1024"]}.get(words[0], [])
+        return {
+            "tracing": ["on", "off"],
+            "policy-priority": list(_RULES),
+            "crypto-provider": list(_PROVIDERS),
+            "journeys": ["256"],
+            "captures": ["1024"],
+        }.get(words[0], [])
     return []
 
 
@@ -200,4 +224,3 @@ COMMANDS = (
         "save are left out. The file runs with esplab run FILE.",
     ),
 )
-

@@ -39,15 +39,20 @@ __all__ = [
 ]
 
 XDP_SUBCOMMANDS = ("attach", "detach", "show", "driver", "costs")
-_XDP_USAGE = ("xdp attach DEV skb|native|zc PROG [queue N] [force] | detach DEV | show [DEV] | "
-              "driver DEV [PROFILE] | costs [params]")
-_XDPSOCK_USAGE = ("xdpsock DEV rxdrop|txonly|l2fwd [batch N] [size N] [packets N] "
-                  "[mode skb|native|zc] [queue N] [no-wakeup]")
+_XDP_USAGE = (
+    "xdp attach DEV skb|native|zc PROG [queue N] [force] | detach DEV | show [DEV] | "
+    "driver DEV [PROFILE] | costs [params]"
+)
+_XDPSOCK_USAGE = (
+    "xdpsock DEV rxdrop|txonly|l2fwd [batch N] [size N] [packets N] "
+    "[mode skb|native|zc] [queue N] [no-wakeup]"
+)
 _MODEL = "model: rates come from the cost model, not from a measurement"
 
 
-def word_options(words: list[str], usage: str, ints: tuple[str, ...] = (),
-          flags: tuple[str, ...] = ()) -> tuple[dict[str, int], set[str]]:
+def word_options(
+    words: list[str], usage: str, ints: tuple[str, ...] = (), flags: tuple[str, ...] = ()
+) -> tuple[dict[str, int], set[str]]:
     """``key N`` pairs and bare flags after the positional words."""
     values: dict[str, int] = {}
     seen: set[str] = set()
@@ -63,8 +68,12 @@ def word_options(words: list[str], usage: str, ints: tuple[str, ...] = (),
             values[word] = parse_int(words[i + 1], word)
             i += 2
         else:
-            raise BadArgument(f"unexpected '{word}'", valid=[*ints, *flags] or "nothing more",
-                              value=word, hint=f"usage: {usage}")
+            raise BadArgument(
+                f"unexpected '{word}'",
+                valid=[*ints, *flags] or "nothing more",
+                value=word,
+                hint=f"usage: {usage}",
+            )
     return values, seen
 
 
@@ -94,13 +103,16 @@ def _xdp(session: Session, inv: Invocation) -> Result:
         usage = "xdp attach DEV skb|native|zc PROG [queue N] [force]"
         need_words(rest, 3, "DEV, MODE and PROG", usage)
         opts, flags = word_options(rest[3:], usage, ("queue",), ("force",))
-        xp = xl.attach(node, rest[0], rest[1], rest[2], opts.get("queue", 0),
-                       force="force" in flags)
+        xp = xl.attach(
+            node, rest[0], rest[1], rest[2], opts.get("queue", 0), force="force" in flags
+        )
         binds = {"skb": "copy", "native": "copy", "zc": "zerocopy"}[rest[1]]
         return MessageResult(
             summary=f"{xp.dev}: {xp.port.program} attached ({xp.describe()['attach']}, "
             f"{rest[1]}); lab frames arrive on queue {xp.rx_queue}; sockets bound here default "
-            f"to {binds}", data=xp.describe())
+            f"to {binds}",
+            data=xp.describe(),
+        )
     if sub == "detach":
         need_words(rest, 1, "DEV", "xdp detach DEV")
         word_options(rest[1:], "xdp detach DEV")
@@ -119,10 +131,17 @@ def _xdp(session: Session, inv: Invocation) -> Result:
             summary=f"{xp.dev}: driver {xp.profile} ({d.name}): native XDP "
             f"{'yes' if d.native_xdp else 'no'}, features {_features(d.xdp_features)}, "
             f"{d.rx_queues} RX / {d.tx_queues} TX queue(s), ring {d.hw_ring_size}",
-            data={"dev": xp.dev, "driver": xp.profile, "name": d.name,
-                  "native_xdp": d.native_xdp, "rx_queues": d.rx_queues,
-                  "tx_queues": d.tx_queues, "features": _features(d.xdp_features),
-                  "zerocopy": bool(d.xdp_features & NetdevXdpAct.XSK_ZEROCOPY)})
+            data={
+                "dev": xp.dev,
+                "driver": xp.profile,
+                "name": d.name,
+                "native_xdp": d.native_xdp,
+                "rx_queues": d.rx_queues,
+                "tx_queues": d.tx_queues,
+                "features": _features(d.xdp_features),
+                "zerocopy": bool(d.xdp_features & NetdevXdpAct.XSK_ZEROCOPY),
+            },
+        )
     word_options(rest[1:], "xdp costs [params]")
     if rest and rest[0] != "params":
         raise BadArgument(f"unknown xdp costs view '{rest[0]}'", valid=["params"])
@@ -145,22 +164,67 @@ def _show(xl: XdpLab, node: str, dev: str | None) -> Result:
             d = xp.describe()
             d["sockets"] = [s.name for s in xl.sockets_on(xp)]
         else:
-            d = {"node": node, "dev": name, "driver": default_profile(the_node.dev(name)),
-                 "mode": None, "attach": None, "program": None, "prog_name": None, "queue": 0,
-                 "xdp_pass": 0, "xdp_drop": 0, "xdp_tx": 0, "xdp_redirect": 0,
-                 "xdp_redirect_err": 0, "xdp_aborted": 0, "sockets": []}
+            d = {
+                "node": node,
+                "dev": name,
+                "driver": default_profile(the_node.dev(name)),
+                "mode": None,
+                "attach": None,
+                "program": None,
+                "prog_name": None,
+                "queue": 0,
+                "xdp_pass": 0,
+                "xdp_drop": 0,
+                "xdp_tx": 0,
+                "xdp_redirect": 0,
+                "xdp_redirect_err": 0,
+                "xdp_aborted": 0,
+                "sockets": [],
+            }
         data[name] = d
-        rows.append((name, str(d["driver"]), d["attach"] or "-", d["prog_name"] or "-",
-                     str(d["queue"]), *(str(d[k]) for k in ("xdp_pass", "xdp_drop", "xdp_tx",
-                     "xdp_redirect", "xdp_redirect_err", "xdp_aborted")),
-                     ",".join(d["sockets"]) or "-"))
+        rows.append(
+            (
+                name,
+                str(d["driver"]),
+                d["attach"] or "-",
+                d["prog_name"] or "-",
+                str(d["queue"]),
+                *(
+                    str(d[k])
+                    for k in (
+                        "xdp_pass",
+                        "xdp_drop",
+                        "xdp_tx",
+                        "xdp_redirect",
+                        "xdp_redirect_err",
+                        "xdp_aborted",
+                    )
+                ),
+                ",".join(d["sockets"]) or "-",
+            )
+        )
     one = data[devs[0]] if dev is not None else {"devs": data}
     attached = sum(1 for d in data.values() if d["program"])
-    return TableResult(summary=f"{node}: {attached} device(s) with an XDP program",
-                       title=f"XDP on {node}",
-                       columns=("dev", "driver", "mode", "program", "q", "pass", "drop", "tx",
-                                "redir", "err", "abort", "sockets"),
-                       rows=rows, data=one)
+    return TableResult(
+        summary=f"{node}: {attached} device(s) with an XDP program",
+        title=f"XDP on {node}",
+        columns=(
+            "dev",
+            "driver",
+            "mode",
+            "program",
+            "q",
+            "pass",
+            "drop",
+            "tx",
+            "redir",
+            "err",
+            "abort",
+            "sockets",
+        ),
+        rows=rows,
+        data=one,
+    )
 
 
 def _costs() -> Result:
@@ -168,39 +232,83 @@ def _costs() -> Result:
     for r in seed_table():
         model = "-" if r.model_kpps is None else f"{r.model_kpps:.0f}"
         ratio = "-" if r.ratio is None else f"{r.ratio:.3f}"
-        rows.append((r.benchmark.value, str(r.frame_size), r.mode.value, model, str(r.seed_kpps),
-                     ratio, r.limited_by, r.status))
+        rows.append(
+            (
+                r.benchmark.value,
+                str(r.frame_size),
+                r.mode.value,
+                model,
+                str(r.seed_kpps),
+                ratio,
+                r.limited_by,
+                r.status,
+            )
+        )
         cells[f"{r.benchmark.value}/{r.frame_size}/{r.mode.value}"] = {
             "model_kpps": None if r.model_kpps is None else round(r.model_kpps, 1),
-            "seed_kpps": r.seed_kpps, "limited_by": r.limited_by, "status": r.status}
+            "seed_kpps": r.seed_kpps,
+            "limited_by": r.limited_by,
+            "status": r.status,
+        }
     bugs = sum(1 for r in seed_table() if r.model_kpps is None)
     return TableResult(
         summary=f"{len(rows)} cells; the model column is a MODEL, the seed column was measured "
         "(am65-cpsw v2 cover letter, AM62x-sk, 1 Gbit/s)",
         title="xdpsock Kpps: cost MODEL (not a measurement) beside the seed's measured numbers",
-        columns=("benchmark", "size", "mode", "model Kpps", "seed Kpps (measured)", "model/seed",
-                 "limited by", "status"),
-        rows=rows, data={"label": "model", "rows": len(rows), "bugs": bugs, "cells": cells,
-                         "link_bps": CostModel().link_bps})
+        columns=(
+            "benchmark",
+            "size",
+            "mode",
+            "model Kpps",
+            "seed Kpps (measured)",
+            "model/seed",
+            "limited by",
+            "status",
+        ),
+        rows=rows,
+        data={
+            "label": "model",
+            "rows": len(rows),
+            "bugs": bugs,
+            "cells": cells,
+            "link_bps": CostModel().link_bps,
+        },
+    )
 
 
 def _params() -> Result:
     model = CostModel()
     params = {f.name: float(getattr(model.params, f.name)) for f in fields(model.params)}
-    rows = [(name, f"{value:g}", "ns/byte" if "per_byte" in name else "ns/packet")
-            for name, value in params.items()]
+    rows = [
+        (name, f"{value:g}", "ns/byte" if "per_byte" in name else "ns/packet")
+        for name, value in params.items()
+    ]
     rates = {size: line_rate_pps(size, model.link_bps) for size in (64, 512, 1500)}
     rows += [("link", f"{model.link_bps / 1e9:g} Gbit/s", "the seed's link")]
-    rows += [(f"line rate {size} B", f"{pps / 1e3:.1f} Kpps", "link / ((L + 20) x 8)")
-             for size, pps in rates.items()]
-    rows += [("cores", "one" if model.same_core else "two",
-              "kernel and application work on separate cores; the busier one sets the rate")]
+    rows += [
+        (f"line rate {size} B", f"{pps / 1e3:.1f} Kpps", "link / ((L + 20) x 8)")
+        for size, pps in rates.items()
+    ]
+    rows += [
+        (
+            "cores",
+            "one" if model.same_core else "two",
+            "kernel and application work on separate cores; the busier one sets the rate",
+        )
+    ]
     return TableResult(
         summary="cost model parameters (a MODEL calibrated to the seed, not measured)",
-        title="cost model parameters (model)", columns=("parameter", "value", "unit"), rows=rows,
-        data={"label": "model", "params": params, "link_bps": model.link_bps,
-              "same_core": model.same_core,
-              "line_rate_kpps": {str(k): round(v / 1e3, 1) for k, v in rates.items()}})
+        title="cost model parameters (model)",
+        columns=("parameter", "value", "unit"),
+        rows=rows,
+        data={
+            "label": "model",
+            "params": params,
+            "link_bps": model.link_bps,
+            "same_core": model.same_core,
+            "line_rate_kpps": {str(k): round(v / 1e3, 1) for k, v in rates.items()},
+        },
+    )
 
 
 # ---- xdpsock ------------------------------------------------------------------------------
@@ -215,38 +323,64 @@ def _xdpsock(session: Session, inv: Invocation) -> Result:
     if "mode" in rest:
         at = rest.index("mode")
         if at + 1 >= len(rest) or rest[at + 1] not in ATTACH_MODES:
-            raise BadArgument("'mode' needs skb, native or zc", valid=list(ATTACH_MODES),
-                              value=rest[at + 1] if at + 1 < len(rest) else None)
+            raise BadArgument(
+                "'mode' needs skb, native or zc",
+                valid=list(ATTACH_MODES),
+                value=rest[at + 1] if at + 1 < len(rest) else None,
+            )
         mode = rest[at + 1]
         del rest[at : at + 2]
-    opts, flags = word_options(rest, _XDPSOCK_USAGE, ("batch", "size", "packets", "queue"),
-                               ("no-wakeup",))
-    run = xsk.run_xdpsock(lab_xdp(session.lab), target_node(session, inv), dev,
-                          Benchmark(bench_word), mode=mode, batch=opts.get("batch", 64),
-                          size=opts.get("size", 64),
-                          packets=opts.get("packets", 1024), queue=opts.get("queue", 0),
-                          need_wakeup="no-wakeup" not in flags)
+    opts, flags = word_options(
+        rest, _XDPSOCK_USAGE, ("batch", "size", "packets", "queue"), ("no-wakeup",)
+    )
+    run = xsk.run_xdpsock(
+        lab_xdp(session.lab),
+        target_node(session, inv),
+        dev,
+        Benchmark(bench_word),
+        mode=mode,
+        batch=opts.get("batch", 64),
+        size=opts.get("size", 64),
+        packets=opts.get("packets", 1024),
+        queue=opts.get("queue", 0),
+        need_wakeup="no-wakeup" not in flags,
+    )
     r, pred = run.report, run.prediction
     lines = r.lines(extra_stats=True)
     missed = run.port_delta.get("rx_missed_errors", 0)
     if run.offered:
-        lines.append(f"offered {run.offered} frames; the NIC missed {missed}"
-                     + (" (no UMEM frame posted yet: xdpsock fills FILL after bind)"
-                        if missed else ""))
+        lines.append(
+            f"offered {run.offered} frames; the NIC missed {missed}"
+            + (" (no UMEM frame posted yet: xdpsock fills FILL after bind)" if missed else "")
+        )
     kpps = "not reproduced / bug (4.4)" if pred.kpps is None else f"{pred.kpps:.0f} Kpps"
     seed = "-" if run.seed_kpps is None else f"{run.seed_kpps} Kpps"
-    lines.append(f"model rate {kpps}, limited by {pred.limited_by}; seed measured {seed}; "
-                 f"journey {run.journey.id}")
+    lines.append(
+        f"model rate {kpps}, limited by {pred.limited_by}; seed measured {seed}; "
+        f"journey {run.journey.id}"
+    )
     return TextResult(
         summary=f"xdpsock {bench_word} on {dev}: rx {r.rx_npkts} tx {r.tx_npkts} "
         f"({r.mode.value}; {_MODEL})",
         text="\n".join(lines),
-        data={"benchmark": bench_word, "mode": r.mode.value, "zerocopy": "Zero" in r.mode.value,
-              "rx": r.rx_npkts, "tx": r.tx_npkts, "offered": run.offered, "missed": missed,
-              "size": opts.get("size", 64), "frames": NUM_FRAMES,
-              "kpps": None if pred.kpps is None else round(pred.kpps),
-              "seed_kpps": run.seed_kpps, "limited_by": pred.limited_by, "label": "model",
-              "journey": run.journey.id, **dict(vars(r.stats))})
+        data={
+            "benchmark": bench_word,
+            "mode": r.mode.value,
+            "zerocopy": "Zero" in r.mode.value,
+            "rx": r.rx_npkts,
+            "tx": r.tx_npkts,
+            "offered": run.offered,
+            "missed": missed,
+            "size": opts.get("size", 64),
+            "frames": NUM_FRAMES,
+            "kpps": None if pred.kpps is None else round(pred.kpps),
+            "seed_kpps": run.seed_kpps,
+            "limited_by": pred.limited_by,
+            "label": "model",
+            "journey": run.journey.id,
+            **dict(vars(r.stats)),
+        },
+    )
 
 
 # ---- completion ---------------------------------------------------------------------------

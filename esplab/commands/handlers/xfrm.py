@@ -21,15 +21,55 @@ __all__ = ["COMMANDS", "run_ip_xfrm", "xfrm_completions"]
 
 _STATE_WORDS = ["add", "update", "delete", "get", "list", "flush", "count", "deleteall"]
 _STATE_KEYS = [
-    "src", "dst", "proto", "spi", "reqid", "mode", "replay-window", "flag", "sel", "dir",
-    "enc", "auth", "auth-trunc", "aead", "encap", "offload", "limit", "mark", "if_id",
-    "tfcpad", "extra-flag",
+    "src",
+    "dst",
+    "proto",
+    "spi",
+    "reqid",
+    "mode",
+    "replay-window",
+    "flag",
+    "sel",
+    "dir",
+    "enc",
+    "auth",
+    "auth-trunc",
+    "aead",
+    "encap",
+    "offload",
+    "limit",
+    "mark",
+    "if_id",
+    "tfcpad",
+    "extra-flag",
 ]
-_POLICY_KEYS = ["src", "dst", "dir", "priority", "action", "tmpl", "offload", "proto",
-                "index", "mark", "ptype", "flag"]
-_ALGOS = ["cbc(aes)", "rfc3686(ctr(aes))", "cbc(des3_ede)", "cbc(des)", "ecb(cipher_null)",
-          "hmac(md5)", "hmac(sha1)", "hmac(sha256)", "hmac(sha384)", "hmac(sha512)",
-          "rfc4106(gcm(aes))"]
+_POLICY_KEYS = [
+    "src",
+    "dst",
+    "dir",
+    "priority",
+    "action",
+    "tmpl",
+    "offload",
+    "proto",
+    "index",
+    "mark",
+    "ptype",
+    "flag",
+]
+_ALGOS = [
+    "cbc(aes)",
+    "rfc3686(ctr(aes))",
+    "cbc(des3_ede)",
+    "cbc(des)",
+    "ecb(cipher_null)",
+    "hmac(md5)",
+    "hmac(sha1)",
+    "hmac(sha256)",
+    "hmac(sha384)",
+    "hmac(sha512)",
+    "rfc4106(gcm(aes))",
+]
 
 
 def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
@@ -51,10 +91,18 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
         "text": out.text,
     }
     if out.text:
-        return TextResult(summary=f"{node.name}: ip xfrm {cmd.obj} {cmd.verb}",
-                          text=out.text.rstrip("\n"), data=data)
-    done = {"add": "added", "update": "updated", "delete": "deleted", "flush": "flushed",
-            "deleteall": "deleted"}.get(cmd.verb, cmd.verb)
+        return TextResult(
+            summary=f"{node.name}: ip xfrm {cmd.obj} {cmd.verb}",
+            text=out.text.rstrip("\n"),
+            data=data,
+        )
+    done = {
+        "add": "added",
+        "update": "updated",
+        "delete": "deleted",
+        "flush": "flushed",
+        "deleteall": "deleted",
+    }.get(cmd.verb, cmd.verb)
     offload = ""
     if cmd.obj == "state" and cmd.verb in ("add", "update") and out.states:
         x = out.states[0]
@@ -65,8 +113,11 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
             why = port.refused if port is not None and port.refused else "no xfrmdev_ops"
             offload = f", not offloaded (software fallback: {why})"
     count = len(out.states) if cmd.obj == "state" else len(out.policies)
-    summary = f"{node.name}: {cmd.obj} {done}" + (f" ({count})" if cmd.verb in (
-        "flush", "deleteall") else "") + offload
+    summary = (
+        f"{node.name}: {cmd.obj} {done}"
+        + (f" ({count})" if cmd.verb in ("flush", "deleteall") else "")
+        + offload
+    )
     return MessageResult(summary=summary, data=data)
 
 
@@ -95,8 +146,11 @@ def _proc(session: Session, inv: Invocation) -> Result:
     """/proc/net/xfrm_stat exactly as the kernel prints it."""
     node = session.lab.node(inv.node)
     text = node.xfrm.mib.render()
-    return TextResult(summary=f"{node.name}: /proc/net/xfrm_stat", text=text.rstrip("\n"),
-                      data=dict(node.xfrm.mib))
+    return TextResult(
+        summary=f"{node.name}: /proc/net/xfrm_stat",
+        text=text.rstrip("\n"),
+        data=dict(node.xfrm.mib),
+    )
 
 
 def _algos(x: Any) -> str:
@@ -113,43 +167,71 @@ def _xfrm(session: Session, inv: Invocation) -> Result:
     what = inv.args["what"]
     if what == "stat":
         counters = dict(node.xfrm.mib)
-        rows: list[tuple[str, ...]] = [(name, str(value)) for name, value in counters.items()
-                                       if value or inv.args["all"]]
+        rows: list[tuple[str, ...]] = [
+            (name, str(value)) for name, value in counters.items() if value or inv.args["all"]
+        ]
         return TableResult(
             summary=f"{node.name}: {sum(1 for v in counters.values() if v)} XFRM counter(s) "
             "moved" + ("" if inv.args["all"] else " (--all shows every counter)"),
-            title=f"{node.name} /proc/net/xfrm_stat", columns=("counter", "value"), rows=rows,
-            data=counters)
+            title=f"{node.name} /proc/net/xfrm_stat",
+            columns=("counter", "value"),
+            rows=rows,
+            data=counters,
+        )
     if what == "states":
         rows = [
-            (f"{x.spi:#010x}", f"{x.src} > {x.dst}", x.mode, _algos(x),
-             f"{x.offload.type} {x.offload.dev} {x.offload.dir}" if x.offload else "-",
-             f"{x.curlft.packets}/{x.curlft.bytes}",
-             f"{x.stats.replay}/{x.stats.replay_window}/{x.stats.integrity_failed}")
+            (
+                f"{x.spi:#010x}",
+                f"{x.src} > {x.dst}",
+                x.mode,
+                _algos(x),
+                f"{x.offload.type} {x.offload.dev} {x.offload.dir}" if x.offload else "-",
+                f"{x.curlft.packets}/{x.curlft.bytes}",
+                f"{x.stats.replay}/{x.stats.replay_window}/{x.stats.integrity_failed}",
+            )
             for x in node.xfrm.states
         ]
         return TableResult(
-            summary=f"{node.name}: {len(rows)} state(s)", title=f"{node.name} SAD",
-            columns=("spi", "src > dst", "mode", "algorithms", "offload", "pkts/bytes",
-                     "replay/win/failed"),
-            rows=rows, data={"states": [r[0] for r in rows]})
+            summary=f"{node.name}: {len(rows)} state(s)",
+            title=f"{node.name} SAD",
+            columns=(
+                "spi",
+                "src > dst",
+                "mode",
+                "algorithms",
+                "offload",
+                "pkts/bytes",
+                "replay/win/failed",
+            ),
+            rows=rows,
+            data={"states": [r[0] for r in rows]},
+        )
     rows = [
-        (p.dir, f"{p.sel.src} > {p.sel.dst}", str(p.priority), p.action,
-         ", ".join(f"{t.src} > {t.dst} reqid {t.reqid} {t.mode}" for t in p.templates) or "-",
-         f"packet {p.offload.dev}" if p.offload else "-")
+        (
+            p.dir,
+            f"{p.sel.src} > {p.sel.dst}",
+            str(p.priority),
+            p.action,
+            ", ".join(f"{t.src} > {t.dst} reqid {t.reqid} {t.mode}" for t in p.templates) or "-",
+            f"packet {p.offload.dev}" if p.offload else "-",
+        )
         for p in node.xfrm.policies
     ]
     return TableResult(
-        summary=f"{node.name}: {len(rows)} policy(ies)", title=f"{node.name} SPD",
+        summary=f"{node.name}: {len(rows)} policy(ies)",
+        title=f"{node.name} SPD",
         columns=("dir", "selector", "priority", "action", "templates", "offload"),
-        rows=rows, data={"policies": len(rows)})
+        rows=rows,
+        data={"policies": len(rows)},
+    )
 
 
 def _cat(session: Session, inv: Invocation) -> Result:
     path = inv.args["path"]
     if path != "/proc/net/xfrm_stat":
-        raise BadArgument(f"cat: {path}: not available in the lab",
-                          valid=["/proc/net/xfrm_stat"], value=path)
+        raise BadArgument(
+            f"cat: {path}: not available in the lab", valid=["/proc/net/xfrm_stat"], value=path
+        )
     return _proc(session, inv)
 
 
@@ -161,9 +243,10 @@ def _load(session: Session, inv: Invocation) -> Result:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise BadArgument(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}",
-                          hint="give the path of a text file of ip xfrm commands or output")\
-            from exc
+        raise BadArgument(
+            f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}",
+            hint="give the path of a text file of ip xfrm commands or output",
+        ) from exc
     report = load_xfrm(node.xfrm, text, source=str(path))
     return MessageResult(
         summary=f"{node.name}: loaded {len(report.states)} state(s) and "

@@ -42,8 +42,9 @@ __all__ = [
 ]
 
 
-def new_eip93(seed: int, *, settings: DriverSettings | None = None,
-              node: str = "ap") -> EIP93Driver:
+def new_eip93(
+    seed: int, *, settings: DriverSettings | None = None, node: str = "ap"
+) -> EIP93Driver:
     """A probed EIP-93 driver with its device; IVs come from ``seed`` (deterministic)."""
     device = EIP93Device(seed=seed, node=node)
     driver = EIP93Driver(device, settings, seed=seed)

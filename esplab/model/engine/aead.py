@@ -31,8 +31,16 @@ from esplab.model.engine.xmit import fix_outer, locate_esp
 if TYPE_CHECKING:
     from esplab.model.engine.driver import EIP93Driver
 
-__all__ = ["AUTHENC_AUTH", "AUTHENC_ENC", "AeadTfm", "decrypt", "encrypt", "esp_input",
-           "esp_output", "setkey"]
+__all__ = [
+    "AUTHENC_AUTH",
+    "AUTHENC_ENC",
+    "AeadTfm",
+    "decrypt",
+    "encrypt",
+    "esp_input",
+    "esp_output",
+    "setkey",
+]
 
 #: Kernel cipher name -> (sa_cmd0 cipher, cipher_mode, key sizes, IV size, crypto blocksize).
 AUTHENC_ENC = {
@@ -50,14 +58,24 @@ AUTHENC_AUTH = {
 }
 
 # Mainline's errno for each engine error (eip93.md 2.2, L-common).
-_ERRNO = {"AUTH_ERR": "EBADMSG", "PAD_ERR": "EBADMSG", "BUS": "EIO", "DESC_OWNER": "EACCES",
-          "INVALID_CRYPTO_OP": "EINVAL", "INVALID_CRYPTO_ALGO": "EINVAL", "SPI": "EINVAL",
-          "ZERO_LENGTH": "EBADMSG", "INVALID_PK_LENGTH": "EBADMSG",
-          "BLOCK_SIZE_ERR": "EBADMSG", "PROCESSING": "EIO"}
+_ERRNO = {
+    "AUTH_ERR": "EBADMSG",
+    "PAD_ERR": "EBADMSG",
+    "BUS": "EIO",
+    "DESC_OWNER": "EACCES",
+    "INVALID_CRYPTO_OP": "EINVAL",
+    "INVALID_CRYPTO_ALGO": "EINVAL",
+    "SPI": "EINVAL",
+    "ZERO_LENGTH": "EBADMSG",
+    "INVALID_PK_LENGTH": "EBADMSG",
+    "BLOCK_SIZE_ERR": "EBADMSG",
+    "PROCESSING": "EIO",
+}
 _MONOTONIC = bytes(range(1, 256))
 _TRAILERS = tuple(_MONOTONIC[:n] + bytes((n,)) for n in range(256))  # padding, pad length
 _BYTES = tuple(bytes((n,)) for n in range(256))
 _DONE, _WHY = fastaead.DONE, fastaead.WHY
+
 
 @dataclass
 class AeadTfm:
@@ -96,26 +114,46 @@ def setkey(
     transform for ``eip93 sa``/``eip93 state`` when an ESP SA uses it.
     """
     if enc not in AUTHENC_ENC or auth not in AUTHENC_AUTH:
-        raise KernelError("ENOENT", f"no EIP-93 authenc({auth},{enc})",
-                          hint=f"ciphers: {', '.join(AUTHENC_ENC)}; hashes: "
-                          + ", ".join(AUTHENC_AUTH), prefix="crypto_alloc_aead")
+        raise KernelError(
+            "ENOENT",
+            f"no EIP-93 authenc({auth},{enc})",
+            hint=f"ciphers: {', '.join(AUTHENC_ENC)}; hashes: " + ", ".join(AUTHENC_AUTH),
+            prefix="crypto_alloc_aead",
+        )
     cipher, mode, sizes, iv_size, blocksize = AUTHENC_ENC[enc]
     hash_code, alg, digest = AUTHENC_AUTH[auth]
     if len(enc_key) not in sizes:
-        raise KernelError("EINVAL", f"{enc} key of {len(enc_key)} bytes; valid: "
-                          + ", ".join(map(str, sizes)), prefix="crypto_aead_setkey")
+        raise KernelError(
+            "EINVAL",
+            f"{enc} key of {len(enc_key)} bytes; valid: " + ", ".join(map(str, sizes)),
+            prefix="crypto_aead_setkey",
+        )
     if authsize % 4 or not 4 <= authsize <= digest:
-        raise KernelError("EINVAL", f"authsize {authsize}; valid: multiples of 4 up to {digest}",
-                          prefix="crypto_aead_setauthsize")
+        raise KernelError(
+            "EINVAL",
+            f"authsize {authsize}; valid: multiples of 4 up to {digest}",
+            prefix="crypto_aead_setauthsize",
+        )
     ctr = mode == 2
     key, nonce = (enc_key[:-4], enc_key[-4:]) if ctr else (enc_key, b"\x00" * 4)
     inner, outer = hmac_precompute(alg, auth_key)
     common: dict[str, Any] = dict(
-        opcode=1, opgroup=0, pad_type=3, cipher=cipher, hash=hash_code,
-        digest_length=authsize // 4, iv_source=2, save_iv=1, hash_source=0,
-        cipher_mode=mode, hmac=1, aes_key_length=len(key) >> 3 if cipher == 3 else 0,
-        sa_key=key.ljust(32, b"\x00"), sa_i_digest=state_to_record_bytes(alg, inner),
-        sa_o_digest=state_to_record_bytes(alg, outer), sa_seqnum_mask_0=0xFFFFFFFF,
+        opcode=1,
+        opgroup=0,
+        pad_type=3,
+        cipher=cipher,
+        hash=hash_code,
+        digest_length=authsize // 4,
+        iv_source=2,
+        save_iv=1,
+        hash_source=0,
+        cipher_mode=mode,
+        hmac=1,
+        aes_key_length=len(key) >> 3 if cipher == 3 else 0,
+        sa_key=key.ljust(32, b"\x00"),
+        sa_i_digest=state_to_record_bytes(alg, inner),
+        sa_o_digest=state_to_record_bytes(alg, outer),
+        sa_seqnum_mask_0=0xFFFFFFFF,
         sa_nonce=nonce,
     )
     out = EIP93SARecord(direction=0, copy_digest=1, copy_header=1, copy_pad=1, **common)
@@ -129,27 +167,56 @@ def setkey(
     memory.write(sa_out, bytes(out))
     memory.write(sa_in, bytes(inb))
     drv.device.engine.learn_hmac_blocks(alg, *hmac_pad_blocks(alg, auth_key))
-    tfm = AeadTfm(handle, f"authenc({auth},{enc})", alg, authsize, iv_size, blocksize, ctr,
-                  nonce, sa_out, sa_in, state, out.sa_cmd1, inb.sa_cmd1, spi)
+    tfm = AeadTfm(
+        handle,
+        f"authenc({auth},{enc})",
+        alg,
+        authsize,
+        iv_size,
+        blocksize,
+        ctr,
+        nonce,
+        sa_out,
+        sa_in,
+        state,
+        out.sa_cmd1,
+        inb.sa_cmd1,
+        spi,
+    )
     drv.tfms[handle] = tfm
     return tfm
 
 
-def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: bytes,
-             length: int, encrypt_: bool) -> Outcome:
+def _request(
+    drv: EIP93Driver,
+    tfm: AeadTfm,
+    assoc: bytes,
+    iv: bytes,
+    data: bytes,
+    length: int,
+    encrypt_: bool,
+) -> Outcome:
     if len(assoc) % 4 or len(assoc) > 0xFF * 4:
         raise BadArgument(f"assoclen {len(assoc)}", valid="a multiple of 4 up to 1020 bytes")
     if len(iv) != tfm.iv_size:
         raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{tfm.iv_size} bytes for {tfm.name}")
-    first = (fastaead.FIRST, _WHY, "D",
-             (tfm.name, "encrypt" if encrypt_ else "decrypt", len(assoc), length - len(assoc)))
+    first = (
+        fastaead.FIRST,
+        _WHY,
+        "D",
+        (tfm.name, "encrypt" if encrypt_ else "decrypt", len(assoc), length - len(assoc)),
+    )
     if len(data) > DMA_BUFFER_SIZE:
         stages = drv.opening(first)
-        stages.append(drv.stage(f"{len(data)} bytes do not fit a DMA buffer", _WHY, "M",
-                                drop="EMSGSIZE"))
+        stages.append(
+            drv.stage(f"{len(data)} bytes do not fit a DMA buffer", _WHY, "M", drop="EMSGSIZE")
+        )
         return Outcome(False, stages=stages, errno="EMSGSIZE", reason="EMSGSIZE")
-    done = (fastaead.encrypt(drv, tfm, assoc, iv, data[len(assoc) :]) if encrypt_ else
-            fastaead.decrypt(drv, tfm, len(assoc), iv, data, length))
+    done = (
+        fastaead.encrypt(drv, tfm, assoc, iv, data[len(assoc) :])
+        if encrypt_
+        else fastaead.decrypt(drv, tfm, len(assoc), iv, data, length)
+    )
     if done is not None:
         return done
     sa = tfm.sa_out if encrypt_ else tfm.sa_in
@@ -166,8 +233,16 @@ def _request(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, data: byte
     memory.write(tfm.state, counter.ljust(16, b"\x00") + bytes(40))
     buf, mem = drv.buffer(slot)
     mem[: len(data)] = data
-    words = (0x00000001, buf, buf, sa, tfm.state, 0, 0x80000 | tfm.handle & 0xFFFF,
-             0x00400000 | length)
+    words = (
+        0x00000001,
+        buf,
+        buf,
+        sa,
+        tfm.state,
+        0,
+        0x80000 | tfm.handle & 0xFFFF,
+        0x00400000 | length,
+    )
     return drv.transact(words, _finish, first, {"tfm": tfm, "encrypt": encrypt_, "mem": mem})
 
 
@@ -177,9 +252,14 @@ def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome
     if status:
         names = status_names(status)
         errno = _ERRNO.get(names[-1], "EINVAL")
-        ticket.stages.append(drv.stage(f"{', '.join(names)} -> -{errno}",
-                                       "mainline maps the engine status to an errno "
-                                       "(eip93.md 2.2)", "C", drop=errno))
+        ticket.stages.append(
+            drv.stage(
+                f"{', '.join(names)} -> -{errno}",
+                "mainline maps the engine status to an errno (eip93.md 2.2)",
+                "C",
+                drop=errno,
+            )
+        )
         return Outcome(False, stages=ticket.stages, errors=names, errno=errno, reason=errno)
     out = bytes(ticket.context["mem"][: words[7] & 0xFFFFF])  # in place in the driver's buffer
     if ticket.context["encrypt"]:
@@ -209,8 +289,15 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, sealed: byt
 # --- the sw+aead datapath ---------------------------------------------------------------
 
 
-def esp_output(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, proto: int,
-               esp_offset: int | None = None, iv: bytes | None = None) -> Outcome:
+def esp_output(
+    drv: EIP93Driver,
+    tfm: AeadTfm,
+    skb: bytes,
+    *,
+    proto: int,
+    esp_offset: int | None = None,
+    iv: bytes | None = None,
+) -> Outcome:
     """Kernel ``esp_output_tail`` with the engine as the AEAD: ``skb`` as in crypto offload
     (headers, ESP header with SPI and sequence number, IV room, payload). The software
     pads to ALIGN(blocksize, 4) with 1, 2, 3... and adds pad length and ``proto``."""
@@ -224,8 +311,7 @@ def esp_output(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, proto: int,
     plain = skb[start:] + (_TRAILERS[pad] + _BYTES[proto & 0xFF])  # pad 1, 2, 3...
     assoc = skb[off : off + 8] + iv
     # encrypt() from here (it refuses a bad IV or assoclen, and what a buffer cannot hold).
-    if (len(iv) == tfm.iv_size and not len(assoc) % 4
-            and len(assoc) + len(plain) <= DMA_BUFFER_SIZE):
+    if len(iv) == tfm.iv_size and not len(assoc) % 4 and len(assoc) + len(plain) <= DMA_BUFFER_SIZE:
         done = fastaead.encrypt(drv, tfm, assoc, iv, plain, skb, off)
         if done is not None:
             return done
@@ -239,8 +325,9 @@ def esp_output(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, proto: int,
     return outcome
 
 
-def esp_input(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *,
-              esp_offset: int | None = None) -> Outcome:
+def esp_input(
+    drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, esp_offset: int | None = None
+) -> Outcome:
     """Kernel ``esp_input`` with the engine as the AEAD: ``data`` is the payload with the
     trailer removed and ``next_header`` set; an ICV failure is XfrmInStateProtoError."""
     off = locate_esp(skb)[0] if esp_offset is None else esp_offset
@@ -250,8 +337,7 @@ def esp_input(drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *,
         raise BadArgument(f"{len(esp)} bytes of ESP", valid="header, IV, trailer and ICV")
     if len(esp) <= DMA_BUFFER_SIZE and not head % 4 and head <= 0xFF * 4:  # else decrypt()
         # refuses it
-        done = fastaead.decrypt(drv, tfm, head, esp[8:head], esp, len(esp) - tfm.authsize,
-                                esp=True)
+        done = fastaead.decrypt(drv, tfm, head, esp[8:head], esp, len(esp) - tfm.authsize, esp=True)
         if done is not None:
             return done
     outcome = decrypt(drv, tfm, esp[:head], esp[8:head], esp[head:])

@@ -55,8 +55,16 @@ class BlockCipher:
     DES with one key three times, which is DES by construction.
     """
 
-    __slots__ = ("_algo", "_cbc_dec", "_cbc_enc", "_ecb_dec", "_ecb_enc", "_last_dec",
-                 "_last_enc", "block")
+    __slots__ = (
+        "_algo",
+        "_cbc_dec",
+        "_cbc_enc",
+        "_ecb_dec",
+        "_ecb_enc",
+        "_last_dec",
+        "_last_enc",
+        "block",
+    )
 
     def __init__(self, cipher: int, key: bytes) -> None:
         algo: Any

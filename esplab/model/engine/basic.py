@@ -88,8 +88,14 @@ def _with_iv(state: bytes | None, p: SAParams, chain: bytes) -> bytes | None:
 
 
 def basic(
-    p: SAParams, ctrl: int, data: bytes, tag_in: bytes, state: bytes | None, prng: Prng,
-    resume: HashResume, src: int = 0,
+    p: SAParams,
+    ctrl: int,
+    data: bytes,
+    tag_in: bytes,
+    state: bytes | None,
+    prng: Prng,
+    resume: HashResume,
+    src: int = 0,
 ) -> Job:
     """Run one basic-mode descriptor over ``data`` (``length`` input bytes).
 
@@ -105,22 +111,37 @@ def basic(
         iv, data = _load_iv(p, data, state, prng, src)
     offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
     if offset > len(data):
-        return fail(INVALID_PK_LENGTH, f"hash_crypt_offset {offset} bytes exceeds the "
-                    f"{len(data)}-byte input")
+        return fail(
+            INVALID_PK_LENGTH,
+            f"hash_crypt_offset {offset} bytes exceeds the {len(data)}-byte input",
+        )
     header, body = data[:offset], data[offset:]
     if p.engine is not None and p.cipher_mode != 2 and len(body) % p.block:
-        return fail(BLOCK_SIZE_ERR, f"{len(body)} bytes to {'de' if p.direction else 'en'}crypt "
-                    f"are not whole {p.block}-byte blocks")
+        return fail(
+            BLOCK_SIZE_ERR,
+            f"{len(body)} bytes to {'de' if p.direction else 'en'}crypt "
+            f"are not whole {p.block}-byte blocks",
+        )
     hashing = p.opcode == 1 and p.alg is not None
     if p.direction:
         if hashing:
             expected = p.mac(resume, header + body, state)[: p.icv_len]
             if not hmac.compare_digest(expected, tag_in):
-                return Job(status=AUTH_ERR, fidelity="U", choices=("auth-error-alone",),
-                           detail=f"tag mismatch: got {tag_in.hex()}, computed {expected.hex()}")
+                return Job(
+                    status=AUTH_ERR,
+                    fidelity="U",
+                    choices=("auth-error-alone",),
+                    detail=f"tag mismatch: got {tag_in.hex()}, computed {expected.hex()}",
+                )
         out, chain = _crypt(p, iv, body, encrypt=False)
-        return cipher_job(p, len(header), len(body), (header if p.copy_header else b"") + out,
-                          _with_iv(state, p, chain), None)
+        return cipher_job(
+            p,
+            len(header),
+            len(body),
+            (header if p.copy_header else b"") + out,
+            _with_iv(state, p, chain),
+            None,
+        )
     engine = p.engine
     if engine is not None and p.cipher_mode == 1:  # _crypt for CBC
         out = engine.cbc_encrypt(iv, body)
@@ -131,21 +152,38 @@ def basic(
     if hashing and p.copy_digest:
         assert p.alg is not None
         tag = tag_words(p.alg, p.mac(resume, header + out, state))[: p.icv_len]
-    return cipher_job(p, len(header), len(body), (header if p.copy_header else b"") + out + tag,
-                      _with_iv(state, p, chain), len(tag))
+    return cipher_job(
+        p,
+        len(header),
+        len(body),
+        (header if p.copy_header else b"") + out + tag,
+        _with_iv(state, p, chain),
+        len(tag),
+    )
 
 
-def cipher_job(p: SAParams, header: int, body: int, out: bytes, state: bytes | None,
-               tag: int | None) -> Job:
+def cipher_job(
+    p: SAParams, header: int, body: int, out: bytes, state: bytes | None, tag: int | None
+) -> Job:
     """The job of a successful cipher (opcode 0) or authenc (opcode 1) descriptor over
     ``header`` hashed-only and ``body`` ciphered bytes; ``tag`` is the tag's length
     on the encrypt side, None on the decrypt side."""
     choices = _TAG_FORMAT if p.opcode == 1 and p.alg is not None else ()
     if tag is None:
-        return Job(out=out, state=state, detail="{}: {} header + {} bytes",
-                   args=(p, header, body), choices=choices)
-    return Job(out=out, state=state, choices=choices,
-               detail="{}: {} header + {} bytes + {}-byte tag", args=(p, header, body, tag))
+        return Job(
+            out=out,
+            state=state,
+            detail="{}: {} header + {} bytes",
+            args=(p, header, body),
+            choices=choices,
+        )
+    return Job(
+        out=out,
+        state=state,
+        choices=choices,
+        detail="{}: {} header + {} bytes + {}-byte tag",
+        args=(p, header, body, tag),
+    )
 
 
 _TAG_FORMAT = ("basic-tag-format",)
@@ -156,8 +194,11 @@ def _hash(p: SAParams, ctrl: int, data: bytes, state: bytes | None, resume: Hash
     then the outer HMAC hash when the hmac bit is set (eip93.md 3.3, 3.5)."""
     alg = p.alg
     if alg is None:
-        return fail(INVALID_CRYPTO_OP, "sa_cmd0.opcode = 3 (HASH) with sa_cmd0.hash = 15 (NULL)",
-                    "reserved-codes")
+        return fail(
+            INVALID_CRYPTO_OP,
+            "sa_cmd0.opcode = 3 (HASH) with sa_cmd0.hash = 15 (NULL)",
+            "reserved-codes",
+        )
     words, count = p.hash_start(state)
     final = bool(ctrl >> 4 & 1)
     if final:
@@ -168,16 +209,22 @@ def _hash(p: SAParams, ctrl: int, data: bytes, state: bytes | None, resume: Hash
             new = resume.final_words(alg, words, count, data)
     else:
         if len(data) % BLOCK_SIZE:
-            return fail(BLOCK_SIZE_ERR, f"{len(data)} bytes without hash_final are not whole "
-                        f"{BLOCK_SIZE}-byte blocks", "hash-partial-blocks")
+            return fail(
+                BLOCK_SIZE_ERR,
+                f"{len(data)} bytes without hash_final are not whole {BLOCK_SIZE}-byte blocks",
+                "hash-partial-blocks",
+            )
         new, _ = update(alg, words, data)
     saved = None
     if p.save_hash and state is not None:
         total = (count + len(data)) & 0xFFFFFFFFFFFFFFFF
         saved = state[:0x10] + total.to_bytes(8, "little") + state_to_record_bytes(alg, new)
     out = tag_words(alg, state_digest(alg, new))[: p.icv_len] if final and p.copy_digest else b""
-    return Job(out=out, state=saved,
-               choices=("basic-tag-format",) + (() if final else ("hash-partial-blocks",)),
-               detail="{}: {} bytes from count {}{}",
-               args=(p.label, len(data), count, ", final" if final else ""),
-               meta={"count": count + len(data)})
+    return Job(
+        out=out,
+        state=saved,
+        choices=("basic-tag-format",) + (() if final else ("hash-partial-blocks",)),
+        detail="{}: {} bytes from count {}{}",
+        args=(p.label, len(data), count, ", final" if final else ""),
+        meta={"count": count + len(data)},
+    )

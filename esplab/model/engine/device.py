@@ -60,11 +60,11 @@ class EIP93Device:
     _rings: tuple[Region, int, Region, int, int] | None = field(default=None, repr=False)
     #: What :meth:`fast_rings` found, until a register write or a freed region changes it.
     fast: tuple[bytearray, bytearray, int, bool, int] | None = field(
-        default=None, init=False, repr=False, compare=False)
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
-        self.engine = Engine(self.memory, Prng(self.seed), node=self.node,
-                             snapshots=self.snapshots)
+        self.engine = Engine(self.memory, Prng(self.seed), node=self.node, snapshots=self.snapshots)
 
     def set_snapshots(self, on: bool) -> None:
         self.snapshots = self.engine.snapshots = on
@@ -99,8 +99,10 @@ class EIP93Device:
             )
         for bit, what in R.CONFIG_SWAP_BITS.items():
             if config >> bit & 1:
-                raise EngineError(f"PE_CONFIG bit {bit} ({what}) is set; byte swapping is not "
-                                  "modelled", valid="bits 16, 17, 18 and 20 clear, as drivers do")
+                raise EngineError(
+                    f"PE_CONFIG bit {bit} ({what}) is set; byte swapping is not modelled",
+                    valid="bits 16, 17, 18 and 20 clear, as drivers do",
+                )
         entries = self.ring_entries
         if not entries:
             raise EngineError(
@@ -109,14 +111,18 @@ class EIP93Device:
             )
         spacing = self._regs.get(R.RING_CONFIG, 0) >> 16 & 0xFF
         if spacing not in (0, 8):
-            raise EngineError(f"PE_RING_CONFIG (0x088) descriptor spacing {spacing} words",
-                              valid="0 or 8 (32-byte descriptors)")
+            raise EngineError(
+                f"PE_RING_CONFIG (0x088) descriptor spacing {spacing} words",
+                valid="0 or 8 (32-byte descriptors)",
+            )
         for reg in (R.CDR_BASE, R.RDR_BASE):
             base = self._regs.get(reg, 0)
             name = R.reg_name(reg)
             if reg not in self._programmed or not base:
-                raise EngineError(f"{name} ({reg:#05x}) is not set: the ring has no base address",
-                                  valid="the bus address of an allocated ring")
+                raise EngineError(
+                    f"{name} ({reg:#05x}) is not set: the ring has no base address",
+                    valid="the bus address of an allocated ring",
+                )
             if self.memory.region(base, entries * DESCRIPTOR_SIZE) is None:
                 raise EngineError(
                     f"{name} ({reg:#05x}) = {base:#010x}: a {entries}-entry ring "
@@ -127,8 +133,13 @@ class EIP93Device:
         rdr = self.memory.region(self.rdr_base, entries * DESCRIPTOR_SIZE)
         assert cdr is not None and rdr is not None
         # The rings' regions, so the fetch loop needs no address lookups.
-        self._rings = (cdr, self.cdr_base - cdr.base, rdr, self.rdr_base - rdr.base,
-                       self.memory.frees)
+        self._rings = (
+            cdr,
+            self.cdr_base - cdr.base,
+            rdr,
+            self.rdr_base - rdr.base,
+            self.memory.frees,
+        )
         self._checked = entries
         return entries
 
@@ -157,8 +168,13 @@ class EIP93Device:
         if cdr_off or rdr_off:
             return None
         thresh = self._regs.get(R.RING_THRESH, 0)
-        self.fast = (cdr.data, rdr.data, entries,
-                     bool((thresh >> 16 & 0x3FF) < 1 or thresh >> 31), frees)
+        self.fast = (
+            cdr.data,
+            rdr.data,
+            entries,
+            bool((thresh >> 16 & 0x3FF) < 1 or thresh >> 31),
+            frees,
+        )
         return self.fast
 
     # --- registers ---------------------------------------------------------------
@@ -166,8 +182,10 @@ class EIP93Device:
     def read_reg(self, offset: int) -> int:
         """Read a register (no side effects)."""
         if offset not in R.REGISTERS:
-            raise EngineError(f"no EIP-93 register at {offset:#05x}",
-                              valid=[f"{o:#05x} {n}" for o, n in R.REGISTERS.items()])
+            raise EngineError(
+                f"no EIP-93 register at {offset:#05x}",
+                valid=[f"{o:#05x} {n}" for o, n in R.REGISTERS.items()],
+            )
         if offset == R.CD_COUNT:
             return self.pending
         if offset == R.RD_COUNT:
@@ -206,8 +224,10 @@ class EIP93Device:
                 return []
         name = R.reg_name(offset, write=True)
         if offset not in R.REGISTERS:
-            raise EngineError(f"no EIP-93 register at {offset:#05x}",
-                              valid=[f"{o:#05x} {n}" for o, n in R.REGISTERS.items()])
+            raise EngineError(
+                f"no EIP-93 register at {offset:#05x}",
+                valid=[f"{o:#05x} {n}" for o, n in R.REGISTERS.items()],
+            )
         if not 0 <= value <= _U32:
             raise EngineError(f"{name} value {value:#x}", valid="a 32-bit word")
         if offset in R.READ_ONLY:

@@ -50,6 +50,7 @@ _DESC = struct.Struct("<8I")
 Opening = tuple[str, str, str, tuple[Any, ...]]
 _ZERO_WORD = bytes(4)
 
+
 class EIP93Driver:
     """The EIP-93 driver on the EN7581, with its device.
 
@@ -57,8 +58,9 @@ class EIP93Driver:
     gets a probed driver from :func:`esplab.model.engine.new_eip93`.
     """
 
-    def __init__(self, device: EIP93Device, settings: DriverSettings | None = None,
-                 seed: int = 0) -> None:
+    def __init__(
+        self, device: EIP93Device, settings: DriverSettings | None = None, seed: int = 0
+    ) -> None:
         self.device = device
         self.memory = device.memory
         self.settings = settings or DriverSettings()
@@ -85,14 +87,24 @@ class EIP93Driver:
 
     # --- stages ------------------------------------------------------------------
 
-    def stage(self, decision: str, why: str, fidelity: Any = "D", *, args: tuple[Any, ...] = (),
-              drop: str | None = None, data: bytes | None = None, kind: str = "raw",
-              **meta: Any) -> Stage:
+    def stage(
+        self,
+        decision: str,
+        why: str,
+        fidelity: Any = "D",
+        *,
+        args: tuple[Any, ...] = (),
+        drop: str | None = None,
+        data: bytes | None = None,
+        kind: str = "raw",
+        **meta: Any,
+    ) -> Stage:
         """A stage on the driver's tap ``eip93.driver``; ``decision`` is a ``str.format``
         template when ``args`` are given (formatted when read)."""
         keep = data if self.device.snapshots else None
-        return LazyStage("eip93.driver", self.node, decision, why, fidelity, None, keep, kind,
-                         drop, meta, args)
+        return LazyStage(
+            "eip93.driver", self.node, decision, why, fidelity, None, keep, kind, drop, meta, args
+        )
 
     @property
     def snapshots(self) -> bool:
@@ -115,8 +127,9 @@ class EIP93Driver:
             )
         revision = dev.read_reg(R.REVISION)
         if revision & 0xFF != 0x5D:
-            raise KernelError("ENODEV", f"PE_REVISION {revision:#010x} is not an EIP-93",
-                              prefix="eip93 probe")
+            raise KernelError(
+                "ENODEV", f"PE_REVISION {revision:#010x} is not an EIP-93", prefix="eip93 probe"
+            )
         option1 = dev.read_reg(R.OPTION_1)
         mode = R.CONFIG_MODE_ARM << 8 | R.CONFIG_EN_CDR_UPDATE
         # Mainline resets with bits 0 and 2 (VND/vschagen: 0 and 1) [U] reset-ring-bit.
@@ -155,11 +168,15 @@ class EIP93Driver:
         self._done.clear()
         self.probed = True
         major, minor, patch = revision >> 24 & 0xF, revision >> 20 & 0xF, revision >> 16 & 0xF
-        return [self.stage(
-            f"probe: EIP-93 {major}.{minor}.{patch}, OPTION_1 {option1:#010x}; CDR at "
-            f"{self.cdr:#010x}, RDR at {self.rdr:#010x}, {entries} entries",
-            "mainline init: reset, ring mode with CDR update, clocks from OPTION_1, buffer "
-            "thresholds 128/128, RDR-threshold interrupt only (eip93.md 6.2)", "C")]
+        return [
+            self.stage(
+                f"probe: EIP-93 {major}.{minor}.{patch}, OPTION_1 {option1:#010x}; CDR at "
+                f"{self.cdr:#010x}, RDR at {self.rdr:#010x}, {entries} entries",
+                "mainline init: reset, ring mode with CDR update, clocks from OPTION_1, buffer "
+                "thresholds 128/128, RDR-threshold interrupt only (eip93.md 6.2)",
+                "C",
+            )
+        ]
 
     # --- the ring protocol (eip93.md 1.5) -------------------------------------------
 
@@ -173,8 +190,9 @@ class EIP93Driver:
         """The DMA buffer of ring slot ``slot``: bus address and bytes [M] dma-buffer."""
         buf = self._buffers.get(slot)
         if buf is None:
-            addr = self.memory.allocate(DMA_BUFFER_SIZE, label=f"buffer {slot}", pool="buf",
-                                        align=64)
+            addr = self.memory.allocate(
+                DMA_BUFFER_SIZE, label=f"buffer {slot}", pool="buf", align=64
+            )
             buf = self._buffers[slot] = (addr, self._owned(addr))
         return buf
 
@@ -195,8 +213,9 @@ class EIP93Driver:
             )
         return self.head
 
-    def submit(self, words: tuple[int, ...], finish: Finish, stages: list[Stage],
-               **context: Any) -> Ticket:
+    def submit(
+        self, words: tuple[int, ...], finish: Finish, stages: list[Stage], **context: Any
+    ) -> Ticket:
         """Write one command into the next CDR slot and kick the engine (1.5 step 2)."""
         slot = self.head if len(self._inflight) < self.entries else self.next_slot()
         offset = slot * DESCRIPTOR_SIZE
@@ -224,19 +243,35 @@ class EIP93Driver:
         """The stages of a request so far: its first, from (template, why, fidelity, args)."""
         return [self.stage(first[0], first[1], first[2], args=first[3])]
 
-    def closing(self, ticket: Ticket, decision: str, why: str, fidelity: Any,
-                args: tuple[Any, ...], data: bytes, kind: str = "raw") -> None:
+    def closing(
+        self,
+        ticket: Ticket,
+        decision: str,
+        why: str,
+        fidelity: Any,
+        args: tuple[Any, ...],
+        data: bytes,
+        kind: str = "raw",
+    ) -> None:
         """Append the driver's last stage of a completed request to ``ticket.stages``
         (unbuilt while the ticket defers its stages; it must be the last one added)."""
         if ticket.lazy:
-            ticket.last = (decision, why, fidelity, args,
-                           data if self.device.snapshots else None, kind)
+            ticket.last = (
+                decision,
+                why,
+                fidelity,
+                args,
+                data if self.device.snapshots else None,
+                kind,
+            )
         else:
-            ticket.stages.append(self.stage(decision, why, fidelity, args=args, data=data,
-                                            kind=kind))
+            ticket.stages.append(
+                self.stage(decision, why, fidelity, args=args, data=data, kind=kind)
+            )
 
-    def transact(self, words: tuple[int, ...], finish: Finish, first: Opening,
-                 context: dict[str, Any]) -> Outcome:
+    def transact(
+        self, words: tuple[int, ...], finish: Finish, first: Opening, context: dict[str, Any]
+    ) -> Outcome:
         """``complete(submit(words, finish, opening(first), **context))``: one command
         through the rings and its outcome.
 
@@ -269,8 +304,7 @@ class EIP93Driver:
         cdr[offset + 28 : offset + 32] = _ZERO_WORD
         # The engine's index and interrupt status once it has run the command.
         self.head = self.tail = dev.index = (slot + 1) % entries
-        dev.raw_int |= R.INT_OPERATION_DONE | R.INT_RDR_THRESH if rdr_irq else \
-            R.INT_OPERATION_DONE
+        dev.raw_int |= R.INT_OPERATION_DONE | R.INT_RDR_THRESH if rdr_irq else R.INT_OPERATION_DONE
         stats = self.stats
         stats.submitted += 1
         stats.completed += 1
@@ -296,21 +330,46 @@ class EIP93Driver:
         if fast is None or fast[4] != self.memory.frees:
             fast = dev.fast_rings()
         slot = self.head
-        if (fast is None or not self.fast_path or fast[2] != self.entries or dev.pending
-                or dev.ready or not dev.running or self._inflight or self._done
-                or dev.index != slot or self.tail != slot or fast[0] is not self._cdr_mem
-                or fast[1] is not self._rdr_mem or not self.probed):
+        if (
+            fast is None
+            or not self.fast_path
+            or fast[2] != self.entries
+            or dev.pending
+            or dev.ready
+            or not dev.running
+            or self._inflight
+            or self._done
+            or dev.index != slot
+            or self.tail != slot
+            or fast[0] is not self._cdr_mem
+            or fast[1] is not self._rdr_mem
+            or not self.probed
+        ):
             return None  # (the last two: the engine's rings are the driver's)
         return fast
 
-    def _opened(self, first: Opening, job_stages: Callable[[], list[Stage]],
-                last: tuple[Any, ...] | None) -> list[Stage]:
+    def _opened(
+        self, first: Opening, job_stages: Callable[[], list[Stage]], last: tuple[Any, ...] | None
+    ) -> list[Stage]:
         """The first stage, the engine's and the deferred last one (see ``closing``)."""
         stages = self.opening(first) + job_stages()
         if last is not None:
             decision, why, fidelity, args, data, kind = last
-            stages.append(LazyStage("eip93.driver", self.node, decision, why, fidelity, None,
-                                    data, kind, None, {}, args))
+            stages.append(
+                LazyStage(
+                    "eip93.driver",
+                    self.node,
+                    decision,
+                    why,
+                    fidelity,
+                    None,
+                    data,
+                    kind,
+                    None,
+                    {},
+                    args,
+                )
+            )
         return stages
 
     def _route(self, stages: list[Stage]) -> None:
@@ -359,11 +418,15 @@ class EIP93Driver:
                 self._done.append(outcome)
         if ticket.outcome is not None:
             return ticket.outcome
-        ticket.stages.append(self.stage(
-            f"slot {ticket.slot} queued: the engine has not finished it",
-            "results are read from the RDR when PE_RD_COUNT counts them (eip93.md 1.5)"))
-        return Outcome(False, stages=ticket.stages, slot=ticket.slot, pending=True,
-                       reason="pending")
+        ticket.stages.append(
+            self.stage(
+                f"slot {ticket.slot} queued: the engine has not finished it",
+                "results are read from the RDR when PE_RD_COUNT counts them (eip93.md 1.5)",
+            )
+        )
+        return Outcome(
+            False, stages=ticket.stages, slot=ticket.slot, pending=True, reason="pending"
+        )
 
     def pause(self) -> None:
         """Stop the engine after the current descriptor: submissions queue up in the CDR."""
@@ -393,20 +456,28 @@ class EIP93Driver:
             if sa is not None:
                 return sa
         valid = [f"{s.spi:#x} ({s.direction})" for s in self.sas.values()]
-        raise NotFound(f"no offloaded SA with SPI {spi:#x}"
-                       + (f" ({direction})" if direction else ""), valid=valid)
+        raise NotFound(
+            f"no offloaded SA with SPI {spi:#x}" + (f" ({direction})" if direction else ""),
+            valid=valid,
+        )
 
     def state_delete(self, sa: OffloadedSA) -> list[Stage]:
         """``xdo_dev_state_delete`` + ``_free``: forget the SA and release its records."""
         if self.sas.get(sa.key) is not sa:
-            raise NotFound(f"SA {sa.spi:#x} ({sa.direction}) is not offloaded",
-                           valid=[f"{s.spi:#x} ({s.direction})" for s in self.sas.values()])
+            raise NotFound(
+                f"SA {sa.spi:#x} ({sa.direction}) is not offloaded",
+                valid=[f"{s.spi:#x} ({s.direction})" for s in self.sas.values()],
+            )
         del self.sas[sa.key]
         self._release(sa)
-        return [self.stage(
-            f"xdo_dev_state_delete({sa.dev}, spi {sa.spi:#x}): SA record at {sa.sa_addr:#010x} "
-            "freed", "the driver stops using the SA and frees its records (airoha-dsa-xfrm.md "
-            "3.3)", "D")]
+        return [
+            self.stage(
+                f"xdo_dev_state_delete({sa.dev}, spi {sa.spi:#x}): SA record at {sa.sa_addr:#010x} "
+                "freed",
+                "the driver stops using the SA and frees its records (airoha-dsa-xfrm.md 3.3)",
+                "D",
+            )
+        ]
 
     def _release(self, sa: OffloadedSA) -> None:
         """Zero and free the SA's records (whatever of them is still allocated); the
@@ -427,10 +498,15 @@ class EIP93Driver:
             self._release(sa)
         self.stats.flushes += 1
         names = ", ".join(f"{s.spi:#x} ({s.direction})" for s in flushed) or "none"
-        return flushed, [self.stage(
-            f"flush after {why}: {len(flushed)} offloaded SA(s): {names}",
-            "the JM series flushes all SAs of the port on an EIP-93 reset or a DMA error "
-            "(airoha-dsa-xfrm.md 3.10)", "C", flushed=[s.key for s in flushed])]
+        return flushed, [
+            self.stage(
+                f"flush after {why}: {len(flushed)} offloaded SA(s): {names}",
+                "the JM series flushes all SAs of the port on an EIP-93 reset or a DMA error "
+                "(airoha-dsa-xfrm.md 3.10)",
+                "C",
+                flushed=[s.key for s in flushed],
+            )
+        ]
 
     def reset(self) -> tuple[list[OffloadedSA], list[Stage]]:
         """Reset the engine: in-flight work is lost, the rings are set up again and every
@@ -439,24 +515,41 @@ class EIP93Driver:
         flushed, stages = self.flush("an EIP-93 reset")
         stages += self.probe()
         if lost:
-            stages.append(self.stage(f"{lost} descriptor(s) in flight were lost in the reset",
-                                     "a ring reset clears the engine's counts (eip93.md 6.1)"))
+            stages.append(
+                self.stage(
+                    f"{lost} descriptor(s) in flight were lost in the reset",
+                    "a ring reset clears the engine's counts (eip93.md 6.1)",
+                )
+            )
         return flushed, stages
 
     # --- datapaths (see xmit.py and aead.py) -----------------------------------------
 
-    def crypto_tx(self, sa: OffloadedSA, skb: bytes, *, proto: int,
-                  esp_offset: int | None = None, iv: bytes | None = None) -> Outcome:
+    def crypto_tx(
+        self,
+        sa: OffloadedSA,
+        skb: bytes,
+        *,
+        proto: int,
+        esp_offset: int | None = None,
+        iv: bytes | None = None,
+    ) -> Outcome:
         """Crypto offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
         return xmit.esp_tx(self, sa, skb, "crypto", proto=proto, esp_offset=esp_offset, iv=iv)
 
-    def packet_tx(self, sa: OffloadedSA, skb: bytes, *, proto: int,
-                  esp_offset: int | None = None, iv: bytes | None = None) -> Outcome:
+    def packet_tx(
+        self,
+        sa: OffloadedSA,
+        skb: bytes,
+        *,
+        proto: int,
+        esp_offset: int | None = None,
+        iv: bytes | None = None,
+    ) -> Outcome:
         """Packet offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
         return xmit.esp_tx(self, sa, skb, "packet", proto=proto, esp_offset=esp_offset, iv=iv)
 
-    def rx(self, skb: bytes, *, dev: str = "wan",
-           esp_offset: int | None = None) -> Outcome | None:
+    def rx(self, skb: bytes, *, dev: str = "wan", esp_offset: int | None = None) -> Outcome | None:
         """Crypto or packet offload RX; see :func:`~esplab.model.engine.xmit.esp_rx`."""
         return xmit.esp_rx(self, skb, dev=dev, esp_offset=esp_offset)
 
@@ -472,12 +565,18 @@ class EIP93Driver:
         """``crypto_aead_decrypt``; see :func:`~esplab.model.engine.aead.decrypt`."""
         return aead.decrypt(self, tfm, assoc, iv, sealed)
 
-    def sw_aead_tx(self, tfm: AeadTfm, skb: bytes, *, proto: int,
-                   esp_offset: int | None = None, iv: bytes | None = None) -> Outcome:
+    def sw_aead_tx(
+        self,
+        tfm: AeadTfm,
+        skb: bytes,
+        *,
+        proto: int,
+        esp_offset: int | None = None,
+        iv: bytes | None = None,
+    ) -> Outcome:
         """The ``sw+aead`` datapath's TX; see :func:`~esplab.model.engine.aead.esp_output`."""
         return aead.esp_output(self, tfm, skb, proto=proto, esp_offset=esp_offset, iv=iv)
 
-    def sw_aead_rx(self, tfm: AeadTfm, skb: bytes, *,
-                   esp_offset: int | None = None) -> Outcome:
+    def sw_aead_rx(self, tfm: AeadTfm, skb: bytes, *, esp_offset: int | None = None) -> Outcome:
         """The ``sw+aead`` datapath's RX; see :func:`~esplab.model.engine.aead.esp_input`."""
         return aead.esp_input(self, tfm, skb, esp_offset=esp_offset)

@@ -89,14 +89,24 @@ def _save_iv(p: SAParams, state: bytes | None, chain: bytes) -> bytes | None:
 
 
 def esp_outbound(
-    p: SAParams, ctrl: int, data: bytes, sa_seq: int, state: bytes | None, prng: Prng,
-    resume: HashResume, src: int = 0,
+    p: SAParams,
+    ctrl: int,
+    data: bytes,
+    sa_seq: int,
+    state: bytes | None,
+    prng: Prng,
+    resume: HashResume,
+    src: int = 0,
 ) -> Job:
     """``data`` is the plaintext payload read at ``src``; ``ctrl`` is command word 0 (next
     header in 15:8, pad boundary in 31:24); ``sa_seq`` is ``sa_seqnum[0]``."""
     if sa_seq >= _U32:
-        return Job(status=SEQNUM_ERR, detail="sa_seqnum 0xffffffff: sequence numbers exhausted",
-                   choices=("esp-seq-overflow", "esn-ignored"), fidelity="U")
+        return Job(
+            status=SEQNUM_ERR,
+            detail="sa_seqnum 0xffffffff: sequence numbers exhausted",
+            choices=("esp-seq-overflow", "esn-ignored"),
+            fidelity="U",
+        )
     seq = sa_seq + 1  # [U] esp-seq-pre-increment
     next_header = ctrl >> 8 & 0xFF
     iv_size = 0 if p.cipher == 15 else 8 if p.cipher_mode == 2 else p.block  # esp_iv_size
@@ -122,18 +132,40 @@ def esp_outbound(
     esp = p.spi_bytes + seq.to_bytes(4, "big") + iv + cipher_text
     if p.alg is not None and p.copy_digest:
         esp += p.mac(resume, esp, state)[: p.icv_len]  # wire order (5.3)
-    return outbound_job(p, seq, length, pad, next_header, esp,
-                        _save_iv(p, state, chain) if p.save_iv else None, bool(prng_iv))
+    return outbound_job(
+        p,
+        seq,
+        length,
+        pad,
+        next_header,
+        esp,
+        _save_iv(p, state, chain) if p.save_iv else None,
+        bool(prng_iv),
+    )
 
 
-def outbound_job(p: SAParams, seq: int, length: int, pad: int, next_header: int, esp: bytes,
-                 state: bytes | None, prng_iv: bool) -> Job:
+def outbound_job(
+    p: SAParams,
+    seq: int,
+    length: int,
+    pad: int,
+    next_header: int,
+    esp: bytes,
+    state: bytes | None,
+    prng_iv: bool,
+) -> Job:
     """The job of a successful outbound packet: ``esp`` built from ``length`` payload bytes
     and ``pad`` padding bytes, ``state`` the state record to write back (or None)."""
     return Job(
-        0, esp, next_header, pad, (0x6C, seq.to_bytes(4, "little")), state,
+        0,
+        esp,
+        next_header,
+        pad,
+        (0x6C, seq.to_bytes(4, "little")),
+        state,
         "ESP out SPI {:#010x} seq {}: {} bytes + {} pad + 2 (next header {}), ICV {}",
-        _OUT_PRNG if prng_iv else _OUT_CHOICES, "U" if prng_iv else "D",
+        _OUT_PRNG if prng_iv else _OUT_CHOICES,
+        "U" if prng_iv else "D",
         {"seq": seq, "pad": pad, "next_header": next_header},
         (p.spi, seq, length, pad, next_header, p.icv_len if p.copy_digest else 0),
     )
@@ -163,8 +195,12 @@ def _advance(seq: int, window: bytes) -> bytes:
         top = seq
     else:
         bitmap |= 1 << (top - seq)
-    return (top.to_bytes(4, "little") + window[4:8]
-            + (bitmap & _U32).to_bytes(4, "little") + (bitmap >> 32).to_bytes(4, "little"))
+    return (
+        top.to_bytes(4, "little")
+        + window[4:8]
+        + (bitmap & _U32).to_bytes(4, "little")
+        + (bitmap >> 32).to_bytes(4, "little")
+    )
 
 
 def esp_inbound(
@@ -177,8 +213,12 @@ def esp_inbound(
     head = 8 + iv_size
     end = len(data) - icv_len
     if end - head < 2:
-        return fail(INVALID_PK_LENGTH, f"ESP of {len(data)} bytes has no room for header, "
-                    f"{iv_size}-byte IV, trailer and {icv_len}-byte ICV", "short-esp")
+        return fail(
+            INVALID_PK_LENGTH,
+            f"ESP of {len(data)} bytes has no room for header, "
+            f"{iv_size}-byte IV, trailer and {icv_len}-byte ICV",
+            "short-esp",
+        )
     spi = int.from_bytes(data[0:4], "big")
     if spi != p.spi:
         return fail(SPI, f"packet SPI {spi:#010x} differs from sa_spi {p.spi:#010x}", "spi-check")
@@ -186,14 +226,24 @@ def esp_inbound(
     if p.en_seqnum_chk:
         replay = _window(seq, window)
         if replay is not None:
-            return Job(status=SEQNUM_ERR, detail=replay, fidelity="U",
-                       choices=("replay-window", "replay-before-icv"), meta={"seq": seq})
+            return Job(
+                status=SEQNUM_ERR,
+                detail=replay,
+                fidelity="U",
+                choices=("replay-window", "replay-before-icv"),
+                meta={"seq": seq},
+            )
     if icv_len:
         expected = p.mac(resume, data[:end], state)[:icv_len]
         if not hmac.compare_digest(expected, data[end:]):
-            return Job(status=AUTH_ERR, fidelity="U", choices=("auth-error-alone",),
-                       detail=f"ICV mismatch for seq {seq}: got {data[end:].hex()}, "
-                       f"computed {expected.hex()}", meta={"seq": seq})
+            return Job(
+                status=AUTH_ERR,
+                fidelity="U",
+                choices=("auth-error-alone",),
+                detail=f"ICV mismatch for seq {seq}: got {data[end:].hex()}, "
+                f"computed {expected.hex()}",
+                meta={"seq": seq},
+            )
     cipher_text = data[head:end]
     iv = data[8:head]
     engine = p.engine
@@ -204,8 +254,10 @@ def esp_inbound(
         plain, chain = engine.ctr(p.nonce + iv + _CTR_ONE, cipher_text)
     else:
         if len(cipher_text) % p.block:
-            return fail(BLOCK_SIZE_ERR, f"{len(cipher_text)} bytes of ciphertext are not whole "
-                        f"{p.block}-byte blocks")
+            return fail(
+                BLOCK_SIZE_ERR,
+                f"{len(cipher_text)} bytes of ciphertext are not whole {p.block}-byte blocks",
+            )
         plain = engine.cbc_decrypt(iv, cipher_text)
         chain = cipher_text[-p.block :]
     pad, next_header = plain[-2], plain[-1]
@@ -214,33 +266,59 @@ def esp_inbound(
         detail = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes"
     else:
         payload = plain[: len(plain) - 2 - pad]
-        if plain[len(payload) : -2] == (_MONOTONIC[:pad] if p.pad_type == 0
-                                        else pad_bytes(p.pad_type, pad)):
+        if plain[len(payload) : -2] == (
+            _MONOTONIC[:pad] if p.pad_type == 0 else pad_bytes(p.pad_type, pad)
+        ):
             out = (data[:head] if p.copy_header else b"") + payload
             sa_write = (0x6C, _advance(seq, window)) if p.en_seqnum_chk else None
-            return inbound_job(p, spi, seq, out, next_header, pad, sa_write,
-                               _save_iv(p, state, chain))
+            return inbound_job(
+                p, spi, seq, out, next_header, pad, sa_write, _save_iv(p, state, chain)
+            )
         found = plain[len(payload) : -2].hex()
         detail = f"padding {found} is not what pad_type {p.pad_type} makes"
-    choices: tuple[str, ...] = ("replay-window", "result-pad-count", "pad-error-output",
-                                "pad-types")
+    choices: tuple[str, ...] = (
+        "replay-window",
+        "result-pad-count",
+        "pad-error-output",
+        "pad-types",
+    )
     if not p.copy_header:
         choices += ("inbound-no-copy-header",)
     return Job(
-        status=PAD_ERR, out=(data[:head] if p.copy_header else b"") + payload,
-        pad_value=next_header, pad_count=pad, state=_save_iv(p, state, chain), detail=detail,
-        choices=choices, fidelity="U", meta={"seq": seq, "next_header": next_header, "pad": pad},
+        status=PAD_ERR,
+        out=(data[:head] if p.copy_header else b"") + payload,
+        pad_value=next_header,
+        pad_count=pad,
+        state=_save_iv(p, state, chain),
+        detail=detail,
+        choices=choices,
+        fidelity="U",
+        meta={"seq": seq, "next_header": next_header, "pad": pad},
     )
 
 
-def inbound_job(p: SAParams, spi: int, seq: int, out: bytes, next_header: int, pad: int,
-                sa_write: tuple[int, bytes] | None, state: bytes | None) -> Job:
+def inbound_job(
+    p: SAParams,
+    spi: int,
+    seq: int,
+    out: bytes,
+    next_header: int,
+    pad: int,
+    sa_write: tuple[int, bytes] | None,
+    state: bytes | None,
+) -> Job:
     """The job of a successful inbound packet: ``out`` for ``dst_addr``, the window words
     (``sa_write``) and state record (``state``) to write back."""
     return Job(
-        status=0, out=out, pad_value=next_header, pad_count=pad, sa_write=sa_write,
-        state=state, detail="ESP in SPI {:#010x} seq {}: next header {}, {} pad",
+        status=0,
+        out=out,
+        pad_value=next_header,
+        pad_count=pad,
+        sa_write=sa_write,
+        state=state,
+        detail="ESP in SPI {:#010x} seq {}: next header {}, {} pad",
         args=(spi, seq, next_header, pad),
-        choices=_IN_CHOICES if p.copy_header else _IN_CHOICES_NO_HEADER, fidelity="D",
+        choices=_IN_CHOICES if p.copy_header else _IN_CHOICES_NO_HEADER,
+        fidelity="D",
         meta={"seq": seq, "next_header": next_header, "pad": pad},
     )

@@ -83,13 +83,39 @@ class Plan:
     """One SA record as the fast path uses it: where its bytes are, the static bytes the
     engine cached its decoded form under, and what one job needs from it."""
 
-    __slots__ = ("align", "at", "block", "cmd1", "ctr", "frees", "head", "icv_len", "inner",
-                 "iv_size", "key", "kind", "nonce", "offset", "open", "outer", "p", "pads",
-                 "prng_iv", "rec", "rec_addr", "seal", "state", "tails", "tx_icv", "words",
-                 "zero_iv")
+    __slots__ = (
+        "align",
+        "at",
+        "block",
+        "cmd1",
+        "ctr",
+        "frees",
+        "head",
+        "icv_len",
+        "inner",
+        "iv_size",
+        "key",
+        "kind",
+        "nonce",
+        "offset",
+        "open",
+        "outer",
+        "p",
+        "pads",
+        "prng_iv",
+        "rec",
+        "rec_addr",
+        "seal",
+        "state",
+        "tails",
+        "tx_icv",
+        "words",
+        "zero_iv",
+    )
 
-    def __init__(self, rec: bytearray, at: int, key: bytes, p: SAParams, frees: int,
-                 rec_addr: int) -> None:
+    def __init__(
+        self, rec: bytearray, at: int, key: bytes, p: SAParams, frees: int, rec_addr: int
+    ) -> None:
         self.rec, self.at, self.key, self.p, self.frees = rec, at, key, p, frees
         self.rec_addr = rec_addr
         self.head, self.nonce = key[:0x6C], key[0x6C:]
@@ -142,8 +168,13 @@ def _kind(p: SAParams) -> int:
         return 0
     if p.opgroup == 1:
         return _IN if p.direction else _OUT
-    if (p.opcode == 1 and p.alg is not None and p.engine is not None and p.iv_source == 2
-            and p.save_iv):
+    if (
+        p.opcode == 1
+        and p.alg is not None
+        and p.engine is not None
+        and p.iv_source == 2
+        and p.save_iv
+    ):
         return AUTHENC
     return 0
 
@@ -162,8 +193,11 @@ def plan(drv: EIP93Driver, sa_addr: int, cmd1: int | None = None) -> Plan | None
         rec, at = pl.rec, pl.at
         if cmd1 is not None and cmd1 != pl.cmd1:  # else the comparison below covers it
             rec[at + 4 : at + 8] = cmd1.to_bytes(4, "little")
-        if (drv.device.engine._records.get(pl.key) is pl.p and rec.startswith(pl.head, at)
-                and rec.startswith(pl.nonce, at + 0x7C)):
+        if (
+            drv.device.engine._records.get(pl.key) is pl.p
+            and rec.startswith(pl.head, at)
+            and rec.startswith(pl.nonce, at + 0x7C)
+        ):
             return pl
     if cmd1 is not None:
         memory.write(sa_addr + 4, cmd1.to_bytes(4, "little"))
@@ -179,9 +213,19 @@ def plan(drv: EIP93Driver, sa_addr: int, cmd1: int | None = None) -> Plan | None
     return pl
 
 
-def retire(drv: EIP93Driver, ring: tuple[bytearray, bytearray, int, bool, int], slot: int,
-           result: bytes, src: int, dst: int, sa_addr: int, state_addr: int, user: int,
-           length: int, out_len: int) -> EngineStats:
+def retire(
+    drv: EIP93Driver,
+    ring: tuple[bytearray, bytearray, int, bool, int],
+    slot: int,
+    result: bytes,
+    src: int,
+    dst: int,
+    sa_addr: int,
+    state_addr: int,
+    user: int,
+    length: int,
+    out_len: int,
+) -> EngineStats:
     """The ring slots, indexes, interrupt status and the driver's and engine's counters as
     one successful command run through the rings and consumed leaves them
     (``EIP93Driver.transact``, ``Engine.run_command``); returns the engine's counters for
@@ -213,9 +257,19 @@ def retire(drv: EIP93Driver, ring: tuple[bytearray, bytearray, int, bool, int], 
     return st
 
 
-def stages(drv: EIP93Driver, first: Opening, last: tuple[Any, ...], slot: int, result: bytes,
-           w0: int, length: int, p: SAParams, state: bytes | None, body: bytes,
-           job: Job) -> list[Stage]:
+def stages(
+    drv: EIP93Driver,
+    first: Opening,
+    last: tuple[Any, ...],
+    slot: int,
+    result: bytes,
+    w0: int,
+    length: int,
+    p: SAParams,
+    state: bytes | None,
+    body: bytes,
+    job: Job,
+) -> list[Stage]:
     """The stages the full protocol gives a one-step request, built when someone reads
     them: the driver's ``first`` (template, why, fidelity, args), the engine's for the
     command (word 0 ``w0``, ``length`` input bytes, ``body`` read) that ran ``job`` and
@@ -224,11 +278,31 @@ def stages(drv: EIP93Driver, first: Opening, last: tuple[Any, ...], slot: int, r
     _, src, dst, sa_addr, state_addr, arc4, user, _ = _DESC.unpack(result)
     words = (w0, src, dst, sa_addr, state_addr, arc4, user, 0x00400000 | length)
     built = drv.opening(first)
-    built += job_stages((drv.node, False, slot, None, result, words, length, len(job.out), job,
-                         p, 3, None, state, body, job))
+    built += job_stages(
+        (
+            drv.node,
+            False,
+            slot,
+            None,
+            result,
+            words,
+            length,
+            len(job.out),
+            job,
+            p,
+            3,
+            None,
+            state,
+            body,
+            job,
+        )
+    )
     decision, why, fidelity, args, kind = last
-    built.append(LazyStage("eip93.driver", drv.node, decision, why, fidelity, None, None, kind,
-                           None, {}, args))
+    built.append(
+        LazyStage(
+            "eip93.driver", drv.node, decision, why, fidelity, None, None, kind, None, {}, args
+        )
+    )
     return built
 
 
@@ -245,8 +319,7 @@ def digest(pl: Plan, engine: Engine, data: bytes, state: bytes | None) -> bytes:
 
 
 TX_DONE = "TX done: ESP seq {}, {} bytes; IP length set to {}"
-TX_DONE_WHY = ("the driver sets the IP length from the result length and resumes xfrm "
-               "(eip93.md 4.3)")
+TX_DONE_WHY = "the driver sets the IP length from the result length and resumes xfrm (eip93.md 4.3)"
 
 
 def _esp_plan(drv: EIP93Driver, ring: object, sa: OffloadedSA, kind: int) -> Plan | None:
@@ -258,8 +331,16 @@ def _esp_plan(drv: EIP93Driver, ring: object, sa: OffloadedSA, kind: int) -> Pla
     return pl if pl is not None and pl.kind == kind else None
 
 
-def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, proto: int,
-           sync: bool, first: Opening) -> Outcome | None:
+def esp_tx(
+    drv: EIP93Driver,
+    sa: OffloadedSA,
+    skb: bytes,
+    off: int,
+    start: int,
+    proto: int,
+    sync: bool,
+    first: Opening,
+) -> Outcome | None:
     """``xmit.esp_tx`` from the slot on, in one step: the engine builds the ESP packet from
     the header at ``off`` (with ``sync``, crypto offload, the kernel's sequence number
     goes to the record first), the driver sets the IP length (``_tx_finish``)."""
@@ -301,8 +382,16 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     ctrl = _ESP_CTRL | next_header << 8
     dst = buf + off
     user = 0x50000 | sa.handle & 0xFFFF
-    result = _DESC.pack(ctrl & 0xFC | PE_READY | next_header << 8 | pad << 24, src, dst,
-                        sa_addr, 0, 0, user, _READY | out_len)
+    result = _DESC.pack(
+        ctrl & 0xFC | PE_READY | next_header << 8 | pad << 24,
+        src,
+        dst,
+        sa_addr,
+        0,
+        0,
+        user,
+        _READY | out_len,
+    )
     retire(drv, ring, slot, result, src, dst, sa_addr, 0, user, length, out_len).esp_out += 1
     # _tx_finish
     if off == 20 and head[0] == 0x45:  # fix_outer for an IPv4 header without options
@@ -313,35 +402,78 @@ def esp_tx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, start: int, 
     stats.packets += 1
     stats.bytes += length
     drv.stats.tx_packets += 1
-    outcome = Outcome(True, packet, [], seq=seq, status="CRYPTO_SUCCESS", slot=slot,
-                      result=result)
-    defer_stages(outcome, partial(_tx_stages, drv, first, slot, result, ctrl, skb, start,
-                                     pl.p, pad, esp, pl.prng_iv, len(packet)))
+    outcome = Outcome(True, packet, [], seq=seq, status="CRYPTO_SUCCESS", slot=slot, result=result)
+    defer_stages(
+        outcome,
+        partial(
+            _tx_stages,
+            drv,
+            first,
+            slot,
+            result,
+            ctrl,
+            skb,
+            start,
+            pl.p,
+            pad,
+            esp,
+            pl.prng_iv,
+            len(packet),
+        ),
+    )
     return outcome
 
 
-def _tx_stages(drv: EIP93Driver, first: Opening, slot: int, result: bytes, ctrl: int,
-               skb: bytes, start: int, p: SAParams, pad: int, esp: bytes, prng_iv: bool,
-               packet_len: int) -> list[Stage]:
+def _tx_stages(
+    drv: EIP93Driver,
+    first: Opening,
+    slot: int,
+    result: bytes,
+    ctrl: int,
+    skb: bytes,
+    start: int,
+    p: SAParams,
+    pad: int,
+    esp: bytes,
+    prng_iv: bool,
+    packet_len: int,
+) -> list[Stage]:
     """:func:`esp_tx`'s stages (see :func:`stages`)."""
     length = len(skb) - start
     seq = int.from_bytes(esp[4:8], "big")
     job = outbound_job(p, seq, length, pad, ctrl >> 8 & 0xFF, esp, None, prng_iv)
-    return stages(drv, first, (TX_DONE, TX_DONE_WHY, "D", (seq, len(esp), packet_len), "ip"),
-                  slot, result, ctrl, length, p, None, skb[start:], job)
+    return stages(
+        drv,
+        first,
+        (TX_DONE, TX_DONE_WHY, "D", (seq, len(esp), packet_len), "ip"),
+        slot,
+        result,
+        ctrl,
+        length,
+        p,
+        None,
+        skb[start:],
+        job,
+    )
 
 
-RX_CRYPTO_DONE = ("RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, "
-                  "trailer removed")
+RX_CRYPTO_DONE = (
+    "RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, trailer removed"
+)
 RX_PACKET_DONE = "RX done: seq {}, next header {}; decapsulated, {} bytes"
-RX_CRYPTO_WHY = ("crypto offload: the kernel does the replay check, strips header and IV and "
-                 "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)")
-RX_PACKET_WHY = ("packet offload: the hardware checks replay and decapsulates; the policy check "
-                 "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload")
+RX_CRYPTO_WHY = (
+    "crypto offload: the kernel does the replay check, strips header and IV and "
+    "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)"
+)
+RX_PACKET_WHY = (
+    "packet offload: the hardware checks replay and decapsulates; the policy check "
+    "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload"
+)
 
 
-def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int, esp: bytes,
-           first: Opening) -> Outcome | None:
+def esp_rx(
+    drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int, esp: bytes, first: Opening
+) -> Outcome | None:
     """``xmit.esp_rx`` from the slot on, in one step: the engine checks and opens ``esp``
     (the skb from ``off``) in place, the driver maps the result (``_rx_finish``)."""
     dev = drv.device
@@ -371,16 +503,16 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
     else:
         bitmap |= 1 << (top - seq)
     engine = dev.engine
-    if icv_len and not hmac.compare_digest(digest(pl, engine, esp[:end], None)[:icv_len],
-                                           esp[end:]):
+    if icv_len and not hmac.compare_digest(
+        digest(pl, engine, esp[:end], None)[:icv_len], esp[end:]
+    ):
         return None  # AUTH_ERR
     # Decrypting moves only the cipher's running context, which the full protocol's run
     # of the same bytes leaves the same: a padding error may still fall back.
     plain = pl.open(esp[8:head], esp[head:end])
     pad, next_header = plain[-2], plain[-1]
     cut = len(plain) - 2 - pad
-    if cut < 0 or plain[cut:-2] != (pl.pads[pad] if pad < pl.align
-                                    else pad_bytes(p.pad_type, pad)):
+    if cut < 0 or plain[cut:-2] != (pl.pads[pad] if pad < pl.align else pad_bytes(p.pad_type, pad)):
         return None  # PAD_ERR
     out = esp[:head] + plain[:cut] if p.copy_header else plain[:cut]
     slot = drv.head
@@ -394,8 +526,16 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
         rec[at + 0x6C : at + 0x7C] = advanced
         sa_write = (0x6C, advanced)
     user = 0x60000 | sa.handle & 0xFFFF
-    result = _DESC.pack(_ESP_CTRL & 0xFC | PE_READY | next_header << 8 | pad << 24, buf, buf,
-                        sa_addr, 0, 0, user, _READY | out_len)
+    result = _DESC.pack(
+        _ESP_CTRL & 0xFC | PE_READY | next_header << 8 | pad << 24,
+        buf,
+        buf,
+        sa_addr,
+        0,
+        0,
+        user,
+        _READY | out_len,
+    )
     retire(drv, ring, slot, result, buf, buf, sa_addr, 0, user, length, out_len).esp_in += 1
     # _rx_finish: the result in place, in the driver's buffer
     seq = int.from_bytes(out[4:8], "big")
@@ -409,21 +549,60 @@ def esp_rx(drv: EIP93Driver, sa: OffloadedSA, skb: bytes, off: int, nh_off: int,
         data = skb[:off] + out
     else:
         data = decapsulate(skb[:off], nh_off, payload, next_header, sa.mode == "tunnel")
-    outcome = Outcome(True, data, [], status="CRYPTO_SUCCESS", seq=seq,
-                      next_header=next_header, slot=slot, result=result)
-    defer_stages(outcome, partial(_rx_stages, drv, first, slot, result, esp, p, out, pad,
-                                     sa_write, seq, crypto, len(payload if crypto else data)))
+    outcome = Outcome(
+        True,
+        data,
+        [],
+        status="CRYPTO_SUCCESS",
+        seq=seq,
+        next_header=next_header,
+        slot=slot,
+        result=result,
+    )
+    defer_stages(
+        outcome,
+        partial(
+            _rx_stages,
+            drv,
+            first,
+            slot,
+            result,
+            esp,
+            p,
+            out,
+            pad,
+            sa_write,
+            seq,
+            crypto,
+            len(payload if crypto else data),
+        ),
+    )
     return outcome
 
 
-def _rx_stages(drv: EIP93Driver, first: Opening, slot: int, result: bytes, esp: bytes,
-               p: SAParams, out: bytes, pad: int, sa_write: tuple[int, bytes] | None, seq: int,
-               crypto: bool, count: int) -> list[Stage]:
+def _rx_stages(
+    drv: EIP93Driver,
+    first: Opening,
+    slot: int,
+    result: bytes,
+    esp: bytes,
+    p: SAParams,
+    out: bytes,
+    pad: int,
+    sa_write: tuple[int, bytes] | None,
+    seq: int,
+    crypto: bool,
+    count: int,
+) -> list[Stage]:
     """:func:`esp_rx`'s stages (see :func:`stages`); ``count`` is the payload's length on
     crypto offload, the decapsulated packet's on packet offload."""
     next_header = result[1]  # result word 0 bits 15:8
-    job = inbound_job(p, p.spi, int.from_bytes(esp[4:8], "big"), out, next_header, pad,
-                      sa_write, None)
-    last = ((RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D", (seq, next_header, count), "ip") if crypto
-            else (RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, count), "ip"))
+    job = inbound_job(
+        p, p.spi, int.from_bytes(esp[4:8], "big"), out, next_header, pad, sa_write, None
+    )
+    last = (
+        (RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D", (seq, next_header, count), "ip")
+        if crypto
+        else (RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, count), "ip")
+    )
     return stages(drv, first, last, slot, result, _ESP_CTRL, len(esp), p, None, esp, job)

@@ -34,16 +34,18 @@ __all__ = ["DONE", "FIRST", "WHY", "decrypt", "encrypt"]
 
 DONE = "{} done: {} bytes"
 FIRST = "{} {}: assoclen {}, {} bytes"
-WHY = ("mainline AEAD: opcode 1, IV from the state record, hash_crypt_offset = assoclen "
-       "(eip93.md 3.5)")
+WHY = (
+    "mainline AEAD: opcode 1, IV from the state record, hash_crypt_offset = assoclen (eip93.md 3.5)"
+)
 _CTR_ONE = b"\x00\x00\x00\x01"
 _DESC = struct.Struct("<8I")
 _READY = PE_READY << 22  # result word 7: PE_READY in bits 23:22
 _ZERO40 = bytes(40)
 
 
-def _state_region(drv: EIP93Driver, pl: Plan, state_addr: int,
-                  state: bytes) -> tuple[int, int, bytearray, int]:
+def _state_region(
+    drv: EIP93Driver, pl: Plan, state_addr: int, state: bytes
+) -> tuple[int, int, bytearray, int]:
     """Write the state record as the driver does before the request (a bus fault is the
     driver's, as in the full protocol) and remember where its bytes are in the plan;
     the requests then write its final value only (the state record is not read in
@@ -56,8 +58,15 @@ def _state_region(drv: EIP93Driver, pl: Plan, state_addr: int,
     return pl.state
 
 
-def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: bytes,
-            skb: bytes | None = None, off: int = 0) -> Outcome | None:
+def encrypt(
+    drv: EIP93Driver,
+    tfm: AeadTfm,
+    assoc: bytes,
+    iv: bytes,
+    plain: bytes,
+    skb: bytes | None = None,
+    off: int = 0,
+) -> Outcome | None:
     """``aead._request`` for ``crypto_aead_encrypt`` from the slot on. With ``skb``, also
     the rest of ``aead.esp_output``: the output goes behind the skb's ``off`` bytes of
     headers, the ESP sequence number is the skb's."""
@@ -93,12 +102,14 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
     if ctr:
         sealed, chain = cipher.ctr(counter.ljust(16, b"\x00")[:16], text)  # [U]
     else:
-        sealed = cipher.cbc_encrypt(counter if len(counter) == block
-                                    else counter.ljust(16, b"\x00")[:block], text)
+        sealed = cipher.cbc_encrypt(
+            counter if len(counter) == block else counter.ljust(16, b"\x00")[:block], text
+        )
         chain = sealed[-block:]
     if p.copy_digest:
-        icv_std = digest(pl, drv.device.engine, header + sealed,
-                         counter.ljust(16, b"\x00") + _ZERO40)[: p.icv_len]
+        icv_std = digest(
+            pl, drv.device.engine, header + sealed, counter.ljust(16, b"\x00") + _ZERO40
+        )[: p.icv_len]
         # The tag in hash-state words (eip93.md 5.3) [U]: tag_words.
         icv = icv_std if pl.words is None else pl.words[1](*pl.words[0](icv_std))
     else:
@@ -112,13 +123,13 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
         mem[out_len:length] = (assoc + plain)[out_len:]
     mem[:out_len] = out
     # The state record with the chaining value saved; the rings and counters.
-    where[2][where[3] : where[3] + 56] = (chain.ljust(16, b"\x00") if chain
-                                          else counter.ljust(16, b"\x00")) + _ZERO40
+    where[2][where[3] : where[3] + 56] = (
+        chain.ljust(16, b"\x00") if chain else counter.ljust(16, b"\x00")
+    ) + _ZERO40
     sa_addr, state_addr = tfm.sa_out, tfm.state
     user = 0x80000 | tfm.handle & 0xFFFF
     result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
-    retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
-            out_len).basic += 1
+    retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length, out_len).basic += 1
     # _finish: the tag's words swapped back.
     if len(icv) == tfm.authsize and tfm.alg == alg:
         parts: tuple[bytes, ...] = (header, sealed, icv_std)
@@ -128,30 +139,85 @@ def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: byte
     if skb is None:
         outcome = Outcome(True, b"".join(parts), [], slot=slot, result=result)
     else:  # esp_output: the headers in front, the skb's sequence number
-        outcome = Outcome(True, b"".join((fix_outer(skb[:off], out_len), *parts)), [],
-                          seq=int.from_bytes(skb[off + 4 : off + 8], "big"), slot=slot,
-                          result=result)
-    defer_stages(outcome, partial(_sealed_stages, drv, tfm.name, assoc, plain, slot, result,
-                                     p, counter, len(text), out, len(icv), chain))
+        outcome = Outcome(
+            True,
+            b"".join((fix_outer(skb[:off], out_len), *parts)),
+            [],
+            seq=int.from_bytes(skb[off + 4 : off + 8], "big"),
+            slot=slot,
+            result=result,
+        )
+    defer_stages(
+        outcome,
+        partial(
+            _sealed_stages,
+            drv,
+            tfm.name,
+            assoc,
+            plain,
+            slot,
+            result,
+            p,
+            counter,
+            len(text),
+            out,
+            len(icv),
+            chain,
+        ),
+    )
     return outcome
 
 
-def _sealed_stages(drv: EIP93Driver, name: str, assoc: bytes, plain: bytes, slot: int,
-                   result: bytes, p: SAParams, counter: bytes, text: int, out: bytes,
-                   tag: int, chain: bytes) -> list[Stage]:
+def _sealed_stages(
+    drv: EIP93Driver,
+    name: str,
+    assoc: bytes,
+    plain: bytes,
+    slot: int,
+    result: bytes,
+    p: SAParams,
+    counter: bytes,
+    text: int,
+    out: bytes,
+    tag: int,
+    chain: bytes,
+) -> list[Stage]:
     """:func:`encrypt`'s stages (see :func:`~esplab.model.engine.fast.stages`), its job
     as ``basic`` makes it."""
     state = counter.ljust(16, b"\x00") + _ZERO40
-    job = cipher_job(p, p.hash_crypt_offset * (1 if p.byte_offset else 4), text, out,
-                     chain.ljust(16, b"\x00") + state[16:] if chain else None, tag)
+    job = cipher_job(
+        p,
+        p.hash_crypt_offset * (1 if p.byte_offset else 4),
+        text,
+        out,
+        chain.ljust(16, b"\x00") + state[16:] if chain else None,
+        tag,
+    )
     body = assoc + plain
-    return stages(drv, (FIRST, WHY, "D", (name, "encrypt", len(assoc), len(plain))),
-                  (DONE, WHY, "D", (name, len(out)), "raw"), slot, result, 0x00000001,
-                  len(body), p, state, body, job)
+    return stages(
+        drv,
+        (FIRST, WHY, "D", (name, "encrypt", len(assoc), len(plain))),
+        (DONE, WHY, "D", (name, len(out)), "raw"),
+        slot,
+        result,
+        0x00000001,
+        len(body),
+        p,
+        state,
+        body,
+        job,
+    )
 
 
-def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: bytes,
-            length: int, esp: bool = False) -> Outcome | None:
+def decrypt(
+    drv: EIP93Driver,
+    tfm: AeadTfm,
+    assoc_len: int,
+    iv: bytes,
+    data: bytes,
+    length: int,
+    esp: bool = False,
+) -> Outcome | None:
     """``aead._request`` for ``crypto_aead_decrypt`` of ``data`` (associated data,
     ciphertext, tag; ``length`` without the tag) from the slot on. With ``esp``, also the
     rest of ``aead.esp_input``: the payload without the trailer, or a bad pad length."""
@@ -200,11 +266,25 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
     sa_addr, state_addr = tfm.sa_in, tfm.state
     user = 0x80000 | tfm.handle & 0xFFFF
     result = _DESC.pack(PE_READY, buf, buf, sa_addr, state_addr, 0, user, _READY | out_len)
-    retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length,
-            out_len).basic += 1
+    retire(drv, ring, slot, result, buf, buf, sa_addr, state_addr, user, length, out_len).basic += 1
     outcome = Outcome(True, out, [], slot=slot, result=result)
-    defer_stages(outcome, partial(_opened_stages, drv, tfm.name, assoc_len, slot, result, p,
-                                     state, body, len(header), out, saved))
+    defer_stages(
+        outcome,
+        partial(
+            _opened_stages,
+            drv,
+            tfm.name,
+            assoc_len,
+            slot,
+            result,
+            p,
+            state,
+            body,
+            len(header),
+            out,
+            saved,
+        ),
+    )
     if esp:  # esp_input: the trailer off, or a bad pad length
         plain = out[assoc_len:]
         pad, next_header = plain[-2], plain[-1]
@@ -219,11 +299,31 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc_len: int, iv: bytes, data: byt
     return outcome
 
 
-def _opened_stages(drv: EIP93Driver, name: str, assoc_len: int, slot: int, result: bytes,
-                   p: SAParams, state: bytes, body: bytes, header: int, out: bytes,
-                   saved: bytes | None) -> list[Stage]:
+def _opened_stages(
+    drv: EIP93Driver,
+    name: str,
+    assoc_len: int,
+    slot: int,
+    result: bytes,
+    p: SAParams,
+    state: bytes,
+    body: bytes,
+    header: int,
+    out: bytes,
+    saved: bytes | None,
+) -> list[Stage]:
     """:func:`decrypt`'s stages (see :func:`~esplab.model.engine.fast.stages`)."""
     job = cipher_job(p, header, len(body) - header, out, saved, None)
-    return stages(drv, (FIRST, WHY, "D", (name, "decrypt", assoc_len, len(body) - assoc_len)),
-                  (DONE, WHY, "D", (name, len(out)), "raw"), slot, result, 0x00000001,
-                  len(body), p, state, body, job)
+    return stages(
+        drv,
+        (FIRST, WHY, "D", (name, "decrypt", assoc_len, len(body) - assoc_len)),
+        (DONE, WHY, "D", (name, len(out)), "raw"),
+        slot,
+        result,
+        0x00000001,
+        len(body),
+        p,
+        state,
+        body,
+        job,
+    )

@@ -34,8 +34,10 @@ def locate_esp(skb: bytes) -> tuple[int, int]:
             off += size
         if nh == _ESP and len(skb) >= off + 8:
             return off, nh_off
-    raise BadArgument("not an ESP packet: no IPv4/IPv6 header followed by ESP (protocol 50)",
-                      valid="an IP packet whose (last extension) header names protocol 50")
+    raise BadArgument(
+        "not an ESP packet: no IPv4/IPv6 header followed by ESP (protocol 50)",
+        valid="an IP packet whose (last extension) header names protocol 50",
+    )
 
 
 def fix_ipv4(head: bytes, total_length: int, protocol: int) -> bytes:
@@ -46,8 +48,7 @@ def fix_ipv4(head: bytes, total_length: int, protocol: int) -> bytes:
         total = w0 + total_length + w2 + w3 + w4 + w6 + w7 + w8 + w9
         total = (total & 0xFFFF) + (total >> 16)  # RFC 1071 end-around carry, twice
         total = (total & 0xFFFF) + (total >> 16)
-        return _HEADER_WORDS.pack(w0, total_length, w2, w3, w4, ~total & 0xFFFF, w6, w7, w8,
-                                  w9)
+        return _HEADER_WORDS.pack(w0, total_length, w2, w3, w4, ~total & 0xFFFF, w6, w7, w8, w9)
     if len(head) & 1 or len(head) < 12:
         return ipv4_fix(head, total_length, protocol)
     # RFC 1071: the sum is the big-endian integer mod 0xffff (0xffff for a nonzero multiple).
@@ -67,8 +68,7 @@ def fix_outer(head: bytes, esp_len: int) -> bytes:
     return head[:4] + (len(head) - 40 + esp_len).to_bytes(2, "big") + head[6:]
 
 
-def decapsulate(head: bytes, nh_off: int, payload: bytes, next_header: int,
-                tunnel: bool) -> bytes:
+def decapsulate(head: bytes, nh_off: int, payload: bytes, next_header: int, tunnel: bool) -> bytes:
     """The plain packet from the headers in front of ESP and the decrypted payload: the
     inner packet in tunnel mode (RFC 6040 ECN as the kernel's default), the rebuilt IP
     packet in transport mode (``nh_off``: the byte that named ESP). Packet offload RX

@@ -106,8 +106,9 @@ class DmaMemory:
         """Release the region that starts at ``addr``."""
         i = bisect.bisect_left(self._bases, addr)
         if i == len(self._bases) or self._bases[i] != addr:
-            raise EngineError(f"no DMA region starts at {addr:#010x}",
-                              hint="free the address allocate returned")
+            raise EngineError(
+                f"no DMA region starts at {addr:#010x}", hint="free the address allocate returned"
+            )
         region = self._regions.pop(i)
         del self._bases[i]
         region.view.release()

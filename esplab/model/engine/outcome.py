@@ -71,8 +71,10 @@ class OffloadedSA:
         return self.spi, self.direction
 
     def describe(self) -> str:
-        return (f"{self.dev} {self.direction} SPI {self.spi:#010x} {self.mode} {self.offload} "
-                f"offload, {self.enc} + {self.auth}/{self.icv_bits}, SA at {self.sa_addr:#010x}")
+        return (
+            f"{self.dev} {self.direction} SPI {self.spi:#010x} {self.mode} {self.offload} "
+            f"offload, {self.enc} + {self.auth}/{self.icv_bits}, SA at {self.sa_addr:#010x}"
+        )
 
 
 @dataclass

@@ -242,16 +242,34 @@ def decode_sa(record: bytes, resume: HashResume) -> SAParams:
     """
     c0, c1 = _word(record, 0), _word(record, 4)
     p = SAParams(
-        opcode=c0 & 7, direction=c0 >> 3 & 1, opgroup=c0 >> 4 & 3, pad_type=c0 >> 6 & 3,
-        cipher=c0 >> 8 & 0xF, hash=c0 >> 12 & 0xF, scpad=c0 >> 17 & 1, hdr_proc=c0 >> 19 & 1,
-        digest_length=c0 >> 20 & 0xF, iv_source=c0 >> 24 & 3, hash_source=c0 >> 26 & 3,
-        save_iv=c0 >> 28 & 1, save_hash=c0 >> 29 & 1,
-        copy_digest=c1 & 1, copy_header=c1 >> 1 & 1, copy_pad=c1 >> 3 & 1,
-        cipher_mode=c1 >> 8 & 3, hmac=c1 >> 12 & 1, byte_offset=c1 >> 13 & 1,
-        hash_crypt_offset=c1 >> 16 & 0xFF, aes_key_length=c1 >> 24 & 7, aes_dec_key=c1 >> 28 & 1,
+        opcode=c0 & 7,
+        direction=c0 >> 3 & 1,
+        opgroup=c0 >> 4 & 3,
+        pad_type=c0 >> 6 & 3,
+        cipher=c0 >> 8 & 0xF,
+        hash=c0 >> 12 & 0xF,
+        scpad=c0 >> 17 & 1,
+        hdr_proc=c0 >> 19 & 1,
+        digest_length=c0 >> 20 & 0xF,
+        iv_source=c0 >> 24 & 3,
+        hash_source=c0 >> 26 & 3,
+        save_iv=c0 >> 28 & 1,
+        save_hash=c0 >> 29 & 1,
+        copy_digest=c1 & 1,
+        copy_header=c1 >> 1 & 1,
+        copy_pad=c1 >> 3 & 1,
+        cipher_mode=c1 >> 8 & 3,
+        hmac=c1 >> 12 & 1,
+        byte_offset=c1 >> 13 & 1,
+        hash_crypt_offset=c1 >> 16 & 0xFF,
+        aes_key_length=c1 >> 24 & 7,
+        aes_dec_key=c1 >> 28 & 1,
         en_seqnum_chk=c1 >> 29 & 1,
-        key=record[0x08:0x28], i_digest=record[0x28:0x48], o_digest=record[0x48:0x68],
-        spi=_word(record, 0x68), nonce=record[0x7C:0x80],
+        key=record[0x08:0x28],
+        i_digest=record[0x28:0x48],
+        o_digest=record[0x48:0x68],
+        spi=_word(record, 0x68),
+        nonce=record[0x7C:0x80],
     )
     p.spi_bytes = p.spi.to_bytes(4, "big")
     p.error = _check(p)
@@ -300,8 +318,9 @@ def _check(p: SAParams) -> tuple[int, str] | None:
             "15 NULL"
         )
     if p.hash_source == 1 and p.hash != 15:
-        return INVALID_CRYPTO_OP, ("sa_cmd0.hash_source = 1 is undefined; valid: 0 SA, 2 state, "
-                                   "3 none")
+        return INVALID_CRYPTO_OP, (
+            "sa_cmd0.hash_source = 1 is undefined; valid: 0 SA, 2 state, 3 none"
+        )
     if p.cipher == 3 and p.aes_key_length not in (2, 3, 4):
         return INVALID_CRYPTO_ALGO, (
             f"sa_cmd1.aes_key_length = {p.aes_key_length} is reserved; valid: 2 (128), 3 (192), "

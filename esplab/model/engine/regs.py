@@ -123,8 +123,17 @@ REGISTERS: Mapping[int, str] = MappingProxyType(
 )
 
 READ_ONLY = frozenset(
-    {RING_RW_PNTR, PE_STATUS, INBUF_COUNT, OUTBUF_COUNT, BUF_RW_PNTR, OPTION_1, OPTION_0,
-     REVISION, INT_UNMASK_STAT}
+    {
+        RING_RW_PNTR,
+        PE_STATUS,
+        INBUF_COUNT,
+        OUTBUF_COUNT,
+        BUF_RW_PNTR,
+        OPTION_1,
+        OPTION_0,
+        REVISION,
+        INT_UNMASK_STAT,
+    }
 )
 WRITE_ONLY = frozenset({MASK_ENABLE, MASK_DISABLE})
 
@@ -161,14 +170,41 @@ INT_BITS = {
     18: "INTERFACE_ERR",
 }
 
-_OPTION_1_BITS = {0: "DES/3DES", 1: "ARC4", 2: "AES", 13: "AES-128", 14: "AES-192",
-                  15: "AES-256", 16: "MD5", 17: "SHA-1", 18: "SHA-224", 19: "SHA-256",
-                  23: "AES-XCBC", 28: "AES-CBC-MAC", 29: "MAC-128", 30: "MAC-192", 31: "MAC-256"}
-_OPTION_0_BITS = {6: "PRNG", 15: "ESN", 16: "ESP", 17: "AH", 20: "SSL", 21: "TLS", 22: "DTLS",
-                  24: "SRTP", 25: "MACsec"}
+_OPTION_1_BITS = {
+    0: "DES/3DES",
+    1: "ARC4",
+    2: "AES",
+    13: "AES-128",
+    14: "AES-192",
+    15: "AES-256",
+    16: "MD5",
+    17: "SHA-1",
+    18: "SHA-224",
+    19: "SHA-256",
+    23: "AES-XCBC",
+    28: "AES-CBC-MAC",
+    29: "MAC-128",
+    30: "MAC-192",
+    31: "MAC-256",
+}
+_OPTION_0_BITS = {
+    6: "PRNG",
+    15: "ESN",
+    16: "ESP",
+    17: "AH",
+    20: "SSL",
+    21: "TLS",
+    22: "DTLS",
+    24: "SRTP",
+    25: "MACsec",
+}
 _CLOCK_BITS = {0: "PE", 1: "DES", 2: "AES", 3: "ARC4", 4: "HASH"}
-_MODES = {0: "direct host", 1: "target command with RDR", 2: "target command without RDR",
-          3: "autonomous ring"}
+_MODES = {
+    0: "direct host",
+    1: "target command with RDR",
+    2: "target command without RDR",
+    3: "autonomous ring",
+}
 
 
 def reg_name(offset: int, *, write: bool = False) -> str:
@@ -200,15 +236,19 @@ def _ring_thresh(v: int) -> str:
 
 
 def _revision(v: int) -> str:
-    return (f"EIP {v & 0xFF} (complement {v >> 8 & 0xFF:#04x}), "
-            f"v{v >> 24 & 0xF}.{v >> 20 & 0xF}.{v >> 16 & 0xF}")
+    return (
+        f"EIP {v & 0xFF} (complement {v >> 8 & 0xFF:#04x}), "
+        f"v{v >> 24 & 0xF}.{v >> 20 & 0xF}.{v >> 16 & 0xF}"
+    )
 
 
 _DECODERS: dict[int, Callable[[int], str]] = {
     CDR_BASE: lambda v: f"CDR at {v:#010x}",
     RDR_BASE: lambda v: f"RDR at {v:#010x}",
-    RING_CONFIG: lambda v: (f"{(v & 0x3FF) + 1} entries, spacing {v >> 16 & 0xFF} words"
-                            + (", external trigger" if v >> 31 else "")),
+    RING_CONFIG: lambda v: (
+        f"{(v & 0x3FF) + 1} entries, spacing {v >> 16 & 0xFF} words"
+        + (", external trigger" if v >> 31 else "")
+    ),
     RING_THRESH: _ring_thresh,
     CD_COUNT: lambda v: f"{v & 0x7FF} commands pending",
     RD_COUNT: lambda v: f"{v & 0x7FF} results ready",

@@ -71,20 +71,23 @@ _AES_KEY_BITS = {24: 14, 32: 15}  # OPTION_1 bits for AES-192/256 (13 is AES-128
 # Engine errors the JM driver reports as a malformed packet [M] rx-status-map.
 _MALFORMED = frozenset({"PAD_ERR", "INVALID_PK_LENGTH", "BLOCK_SIZE_ERR", "SPI", "ZERO_LENGTH"})
 _TX_MAP_WHY = "the driver maps the skb: src = payload, dst = ESP header (eip93.md 4.2)"
-_RX_MAP_WHY = ("the driver looks up the inbound SA by SPI on this device and maps the ESP in "
-               "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)")
-
-
+_RX_MAP_WHY = (
+    "the driver looks up the inbound SA by SPI on this device and maps the ESP in "
+    "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)"
+)
 
 
 # --- xdo_dev_state_add ------------------------------------------------------------------
 
 
 def _refuse(drv: EIP93Driver, errno: str, what: str, dev: str, spi: int) -> StateAdd:
-    stage = drv.stage(f"xdo_dev_state_add({dev}, spi {spi:#x}): {errno} ({what})",
-                      "the JM series refuses what the EIP-93 backend cannot offload; crypto "
-                      "offload then stays in software (airoha-dsa-xfrm.md 3.3, 3.10)", "C",
-                      errno=errno)
+    stage = drv.stage(
+        f"xdo_dev_state_add({dev}, spi {spi:#x}): {errno} ({what})",
+        "the JM series refuses what the EIP-93 backend cannot offload; crypto "
+        "offload then stays in software (airoha-dsa-xfrm.md 3.3, 3.10)",
+        "C",
+        errno=errno,
+    )
     return StateAdd(errno, what, None, [stage])
 
 
@@ -116,6 +119,7 @@ def state_add(
     then stays in software), "EINVAL" for a key the cipher rejects, "EEXIST" for an
     SPI and direction already offloaded.
     """
+
     def refuse(errno: str, what: str) -> StateAdd:
         return _refuse(drv, errno, what, dev, spi)
 
@@ -153,19 +157,30 @@ def state_add(
     bits = algorithm(auth).default_icv_bits if auth_trunc_bits is None else auth_trunc_bits
     digest_bits = 8 * hashlib.new(ESP_AUTH_ALGOS[auth_name].algorithm).digest_size
     if bits % 32 or not 32 <= bits <= digest_bits:
-        return refuse("EOPNOTSUPP", f"ICV of {bits} bits; the engine counts ICVs in words: "
-                      f"valid: 32, 64, ... {digest_bits}")
+        return refuse(
+            "EOPNOTSUPP",
+            f"ICV of {bits} bits; the engine counts ICVs in words: "
+            f"valid: 32, 64, ... {digest_bits}",
+        )
     if (spi, direction) in drv.sas:
         return refuse("EEXIST", f"SPI {spi:#x} {direction} is offloaded already")
     try:
         record = EIP93SARecord.for_esp(
-            direction, spi=spi, crypt_algo=crypt_name, crypt_key=enc_key, auth_algo=auth_name,
-            auth_key=auth_key, icv_size=bits // 8, mode=mode)
+            direction,
+            spi=spi,
+            crypt_algo=crypt_name,
+            crypt_key=enc_key,
+            auth_algo=auth_name,
+            auth_key=auth_key,
+            icv_size=bits // 8,
+            mode=mode,
+        )
     except ValueError as exc:
         return refuse("EINVAL", str(exc))
     memory = drv.memory
-    sa_addr = memory.allocate(SA_RECORD_SIZE, label=f"SA {spi:#x} {direction}", pool="sa",
-                              align=128)
+    sa_addr = memory.allocate(
+        SA_RECORD_SIZE, label=f"SA {spi:#x} {direction}", pool="sa", align=128
+    )
     raw = bytes(record)
     alg = ESP_AUTH_ALGOS[auth_name].algorithm
     drv.device.engine.learn_hmac_blocks(alg, *hmac_pad_blocks(alg, auth_key))
@@ -174,9 +189,18 @@ def state_add(
     if drv.settings.esp_state_record:  # [M] esp-state-record
         state_addr = memory.allocate(56, label=f"state {spi:#x} {direction}", pool="state")
     sa = OffloadedSA(
-        handle=drv.new_handle(), dev=dev, direction="in" if direction == "in" else "out",
-        spi=spi, mode=mode, family=family, offload="packet" if offload == "packet" else "crypto",
-        enc=enc, auth=auth, icv_bits=bits, sa_addr=sa_addr, state_addr=state_addr,
+        handle=drv.new_handle(),
+        dev=dev,
+        direction="in" if direction == "in" else "out",
+        spi=spi,
+        mode=mode,
+        family=family,
+        offload="packet" if offload == "packet" else "crypto",
+        enc=enc,
+        auth=auth,
+        icv_bits=bits,
+        sa_addr=sa_addr,
+        state_addr=state_addr,
         iv_size=ESP_CRYPT_ALGOS[crypt_name].iv_size,
     )
     drv.sas[sa.key] = sa
@@ -184,17 +208,29 @@ def state_add(
         f"xdo_dev_state_add({dev}, spi {spi:#x}): SA record at {sa_addr:#010x}",
         f"{direction}bound {mode} {offload} offload, {enc} + {auth}/{bits}: sa_cmd0 "
         f"{record.sa_cmd0:#010x}, sa_cmd1 {record.sa_cmd1:#010x} as the vschagen ESP offload "
-        "programs them (eip93.md 4.1)", "D", data=raw, kind="sa", handle=sa.handle)
+        "programs them (eip93.md 4.1)",
+        "D",
+        data=raw,
+        kind="sa",
+        handle=sa.handle,
+    )
     return StateAdd(None, "offloaded", sa, [stage])
 
 
 # --- TX -------------------------------------------------------------------------------
 
 
-def _drop(drv: EIP93Driver, stages: list[Stage], reason: str, what: str, mib: str | None,
-          **fields: Any) -> Outcome:
-    stages.append(drv.stage(what, fields.pop("why", "the driver drops the packet"),
-                            fields.pop("fidelity", "D"), drop=reason))
+def _drop(
+    drv: EIP93Driver, stages: list[Stage], reason: str, what: str, mib: str | None, **fields: Any
+) -> Outcome:
+    stages.append(
+        drv.stage(
+            what,
+            fields.pop("why", "the driver drops the packet"),
+            fields.pop("fidelity", "D"),
+            drop=reason,
+        )
+    )
     if mib is not None:
         drv.stats.mib[mib] += 1
     return Outcome(False, stages=stages, reason=reason, mib=mib, **fields)
@@ -227,15 +263,26 @@ def esp_tx(
     if len(skb) < start:
         raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
     length = len(skb) - start
-    first = ("{} TX SPI {:#x}: {} bytes, next header {}", _TX_MAP_WHY,
-             "C" if offload == "crypto" else "M", (offload, sa.spi, length, proto))
+    first = (
+        "{} TX SPI {:#x}: {} bytes, next header {}",
+        _TX_MAP_WHY,
+        "C" if offload == "crypto" else "M",
+        (offload, sa.spi, length, proto),
+    )
     mib = "XfrmOutStateProtoError" if offload == "crypto" else None
     if drv.sas.get((sa.spi, sa.direction)) is not sa:
-        return _drop(drv, drv.opening(first), "no-state",
-                     f"SA {sa.spi:#x} is no longer offloaded", mib)
+        return _drop(
+            drv, drv.opening(first), "no-state", f"SA {sa.spi:#x} is no longer offloaded", mib
+        )
     if len(skb) + 258 + sa.icv_bits // 8 > DMA_BUFFER_SIZE:
-        return _drop(drv, drv.opening(first), "EMSGSIZE",
-                     f"{len(skb)} bytes do not fit a DMA buffer", mib, fidelity="M")
+        return _drop(
+            drv,
+            drv.opening(first),
+            "EMSGSIZE",
+            f"{len(skb)} bytes do not fit a DMA buffer",
+            mib,
+            fidelity="M",
+        )
     sync = offload == "crypto" and drv.settings.crypto_tx_seq == "sync"
     if iv is None:
         outcome = fast.esp_tx(drv, sa, skb, off, start, proto, sync, first)
@@ -255,12 +302,31 @@ def esp_tx(
     if iv is not None:
         pinned = buf + start
         drv.device.engine.prng.pin(iv, pinned)
-    words = (0x02000011 | (proto & 0xFF) << 8, buf + start, buf + off, sa.sa_addr,
-             sa.state_addr, 0, 0x50000 | sa.handle & 0xFFFF, 0x00400000 | length)
+    words = (
+        0x02000011 | (proto & 0xFF) << 8,
+        buf + start,
+        buf + off,
+        sa.sa_addr,
+        sa.state_addr,
+        0,
+        0x50000 | sa.handle & 0xFFFF,
+        0x00400000 | length,
+    )
     try:
-        return drv.transact(words, _tx_finish, first, {
-            "sa": sa, "head": skb[:off], "pinned": pinned, "offload": offload,
-            "length": length, "mem": mem, "off": off})
+        return drv.transact(
+            words,
+            _tx_finish,
+            first,
+            {
+                "sa": sa,
+                "head": skb[:off],
+                "pinned": pinned,
+                "offload": offload,
+                "length": length,
+                "mem": mem,
+                "off": off,
+            },
+        )
     except EngineError:
         if pinned is not None:
             drv.device.engine.prng.unpin(pinned)
@@ -278,11 +344,17 @@ def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
         sa.stats.errors.update(names)
         drv.stats.tx_errors += 1
         crypto = ctx["offload"] == "crypto"
-        outcome = _drop(drv, ticket.stages, names[-1], f"TX failed: {', '.join(names)}",
-                        "XfrmOutStateProtoError" if crypto else None, errors=names,
-                        why="JM: engine errors on TX count as XfrmOutStateProtoError "
-                        "(airoha-dsa-xfrm.md 3.10)" if crypto else "packet offload: the "
-                        "driver counts the error for update_stats [M] packet-offload")
+        outcome = _drop(
+            drv,
+            ticket.stages,
+            names[-1],
+            f"TX failed: {', '.join(names)}",
+            "XfrmOutStateProtoError" if crypto else None,
+            errors=names,
+            why="JM: engine errors on TX count as XfrmOutStateProtoError (airoha-dsa-xfrm.md 3.10)"
+            if crypto
+            else "packet offload: the driver counts the error for update_stats [M] packet-offload",
+        )
         if "BUS" in names:
             outcome.flushed, more = drv.flush("a DMA error")
             ticket.stages += more
@@ -342,13 +414,22 @@ def esp_rx(
     if sa is None or sa.dev != dev:
         return None
     esp = skb[off:]
-    first = ("{} RX SPI {:#x}: {} bytes of ESP", _RX_MAP_WHY,
-             "C" if sa.offload == "crypto" else "M", (sa.offload, spi, len(esp)))
+    first = (
+        "{} RX SPI {:#x}: {} bytes of ESP",
+        _RX_MAP_WHY,
+        "C" if sa.offload == "crypto" else "M",
+        (sa.offload, spi, len(esp)),
+    )
     if len(esp) > DMA_BUFFER_SIZE:
         drv.stats.rx_errors += 1
-        return _drop(drv, drv.opening(first), "EMSGSIZE",
-                     f"{len(esp)} bytes do not fit a DMA buffer",
-                     rx_status(["PROCESSING"], sa)[1], fidelity="M")
+        return _drop(
+            drv,
+            drv.opening(first),
+            "EMSGSIZE",
+            f"{len(esp)} bytes do not fit a DMA buffer",
+            rx_status(["PROCESSING"], sa)[1],
+            fidelity="M",
+        )
     outcome = fast.esp_rx(drv, sa, skb, off, nh_off, esp, first)
     if outcome is not None:
         return outcome
@@ -359,10 +440,19 @@ def esp_rx(
         return _drop(drv, drv.opening(first), "ring-full", str(exc), rx_status([], sa)[1])
     buf, mem = drv.buffer(slot)
     mem[: len(esp)] = esp
-    words = (0x02000011, buf, buf, sa.sa_addr, sa.state_addr, 0, 0x60000 | sa.handle & 0xFFFF,
-             0x00400000 | len(esp))
-    return drv.transact(words, _rx_finish, first,
-                        {"sa": sa, "head": skb[:off], "nh_off": nh_off, "mem": mem})
+    words = (
+        0x02000011,
+        buf,
+        buf,
+        sa.sa_addr,
+        sa.state_addr,
+        0,
+        0x60000 | sa.handle & 0xFFFF,
+        0x00400000 | len(esp),
+    )
+    return drv.transact(
+        words, _rx_finish, first, {"sa": sa, "head": skb[:off], "nh_off": nh_off, "mem": mem}
+    )
 
 
 def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
@@ -377,10 +467,17 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
         sa.stats.integrity_failed += "AUTH_ERR" in names
         sa.stats.replay += "SEQNUM_ERR" in names
         drv.stats.rx_errors += 1
-        outcome = _drop(drv, ticket.stages, names[-1], f"RX failed: {', '.join(names)} -> "
-                        f"{xo_status}" + (f", {mib}" if mib else ""), mib, errors=names,
-                        status=xo_status, why="engine status mapped to xo->status "
-                        "(airoha-dsa-xfrm.md 3.8, 3.10) [M] rx-status-map")
+        outcome = _drop(
+            drv,
+            ticket.stages,
+            names[-1],
+            f"RX failed: {', '.join(names)} -> {xo_status}" + (f", {mib}" if mib else ""),
+            mib,
+            errors=names,
+            status=xo_status,
+            why="engine status mapped to xo->status "
+            "(airoha-dsa-xfrm.md 3.8, 3.10) [M] rx-status-map",
+        )
         if "BUS" in names:
             outcome.flushed, more = drv.flush("a DMA error")
             ticket.stages += more
@@ -394,12 +491,14 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     drv.stats.rx_packets += 1
     if sa.offload == "crypto":
         data = ctx["head"] + out
-        drv.closing(ticket, RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D",
-                    (seq, next_header, len(payload)), data, "ip")
+        drv.closing(
+            ticket, RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D", (seq, next_header, len(payload)), data, "ip"
+        )
     else:
-        data = decapsulate(ctx["head"], ctx["nh_off"], payload, next_header,
-                           sa.mode == "tunnel")
-        drv.closing(ticket, RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, len(data)),
-                    data, "ip")
-    return Outcome(True, data, ticket.stages, status="CRYPTO_SUCCESS", seq=seq,
-                   next_header=next_header)
+        data = decapsulate(ctx["head"], ctx["nh_off"], payload, next_header, sa.mode == "tunnel")
+        drv.closing(
+            ticket, RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, len(data)), data, "ip"
+        )
+    return Outcome(
+        True, data, ticket.stages, status="CRYPTO_SUCCESS", seq=seq, next_header=next_header
+    )

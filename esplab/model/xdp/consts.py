@@ -65,7 +65,6 @@ XDP_RING_NEED_WAKEUP = 1 << 0  # the flag in a ring's flags word (2.5) [C]
 XDP_OPTIONS_ZEROCOPY = 1 << 0  # getsockopt(XDP_OPTIONS) bit (2.6) [C]
 
 
-
 class XdpAction(enum.IntEnum):
     """``enum xdp_action`` (1.2) [C]."""
 
@@ -154,7 +153,6 @@ class Wakeup(enum.IntFlag):
     NONE = 0
     RX = 1 << 0
     TX = 1 << 1
-
 
 
 class RingKind(enum.Enum):

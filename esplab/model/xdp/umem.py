@@ -124,8 +124,7 @@ class Umem:
             bad(f"len {self.size} is not a multiple of chunk_size {chunk}")
         if not 0 <= self.headroom < chunk - XDP_PACKET_HEADROOM:
             bad(
-                f"headroom {self.headroom} is outside 0 .. chunk_size - "
-                f"{XDP_PACKET_HEADROOM} - 1",
+                f"headroom {self.headroom} is outside 0 .. chunk_size - {XDP_PACKET_HEADROOM} - 1",
                 f"valid: 0..{chunk - XDP_PACKET_HEADROOM - 1}",
             )
         if self.flags & UmemFlag.TX_METADATA_LEN and (

@@ -116,10 +116,10 @@ class XfrmNode:
     _bound: dict[int, OffloadDevice] = field(default_factory=dict, init=False, repr=False)
     # Remembered lookups, valid while the SAD, the SPD and the settings they were made
     # under stay as they are (every change below calls _changed).
-    _memo: dict[Hashable, Any] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+    _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _memo_settings: tuple[str, bool] = field(
-        default=("", False), init=False, repr=False, compare=False)
+        default=("", False), init=False, repr=False, compare=False
+    )
 
     def _changed(self) -> None:
         """The SAD or the SPD changed: forget remembered lookups."""
@@ -419,8 +419,9 @@ class XfrmNode:
                 return sub
         return find_policy(self._policies, flow, dir, "main", mainline=mainline)
 
-    def lookup_policy_key(self, key: FlowKey, dir: Literal["in", "out", "fwd"]
-                          ) -> XfrmPolicy | None:
+    def lookup_policy_key(
+        self, key: FlowKey, dir: Literal["in", "out", "fwd"]
+    ) -> XfrmPolicy | None:
         """:meth:`lookup_policy` for ``Flow(*key)``, remembered until the tables or
         the settings change."""
         memo = self._lookups()

@@ -54,10 +54,16 @@ def key(size: int, salt: int) -> bytes:
 def plain_packet(family: int, size: int = 100, ident: int = 7) -> bytes:
     """An IPv4 or IPv6 UDP packet of ``size`` bytes."""
     if family == 4:
-        return bytes(IP(src="198.51.100.10", dst="203.0.113.7", id=ident, flags="DF")
-                     / UDP(sport=4000, dport=5000) / Raw(b"u" * (size - 28)))
-    return bytes(IPv6(src="2001:db8:1::10", dst="2001:db8:2::7")
-                 / UDP(sport=4000, dport=5000) / Raw(b"u" * (size - 48)))
+        return bytes(
+            IP(src="198.51.100.10", dst="203.0.113.7", id=ident, flags="DF")
+            / UDP(sport=4000, dport=5000)
+            / Raw(b"u" * (size - 28))
+        )
+    return bytes(
+        IPv6(src="2001:db8:1::10", dst="2001:db8:2::7")
+        / UDP(sport=4000, dport=5000)
+        / Raw(b"u" * (size - 48))
+    )
 
 
 @dataclass
@@ -77,22 +83,54 @@ class Pair:
         return self.out.iv_size
 
 
-def make_pair(enc: str, enc_len: int, auth: str, auth_len: int, bits: int, mode: str,
-              family: int, offload: str, *, spi: int = 0x100, seed: int = 5,
-              driver: EIP93Driver | None = None) -> Pair:
+def make_pair(
+    enc: str,
+    enc_len: int,
+    auth: str,
+    auth_len: int,
+    bits: int,
+    mode: str,
+    family: int,
+    offload: str,
+    *,
+    spi: int = 0x100,
+    seed: int = 5,
+    driver: EIP93Driver | None = None,
+) -> Pair:
     drv = driver or new_eip93(seed)
     ekey, akey = key(enc_len, 0x11), key(auth_len, 0x80)
     sas = []
     for direction in ("out", "in"):
-        added = drv.state_add(direction=direction, spi=spi, mode=mode, enc=enc, enc_key=ekey,
-                              auth=auth, auth_key=akey, auth_trunc_bits=bits, offload=offload,
-                              family=family)
+        added = drv.state_add(
+            direction=direction,
+            spi=spi,
+            mode=mode,
+            enc=enc,
+            enc_key=ekey,
+            auth=auth,
+            auth_key=akey,
+            auth_trunc_bits=bits,
+            offload=offload,
+            family=family,
+        )
         assert added.ok, added.reason
         assert added.sa is not None
         sas.append(added.sa)
     src, dst = _TUNNEL[family] if mode == "tunnel" else (None, None)
-    sw = [EspSA.build(spi, enc=enc, enc_key=ekey, auth=auth, auth_key=akey, auth_trunc=bits,
-                      mode=mode, tunnel_src=src, tunnel_dst=dst) for _ in range(2)]
+    sw = [
+        EspSA.build(
+            spi,
+            enc=enc,
+            enc_key=ekey,
+            auth=auth,
+            auth_key=akey,
+            auth_trunc=bits,
+            mode=mode,
+            tunnel_src=src,
+            tunnel_dst=dst,
+        )
+        for _ in range(2)
+    ]
     return Pair(drv, sas[0], sas[1], sw[0], sw[1], mode, family)
 
 

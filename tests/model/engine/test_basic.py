@@ -40,9 +40,17 @@ def _encrypt_ref(enc: str, ekey: bytes, iv: bytes, data: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("auth", list(AUTHENC_AUTH))
-@pytest.mark.parametrize(("enc", "elen"), [("cbc(aes)", 16), ("cbc(aes)", 24), ("cbc(aes)", 32),
-                                           ("rfc3686(ctr(aes))", 20), ("cbc(des3_ede)", 24),
-                                           ("cbc(des)", 8)])
+@pytest.mark.parametrize(
+    ("enc", "elen"),
+    [
+        ("cbc(aes)", 16),
+        ("cbc(aes)", 24),
+        ("cbc(aes)", 32),
+        ("rfc3686(ctr(aes))", 20),
+        ("cbc(des3_ede)", 24),
+        ("cbc(des)", 8),
+    ],
+)
 def test_authenc_matches_the_crypto_api(enc: str, elen: int, auth: str) -> None:
     drv = new_eip93(0)
     ekey, akey = key(elen, 3), key(20, 9)
@@ -63,12 +71,12 @@ def test_authenc_matches_the_crypto_api(enc: str, elen: int, auth: str) -> None:
 
 @pytest.mark.parametrize("enc", ["cbc(aes)", "cbc(des3_ede)"])
 def test_authenc_without_plaintext_is_assoc_and_tag_and_leaves_the_cipher_as_it_was(
-        enc: str) -> None:
+    enc: str,
+) -> None:
     # The crypto API: an empty cryptlen seals to assoc || tag, tag = HMAC(assoc).
     drv = new_eip93(0)
     ekey, akey = key(24 if enc == "cbc(des3_ede)" else 16, 3), key(20, 9)
-    tfm = drv.aead_setkey(enc=enc, enc_key=ekey, auth="hmac(sha1)", auth_key=akey,
-                          authsize=12)
+    tfm = drv.aead_setkey(enc=enc, enc_key=ekey, auth="hmac(sha1)", auth_key=akey, authsize=12)
     iv = key(AUTHENC_ENC[enc][3], 0x40)
     assoc = b"SPI-SEQ-" + iv
     tag = hmac.new(akey, assoc, "sha1").digest()[:12]
@@ -81,14 +89,15 @@ def test_authenc_without_plaintext_is_assoc_and_tag_and_leaves_the_cipher_as_it_
     ct = _encrypt_ref(enc, ekey, iv, plain)
     out = drv.aead_encrypt(tfm, assoc, iv, plain)
     assert out.data == assoc + ct + hmac.new(akey, assoc + ct, "sha1").digest()[:12]
-    assert drv.aead_decrypt(tfm, assoc, iv, out.data[len(assoc):]).data == assoc + plain
+    assert drv.aead_decrypt(tfm, assoc, iv, out.data[len(assoc) :]).data == assoc + plain
 
 
 def test_authenc_records_are_mainline_words() -> None:
     # eip93.md 3.5: AES-128 + HMAC-SHA1, authsize 12, assoclen 8.
     drv = new_eip93(0)
-    tfm = drv.aead_setkey(enc="cbc(aes)", enc_key=key(16, 1), auth="hmac(sha1)",
-                          auth_key=key(20, 2))
+    tfm = drv.aead_setkey(
+        enc="cbc(aes)", enc_key=key(16, 1), auth="hmac(sha1)", auth_key=key(20, 2)
+    )
     iv = bytes(16)
     out = drv.aead_encrypt(tfm, b"12345678", iv, bytes(32))
     back = drv.aead_decrypt(tfm, b"12345678", iv, out.data[8:])
@@ -99,8 +108,9 @@ def test_authenc_records_are_mainline_words() -> None:
     assert (dec_rec.sa_cmd0, dec_rec.sa_cmd1) == (0x123013C9, 0x02021102)
 
 
-@pytest.mark.parametrize(("auth", "swapped"), [("hmac(sha1)", True), ("hmac(sha256)", True),
-                                               ("hmac(md5)", False)])
+@pytest.mark.parametrize(
+    ("auth", "swapped"), [("hmac(sha1)", True), ("hmac(sha256)", True), ("hmac(md5)", False)]
+)
 def test_engine_tag_is_in_hash_state_word_order(auth: str, swapped: bool) -> None:
     # eip93.md 5.3 / 7.17: the engine writes SHA tags word-reversed, MD5 as is.
     drv = new_eip93(0)
@@ -117,13 +127,21 @@ def test_engine_tag_is_in_hash_state_word_order(auth: str, swapped: bool) -> Non
 
 def test_authenc_with_a_cipher_mainline_lacks_is_enoent() -> None:
     with pytest.raises(KernelError) as info:
-        new_eip93(0).aead_setkey(enc="ecb(cipher_null)", enc_key=b"", auth="hmac(sha1)",
-                                 auth_key=b"k")
+        new_eip93(0).aead_setkey(
+            enc="ecb(cipher_null)", enc_key=b"", auth="hmac(sha1)", auth_key=b"k"
+        )
     assert info.value.errno_name == "ENOENT"
 
 
-def _job(drv: EIP93Driver, record: EIP93SARecord, data: bytes, *, state: bytes | None = None,
-         ctrl: int = 1, length: int | None = None) -> tuple[Any, bytes, bytes | None]:
+def _job(
+    drv: EIP93Driver,
+    record: EIP93SARecord,
+    data: bytes,
+    *,
+    state: bytes | None = None,
+    ctrl: int = 1,
+    length: int | None = None,
+) -> tuple[Any, bytes, bytes | None]:
     """Run a raw job; returns (result descriptor, output bytes, state record after)."""
     sa = drv.memory.allocate(128, label="SA", pool="sa")
     drv.memory.write(sa, bytes(record))
@@ -134,14 +152,24 @@ def _job(drv: EIP93Driver, record: EIP93SARecord, data: bytes, *, state: bytes |
     src = drv.memory.allocate(max(len(data), 1) + 64, label="src")
     dst = drv.memory.allocate(len(data) + 64, label="dst")
     drv.memory.write(src, data)
-    result, _ = raw_job(drv, *words(ctrl, src, dst, sa, st, len(data) if length is None
-                                    else length))
+    result, _ = raw_job(
+        drv, *words(ctrl, src, dst, sa, st, len(data) if length is None else length)
+    )
     out = drv.memory.read(dst, result.length)
     return result, out, drv.memory.read(st, 56) if st else None
 
 
-AES_CBC: dict[str, Any] = dict(opcode=0, opgroup=0, cipher=3, hash=15, cipher_mode=1,
-                               aes_key_length=2, iv_source=2, save_iv=1, pad_type=3)
+AES_CBC: dict[str, Any] = dict(
+    opcode=0,
+    opgroup=0,
+    cipher=3,
+    hash=15,
+    cipher_mode=1,
+    aes_key_length=2,
+    iv_source=2,
+    save_iv=1,
+    pad_type=3,
+)
 
 
 @pytest.mark.parametrize("direction", [0, 1])
@@ -213,19 +241,26 @@ HASHES = [(0, "md5", 4), (1, "sha1", 5), (2, "sha224", 7), (3, "sha256", 8)]
 
 
 @pytest.mark.parametrize(("code", "alg", "nwords"), HASHES)
-def test_hash_over_two_descriptors_sharing_a_state_record(code: int, alg: str,
-                                                          nwords: int) -> None:
+def test_hash_over_two_descriptors_sharing_a_state_record(code: int, alg: str, nwords: int) -> None:
     # Mainline hash: 64-byte blocks with hash_final 0, then the last part with hash_final 1,
     # the state record carrying the digest and byte count (eip93.md 1.5 step 7, 3.5).
     drv = new_eip93(0)
-    first = EIP93SARecord(opcode=3, cipher=15, hash=code, hash_source=3, save_hash=1,
-                          digest_length=nwords)
+    first = EIP93SARecord(
+        opcode=3, cipher=15, hash=code, hash_source=3, save_hash=1, digest_length=nwords
+    )
     data = key(128 + 37, 4)
     result, _, state = _job(drv, first, data[:128], state=bytes(56), ctrl=1)
     assert result.errors() == [] and state is not None
     assert EIP93StateRecord(state).state_byte_cnt_0 == 128
-    rest = EIP93SARecord(opcode=3, cipher=15, hash=code, hash_source=2, save_hash=1,
-                         digest_length=nwords, copy_digest=1)
+    rest = EIP93SARecord(
+        opcode=3,
+        cipher=15,
+        hash=code,
+        hash_source=2,
+        save_hash=1,
+        digest_length=nwords,
+        copy_digest=1,
+    )
     result, out, state = _job(drv, rest, data[128:], state=state, ctrl=0x11)
     digest = hashlib.new(alg, data).digest()
     assert state is not None
@@ -241,8 +276,16 @@ def test_hmac_in_hash_mode_feeds_the_ipad_block_first() -> None:
     akey, msg = key(20, 1), b"message for the outer hash"
     ipad, opad = hmac_pad_blocks("sha256", akey)
     o_state = state_to_record_bytes("sha256", compress("sha256", initial_state("sha256"), opad))
-    record = EIP93SARecord(opcode=3, cipher=15, hash=3, hash_source=3, save_hash=1, hmac=1,
-                           digest_length=8, sa_o_digest=o_state)
+    record = EIP93SARecord(
+        opcode=3,
+        cipher=15,
+        hash=3,
+        hash_source=3,
+        save_hash=1,
+        hmac=1,
+        digest_length=8,
+        sa_o_digest=o_state,
+    )
     _, _, state = _job(drv, record, ipad + msg, state=bytes(56), ctrl=0x11)
     assert state is not None
     want = hmac.new(akey, msg, "sha256").digest()

@@ -21,24 +21,28 @@ from esplab.model.esp_sa import EspSA
 
 from .support import Pair, kernel_skb, key, make_pair, plain_packet
 
-AES: dict[str, Any] = dict(enc="cbc(aes)", enc_key=key(16, 1), auth="hmac(sha1)",
-                           auth_key=key(20, 2))
+AES: dict[str, Any] = dict(
+    enc="cbc(aes)", enc_key=key(16, 1), auth="hmac(sha1)", auth_key=key(20, 2)
+)
 
 
-@pytest.mark.parametrize(("change", "errno", "text"), [
-    ({"aead": "rfc4106(gcm(aes))", "enc": None, "auth": None}, "EOPNOTSUPP", "no GCM"),
-    ({"encap": True}, "EOPNOTSUPP", "NAT-T"),
-    ({"esn": True}, "EOPNOTSUPP", "ESN"),
-    ({"tfcpad": 16}, "EOPNOTSUPP", "TFC"),
-    ({"auth": None}, "EOPNOTSUPP", "both"),
-    ({"enc": "cbc(serpent)"}, "EOPNOTSUPP", "encryption cbc(serpent)"),
-    ({"auth": "hmac(sha384)", "auth_key": key(48, 1)}, "EOPNOTSUPP", "auth hmac(sha384)"),
-    ({"auth_trunc_bits": 80}, "EOPNOTSUPP", "ICV of 80 bits"),
-    ({"mode": "beet"}, "EOPNOTSUPP", "mode beet"),
-    ({"family": 10}, "EOPNOTSUPP", "family"),
-    ({"offload": "full"}, "EOPNOTSUPP", "offload type"),
-    ({"enc_key": key(17, 1)}, "EINVAL", "17 bytes"),
-])
+@pytest.mark.parametrize(
+    ("change", "errno", "text"),
+    [
+        ({"aead": "rfc4106(gcm(aes))", "enc": None, "auth": None}, "EOPNOTSUPP", "no GCM"),
+        ({"encap": True}, "EOPNOTSUPP", "NAT-T"),
+        ({"esn": True}, "EOPNOTSUPP", "ESN"),
+        ({"tfcpad": 16}, "EOPNOTSUPP", "TFC"),
+        ({"auth": None}, "EOPNOTSUPP", "both"),
+        ({"enc": "cbc(serpent)"}, "EOPNOTSUPP", "encryption cbc(serpent)"),
+        ({"auth": "hmac(sha384)", "auth_key": key(48, 1)}, "EOPNOTSUPP", "auth hmac(sha384)"),
+        ({"auth_trunc_bits": 80}, "EOPNOTSUPP", "ICV of 80 bits"),
+        ({"mode": "beet"}, "EOPNOTSUPP", "mode beet"),
+        ({"family": 10}, "EOPNOTSUPP", "family"),
+        ({"offload": "full"}, "EOPNOTSUPP", "offload type"),
+        ({"enc_key": key(17, 1)}, "EINVAL", "17 bytes"),
+    ],
+)
 def test_state_add_refusals(change: dict[str, Any], errno: str, text: str) -> None:
     drv = new_eip93(0)
     added = drv.state_add(direction="out", spi=0x100, **{**AES, **change})
@@ -56,23 +60,39 @@ def test_duplicate_sa_is_eexist() -> None:
     assert drv.state_add(direction="out", spi=0x100, **AES).errno == "EEXIST"
 
 
-@pytest.mark.parametrize(("enc", "elen", "auth", "bits", "words"), [
-    # eip93.md 4.1: out sa_cmd0/sa_cmd1, in sa_cmd0/sa_cmd1.
-    ("cbc(aes)", 16, "hmac(sha1)", 96, (0x133A1310, 0x22001101, 0x113A1318, 0x22001102)),
-    ("cbc(aes)", 24, "hmac(md5)", 96, (0x133A0310, 0x23001101, 0x113A0318, 0x23001102)),
-    ("cbc(aes)", 32, "hmac(sha256)", 128, (0x134A3310, 0x24001101, 0x114A3318, 0x24001102)),
-    ("cbc(des3_ede)", 24, "hmac(sha1)", 96, (0x133A1110, 0x20001101, 0x113A1118, 0x20001102)),
-    ("cbc(des)", 8, "hmac(md5)", 96, (0x133A0010, 0x20001101, 0x113A0018, 0x20001102)),
-    ("rfc3686(ctr(aes))", 20, "hmac(sha256)", 128,
-     (0x134A3310, 0x22001201, 0x114A3318, 0x22001202)),
-])
-def test_state_add_programs_the_vschagen_record(enc: str, elen: int, auth: str, bits: int,
-                                                words: tuple[int, ...]) -> None:
+@pytest.mark.parametrize(
+    ("enc", "elen", "auth", "bits", "words"),
+    [
+        # eip93.md 4.1: out sa_cmd0/sa_cmd1, in sa_cmd0/sa_cmd1.
+        ("cbc(aes)", 16, "hmac(sha1)", 96, (0x133A1310, 0x22001101, 0x113A1318, 0x22001102)),
+        ("cbc(aes)", 24, "hmac(md5)", 96, (0x133A0310, 0x23001101, 0x113A0318, 0x23001102)),
+        ("cbc(aes)", 32, "hmac(sha256)", 128, (0x134A3310, 0x24001101, 0x114A3318, 0x24001102)),
+        ("cbc(des3_ede)", 24, "hmac(sha1)", 96, (0x133A1110, 0x20001101, 0x113A1118, 0x20001102)),
+        ("cbc(des)", 8, "hmac(md5)", 96, (0x133A0010, 0x20001101, 0x113A0018, 0x20001102)),
+        (
+            "rfc3686(ctr(aes))",
+            20,
+            "hmac(sha256)",
+            128,
+            (0x134A3310, 0x22001201, 0x114A3318, 0x22001202),
+        ),
+    ],
+)
+def test_state_add_programs_the_vschagen_record(
+    enc: str, elen: int, auth: str, bits: int, words: tuple[int, ...]
+) -> None:
     drv = new_eip93(0)
     got = []
     for direction in ("out", "in"):
-        added = drv.state_add(direction=direction, spi=0x12345678, enc=enc, enc_key=key(elen, 1),
-                              auth=auth, auth_key=key(20, 2), auth_trunc_bits=bits)
+        added = drv.state_add(
+            direction=direction,
+            spi=0x12345678,
+            enc=enc,
+            enc_key=key(elen, 1),
+            auth=auth,
+            auth_key=key(20, 2),
+            auth_trunc_bits=bits,
+        )
         assert added.sa is not None
         record = EIP93SARecord(drv.memory.read(added.sa.sa_addr, 128))
         got += [record.sa_cmd0, record.sa_cmd1]
@@ -120,8 +140,15 @@ def _tx(pair: Pair, seq: int = 1, *, iv: bytes | None = None) -> tuple[Outcome, 
 def test_tx_stages_in_order_with_snapshots() -> None:
     pair = _pair()
     out, ref = _tx(pair, iv=key(16, 1))
-    assert [s.tap for s in out.stages] == ["eip93.driver", "eip93.cdr", "eip93.sa", "eip93.in",
-                                           "eip93.out", "eip93.rdr", "eip93.driver"]
+    assert [s.tap for s in out.stages] == [
+        "eip93.driver",
+        "eip93.cdr",
+        "eip93.sa",
+        "eip93.in",
+        "eip93.out",
+        "eip93.rdr",
+        "eip93.driver",
+    ]
     kinds = {s.tap: (s.kind, len(s.data or b"")) for s in out.stages[1:-1]}
     assert kinds["eip93.cdr"] == ("cdr", 32) and kinds["eip93.rdr"] == ("rdr", 32)
     assert kinds["eip93.sa"] == ("sa", 128) and kinds["eip93.in"][0] == "raw"
@@ -141,8 +168,16 @@ def test_rx_stages_and_state_record_when_asked_for() -> None:
     _, ref = _tx(pair)
     rx = pair.driver.rx(ref)
     assert rx is not None and rx.ok
-    assert [s.tap for s in rx.stages] == ["eip93.driver", "eip93.cdr", "eip93.sa", "eip93.state",
-                                          "eip93.in", "eip93.out", "eip93.rdr", "eip93.driver"]
+    assert [s.tap for s in rx.stages] == [
+        "eip93.driver",
+        "eip93.cdr",
+        "eip93.sa",
+        "eip93.state",
+        "eip93.in",
+        "eip93.out",
+        "eip93.rdr",
+        "eip93.driver",
+    ]
     # save_iv with a real state record: the last ciphertext block is written back.
     state = EIP93StateRecord(pair.driver.memory.read(pair.inb.state_addr, 56))
     assert state.state_iv == ref[-12 - 16 : -12]
@@ -162,8 +197,7 @@ def test_snapshots_off_keeps_stages_without_bytes() -> None:
 def test_ivs_come_from_the_seed() -> None:
     def first_iv(seed: int) -> bytes:
         drv = new_eip93(seed)
-        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "packet",
-                         driver=drv)
+        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "packet", driver=drv)
         out, _ = _tx(pair)
         off, _ = locate_esp(out.data)
         return out.data[off + 8 : off + 24]
@@ -181,8 +215,7 @@ def test_reset_flushes_and_the_engine_works_again() -> None:
     assert "flush after an EIP-93 reset: 2 offloaded SA(s)" in stages[0].decision
     assert any(s.decision.startswith("probe:") for s in stages)
     assert drv.sas == {} and drv.device.read_reg(0x098) == 0
-    again = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "crypto",
-                      driver=drv)
+    again = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "crypto", driver=drv)
     out, ref = _tx(again, iv=key(16, 1))
     assert out.ok and out.data == ref
 
@@ -198,8 +231,7 @@ def test_rx_leaves_what_it_does_not_handle_to_software() -> None:
     assert drv.rx(bytes(frag)) is None
     other = esp.encrypt(pair.sw_out, plain_packet(4), seq=1)
     assert drv.rx(other[:20] + b"\x00\x00\x09\x99" + other[24:]) is None  # unknown SPI
-    udp = bytes(IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=4500, dport=4500)
-                / Raw(ref[20:]))
+    udp = bytes(IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=4500, dport=4500) / Raw(ref[20:]))
     assert drv.rx(udp) is None  # ESP in UDP: no NAT-T SA
 
 
@@ -208,8 +240,7 @@ def test_sw_aead_gives_the_software_bytes(family: int) -> None:
     # sw+aead: software framing, the engine's authenc (DESIGN.md).
     drv = new_eip93(0)
     ekey, akey = key(16, 0x11), key(20, 0x80)
-    tfm = drv.aead_setkey(enc="cbc(aes)", enc_key=ekey, auth="hmac(sha1)", auth_key=akey,
-                          spi=0x100)
+    tfm = drv.aead_setkey(enc="cbc(aes)", enc_key=ekey, auth="hmac(sha1)", auth_key=akey, spi=0x100)
     sw = EspSA.build(0x100, enc="cbc(aes)", enc_key=ekey, auth="hmac(sha1)", auth_key=akey)
     plain = plain_packet(family, 120)
     iv = key(16, 9)

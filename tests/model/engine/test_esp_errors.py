@@ -134,8 +134,11 @@ def _hand_made(pair: Pair, plaintext: bytes, seq: int = 1) -> bytes:
     ref = esp.encrypt(pair.sw_out, plain, seq=seq, iv=bytes(16))
     off, _ = locate_esp(ref)
     iv = bytes(16)
-    body = ref[off : off + 8] + iv + (_aes_cbc(key(16, 0x11), iv, plaintext)
-                                       if len(plaintext) % 16 == 0 else plaintext)
+    body = (
+        ref[off : off + 8]
+        + iv
+        + (_aes_cbc(key(16, 0x11), iv, plaintext) if len(plaintext) % 16 == 0 else plaintext)
+    )
     icv = hmac.new(key(20, 0x80), body, "sha1").digest()[:12]
     return fix_outer(ref[:off], len(body) + 12) + body + icv
 

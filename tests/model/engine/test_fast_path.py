@@ -31,16 +31,40 @@ def machine_state(drv: EIP93Driver) -> dict[str, Any]:
     engine = dev.engine
     return {
         "regions": [(r.base, r.label, r.pool, bytes(r.data)) for r in memory.regions()],
-        "allocator": (dict(memory._next), {k: list(v) for k, v in memory._free.items()},
-                      memory.frees),
+        "allocator": (
+            dict(memory._next),
+            {k: list(v) for k, v in memory._free.items()},
+            memory.frees,
+        ),
         "regs": {off: dev.read_reg(off) for off in R.REGISTERS},
-        "device": (dev.pending, dev.ready, dev.index, dev.stalls, dev.raw_int, dev.int_mask,
-                   dict(dev._regs), dev.running, dev.irq_pending),
-        "engine": (copy.deepcopy(engine.stats), engine.last_error,
-                   engine.prng._rng.getstate(), dict(engine.prng._pinned), list(engine._records),
-                   _job(engine._shown)),
-        "driver": (copy.deepcopy(drv.stats), drv.head, drv.tail, drv.in_flight,
-                   len(drv._done), drv.sw_rng.getstate(), sorted(drv._buffers)),
+        "device": (
+            dev.pending,
+            dev.ready,
+            dev.index,
+            dev.stalls,
+            dev.raw_int,
+            dev.int_mask,
+            dict(dev._regs),
+            dev.running,
+            dev.irq_pending,
+        ),
+        "engine": (
+            copy.deepcopy(engine.stats),
+            engine.last_error,
+            engine.prng._rng.getstate(),
+            dict(engine.prng._pinned),
+            list(engine._records),
+            _job(engine._shown),
+        ),
+        "driver": (
+            copy.deepcopy(drv.stats),
+            drv.head,
+            drv.tail,
+            drv.in_flight,
+            len(drv._done),
+            drv.sw_rng.getstate(),
+            sorted(drv._buffers),
+        ),
         "sas": {k: copy.deepcopy(sa.stats) for k, sa in drv.sas.items()},
     }
 
@@ -49,23 +73,55 @@ def _job(job: Any) -> Any:
     """A job by what it holds (its SA's cipher and hash objects differ between drivers)."""
     if job is None:
         return None
-    return (job.status, job.out, job.pad_value, job.pad_count, job.sa_write, job.state,
-            job.text, job.choices, job.fidelity)
+    return (
+        job.status,
+        job.out,
+        job.pad_value,
+        job.pad_count,
+        job.sa_write,
+        job.state,
+        job.text,
+        job.choices,
+        job.fidelity,
+    )
 
 
 def seen(result: Any) -> Any:
     """A request's outcome (or outcomes, or stages) as plain comparable values."""
     if isinstance(result, Outcome):
-        return ("outcome", result.ok, result.data, result.errors, result.status, result.errno,
-                result.mib, result.reason, result.seq, result.next_header,
-                [s.key for s in result.flushed], result.slot, result.pending, result.result,
-                [seen(s) for s in result.stages])
+        return (
+            "outcome",
+            result.ok,
+            result.data,
+            result.errors,
+            result.status,
+            result.errno,
+            result.mib,
+            result.reason,
+            result.seq,
+            result.next_header,
+            [s.key for s in result.flushed],
+            result.slot,
+            result.pending,
+            result.result,
+            [seen(s) for s in result.stages],
+        )
     if isinstance(result, list | tuple):
         return [seen(r) for r in result]
     if isinstance(result, Stage):
-        return ("stage", result.tap, result.device, result.decision, result.why,
-                result.fidelity, result.counters, result.data, result.kind, result.drop,
-                result.meta)
+        return (
+            "stage",
+            result.tap,
+            result.device,
+            result.decision,
+            result.why,
+            result.fidelity,
+            result.counters,
+            result.data,
+            result.kind,
+            result.drop,
+            result.meta,
+        )
     return result
 
 
@@ -97,8 +153,7 @@ class Run:
         self.states.append(machine_state(drv))
 
 
-def both(monkeypatch: pytest.MonkeyPatch,
-         scenario: Callable[[Run], None]) -> tuple[Run, Run]:
+def both(monkeypatch: pytest.MonkeyPatch, scenario: Callable[[Run], None]) -> tuple[Run, Run]:
     """Run ``scenario`` with the fast paths and without; assert they saw the same."""
     runs: list[Run] = []
 
@@ -107,6 +162,7 @@ def both(monkeypatch: pytest.MonkeyPatch,
             ran = real(*args, **kwargs)
             runs[-1].ran[name] += ran is not None
             return ran
+
         return counted
 
     for module, name in FAST:
@@ -143,8 +199,9 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c)))
-def test_offload_tx_and_rx_end_as_the_full_protocol(config: tuple[Any, ...],
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_offload_tx_and_rx_end_as_the_full_protocol(
+    config: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
     enc, elen, auth, alen, bits, mode, family, offload = config
 
     def scenario(run: Run) -> None:
@@ -161,22 +218,52 @@ def test_offload_tx_and_rx_end_as_the_full_protocol(config: tuple[Any, ...],
         bad = bytearray(wires[3])
         bad[-1] ^= 0x40  # flipped ICV
         steps: list[Step] = [tx(1), tx(2), tx(3)]
-        steps += [lambda: drv.rx(wires[1]), lambda: drv.rx(wires[2]),
-                  lambda: drv.rx(wires[1]),  # replay
-                  lambda: drv.rx(bytes(bad)), lambda: drv.rx(wires[3]),
-                  lambda: drv.rx(wires[6]), lambda: drv.rx(wires[4])]  # out of order
+        steps += [
+            lambda: drv.rx(wires[1]),
+            lambda: drv.rx(wires[2]),
+            lambda: drv.rx(wires[1]),  # replay
+            lambda: drv.rx(bytes(bad)),
+            lambda: drv.rx(wires[3]),
+            lambda: drv.rx(wires[6]),
+            lambda: drv.rx(wires[4]),
+        ]  # out of order
         steps += [tx(4, iv=key(pair.iv_size, 4)), tx(5)]  # a pinned IV, then none
-        steps += [drv.pause, tx(6), lambda: drv.rx(wires[5]), drv.resume, tx(7),
-                  lambda: drv.rx(wires[7])]
+        steps += [
+            drv.pause,
+            tx(6),
+            lambda: drv.rx(wires[5]),
+            drv.resume,
+            tx(7),
+            lambda: drv.rx(wires[7]),
+        ]
         # The interrupt handler masks the RDR interrupt; the tasklet's end unmasks it.
         steps += [lambda: drv.device.write_reg(R.MASK_DISABLE, R.INT_RDR_THRESH), tx(8)]
-        steps += [lambda: setattr(drv, "snapshots", True), tx(8),
-                  lambda: setattr(drv, "snapshots", False), tx(9)]
+        steps += [
+            lambda: setattr(drv, "snapshots", True),
+            tx(8),
+            lambda: setattr(drv, "snapshots", False),
+            tx(9),
+        ]
         for step in steps:
             run.step(drv, step)
         # Another SA: the engine's decoded records are forgotten (learn_hmac_blocks).
-        run.step(drv, lambda: make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4,
-                                        offload, spi=0x200, driver=drv).out.spi)
+        run.step(
+            drv,
+            lambda: (
+                make_pair(
+                    "cbc(aes)",
+                    16,
+                    "hmac(sha1)",
+                    20,
+                    96,
+                    "transport",
+                    4,
+                    offload,
+                    spi=0x200,
+                    driver=drv,
+                ).out.spi
+            ),
+        )
         run.step(drv, tx(10))
         run.step(drv, lambda: drv.rx(wires[8]))
         # The driver changes the record's key in memory: the engine decodes it again.
@@ -191,12 +278,12 @@ def test_offload_tx_and_rx_end_as_the_full_protocol(config: tuple[Any, ...],
 
 
 @pytest.mark.parametrize("offload", ["crypto", "packet"])
-def test_sa_deleted_and_added_again_at_the_same_address(offload: str,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sa_deleted_and_added_again_at_the_same_address(
+    offload: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def scenario(run: Run) -> None:
         drv = run.driver(seed=9)
-        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, offload,
-                         driver=drv)
+        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, offload, driver=drv)
         plain, ref = _wire(pair.sw_out, 4, "transport", 1)
         skb, proto = kernel_skb(ref, plain, "transport", 16)
         send = drv.crypto_tx if offload == "crypto" else drv.packet_tx
@@ -204,8 +291,9 @@ def test_sa_deleted_and_added_again_at_the_same_address(offload: str,
         run.step(drv, lambda: drv.rx(ref))
         run.step(drv, lambda: drv.state_delete(pair.out))
         run.step(drv, lambda: drv.state_delete(pair.inb))
-        again = make_pair("cbc(aes)", 32, "hmac(sha256)", 32, 128, "transport", 4, offload,
-                          driver=drv)
+        again = make_pair(
+            "cbc(aes)", 32, "hmac(sha256)", 32, 128, "transport", 4, offload, driver=drv
+        )
         assert again.out.sa_addr == pair.out.sa_addr  # the freed record is reused
         plain2, ref2 = _wire(again.sw_out, 4, "transport", 1)
         skb2, _ = kernel_skb(ref2, plain2, "transport", 16)
@@ -222,8 +310,9 @@ def test_engine_counter_and_state_records(monkeypatch: pytest.MonkeyPatch) -> No
     def scenario(run: Run) -> None:
         for settings in ({"crypto_tx_seq": "engine"}, {"esp_state_record": True}):
             drv = run.driver(**settings)
-            pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "tunnel", 4, "crypto",
-                             driver=drv)
+            pair = make_pair(
+                "cbc(aes)", 16, "hmac(sha1)", 20, 96, "tunnel", 4, "crypto", driver=drv
+            )
             for n in (1, 2, 5):
                 plain, ref = _wire(pair.sw_out, 4, "tunnel", n)
                 skb, proto = kernel_skb(ref, plain, "tunnel", 16)
@@ -234,13 +323,17 @@ def test_engine_counter_and_state_records(monkeypatch: pytest.MonkeyPatch) -> No
     assert quick.ran["esp_tx"] == 3 and quick.ran["esp_rx"] == 3  # not with a state record
 
 
-def _aead_steps(drv: EIP93Driver, enc: str, elen: int, auth: str, alen: int,
-                family: int) -> Iterator[Step]:
+def _aead_steps(
+    drv: EIP93Driver, enc: str, elen: int, auth: str, alen: int, family: int
+) -> Iterator[Step]:
     ekey, akey = key(elen, 0x11), key(alen, 0x80)
     tfm = drv.aead_setkey(enc=enc, enc_key=ekey, auth=auth, auth_key=akey, spi=0x100)
     # ESP in software where the kernel has the algorithm; plain authenc requests always.
-    sw = (EspSA.build(0x100, enc=enc, enc_key=ekey, auth=auth, auth_key=akey)
-          if auth != "hmac(sha224)" else None)
+    sw = (
+        EspSA.build(0x100, enc=enc, enc_key=ekey, auth=auth, auth_key=akey)
+        if auth != "hmac(sha224)"
+        else None
+    )
     for n in range(1, 5):
         if sw is None:
             break
@@ -271,16 +364,19 @@ def _aead_steps(drv: EIP93Driver, enc: str, elen: int, auth: str, alen: int,
     yield lambda: drv.aead_encrypt(tfm, b"", iv, b"odd")  # not whole blocks for CBC
 
 
-@pytest.mark.parametrize(("enc", "elen", "auth", "alen", "family"), [
-    ("cbc(aes)", 16, "hmac(sha1)", 20, 4),
-    ("cbc(aes)", 32, "hmac(sha256)", 32, 6),
-    ("rfc3686(ctr(aes))", 20, "hmac(md5)", 16, 4),
-    ("cbc(des3_ede)", 24, "hmac(sha256)", 32, 6),
-    ("cbc(des)", 8, "hmac(sha224)", 28, 4),
-])
-def test_sw_aead_ends_as_the_full_protocol(enc: str, elen: int, auth: str, alen: int,
-                                           family: int,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("enc", "elen", "auth", "alen", "family"),
+    [
+        ("cbc(aes)", 16, "hmac(sha1)", 20, 4),
+        ("cbc(aes)", 32, "hmac(sha256)", 32, 6),
+        ("rfc3686(ctr(aes))", 20, "hmac(md5)", 16, 4),
+        ("cbc(des3_ede)", 24, "hmac(sha256)", 32, 6),
+        ("cbc(des)", 8, "hmac(sha224)", 28, 4),
+    ],
+)
+def test_sw_aead_ends_as_the_full_protocol(
+    enc: str, elen: int, auth: str, alen: int, family: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def scenario(run: Run) -> None:
         drv = run.driver(ring_entries=3)
         for step in _aead_steps(drv, enc, elen, auth, alen, family):
@@ -296,8 +392,7 @@ def test_stages_read_late_show_the_job_as_it_ran(monkeypatch: pytest.MonkeyPatch
     # Reading stages after many later packets (and after the SA is gone) changes nothing.
     def scenario(run: Run) -> None:
         drv = run.driver()
-        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "packet",
-                         driver=drv)
+        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "packet", driver=drv)
         for n in range(1, 6):
             plain, ref = _wire(pair.sw_out, 4, "transport", n)
             skb, proto = kernel_skb(ref, plain, "transport", 16)
@@ -307,21 +402,29 @@ def test_stages_read_late_show_the_job_as_it_ran(monkeypatch: pytest.MonkeyPatch
 
     quick, _ = both(monkeypatch, scenario)
     first = quick.results[0]
-    assert [s.tap for s in first.stages] == ["eip93.driver", "eip93.cdr", "eip93.sa",
-                                             "eip93.in", "eip93.out", "eip93.rdr",
-                                             "eip93.driver"]
+    assert [s.tap for s in first.stages] == [
+        "eip93.driver",
+        "eip93.cdr",
+        "eip93.sa",
+        "eip93.in",
+        "eip93.out",
+        "eip93.rdr",
+        "eip93.driver",
+    ]
     assert "writes 00000001 back" in first.stages[2].decision
 
 
 def test_records_changed_behind_the_driver_and_outputs_past_the_buffer(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # What the engine reads decides: a direction bit flipped in memory, a cipher the
     # record no longer names (so the ESP packet no longer covers the driver's IV room),
     # an authenc output one tag larger than the DMA buffer (the engine's BUS error).
     def scenario(run: Run) -> None:
         drv = run.driver()
-        tfm = drv.aead_setkey(enc="cbc(aes)", enc_key=key(16, 1), auth="hmac(sha1)",
-                              auth_key=key(20, 2), spi=0x300)
+        tfm = drv.aead_setkey(
+            enc="cbc(aes)", enc_key=key(16, 1), auth="hmac(sha1)", auth_key=key(20, 2), spi=0x300
+        )
         iv = key(16, 3)
         sealed = drv.aead_encrypt(tfm, b"assoc-8b", iv, b"p" * 32)
         cmd0_out = int.from_bytes(drv.memory.read(tfm.sa_out, 4), "little")
@@ -334,16 +437,19 @@ def test_records_changed_behind_the_driver_and_outputs_past_the_buffer(
         run.step(drv, lambda: drv.memory.write(tfm.sa_in, cmd0_in.to_bytes(4, "little")))
         run.step(drv, lambda: drv.aead_decrypt(tfm, b"assoc-8b", iv, sealed.data[8:]))
         run.step(drv, lambda: drv.aead_encrypt(tfm, b"A" * 8, iv, b"p" * 16368))  # too big
-        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "packet",
-                         driver=drv)
+        pair = make_pair("cbc(aes)", 16, "hmac(sha1)", 20, 96, "transport", 4, "packet", driver=drv)
         for n, pad in ((1, 0), (2, 1), (3, 2), (4, 3)):
             plain, ref = _wire(pair.sw_out, 4, "transport", n)
             skb, proto = kernel_skb(ref, plain, "transport", 16)
             run.step(drv, partial(drv.packet_tx, pair.out, skb + bytes(pad), proto=proto))
             if n == 2:  # sa_cmd0.cipher = 15 (NULL): no IV on the wire from now on
                 record = int.from_bytes(drv.memory.read(pair.out.sa_addr, 4), "little")
-                run.step(drv, partial(drv.memory.write, pair.out.sa_addr,
-                                      (record | 0xF00).to_bytes(4, "little")))
+                run.step(
+                    drv,
+                    partial(
+                        drv.memory.write, pair.out.sa_addr, (record | 0xF00).to_bytes(4, "little")
+                    ),
+                )
 
     quick, full = both(monkeypatch, scenario)
     errors = [r.errors for r in full.results if isinstance(r, Outcome) and not r.ok]

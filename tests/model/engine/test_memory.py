@@ -26,8 +26,7 @@ def test_read_write_round_trip_inside_a_region() -> None:
 
 
 @pytest.mark.parametrize(("offset", "size"), [(60, 8), (64, 1), (-1, 4), (0x1000, 4)])
-def test_access_outside_a_region_is_a_bus_fault_naming_the_address(offset: int,
-                                                                   size: int) -> None:
+def test_access_outside_a_region_is_a_bus_fault_naming_the_address(offset: int, size: int) -> None:
     mem = DmaMemory()
     addr = mem.allocate(64, label="x")
     with pytest.raises(BusFault) as info:

@@ -33,9 +33,17 @@ def _sa_and_buffer(dev: EIP93Device) -> tuple[int, int]:
 
 
 def _command(dev: EIP93Device, slot: int, sa: int, buf: int, ctrl: int = 0x11) -> bytes:
-    cmd = bytes(EIP93CommandDescriptor(hash_final=ctrl >> 4 & 1, src_addr=buf, dst_addr=buf + 32,
-                                       sa_addr=sa, arc4_addr=0xA4C, user_id=0xC00C1E + slot,
-                                       length=16))
+    cmd = bytes(
+        EIP93CommandDescriptor(
+            hash_final=ctrl >> 4 & 1,
+            src_addr=buf,
+            dst_addr=buf + 32,
+            sa_addr=sa,
+            arc4_addr=0xA4C,
+            user_id=0xC00C1E + slot,
+            length=16,
+        )
+    )
     dev.memory.write(dev.cdr_base + 32 * slot, cmd)
     return cmd
 

@@ -112,8 +112,9 @@ def test_descriptor_pointing_outside_memory_is_bus_error(field: str) -> None:
     buf = drv.memory.allocate(64, label="buf")
     addrs = {"src": buf, "dst": buf, "sa": sa, "state": state}
     addrs[field] = 0x7FFF0000  # nothing is mapped there
-    result, outcome = raw_job(drv, *words(0x11, addrs["src"], addrs["dst"], addrs["sa"],
-                                          addrs["state"], 16))
+    result, outcome = raw_job(
+        drv, *words(0x11, addrs["src"], addrs["dst"], addrs["sa"], addrs["state"], 16)
+    )
     assert result.errors() == ["EXT_ERR", "BUS"]
     assert result.length == 0
     assert "0x7fff0000" in outcome.stages[-1].decision
@@ -124,15 +125,24 @@ def test_dma_error_flushes_every_offloaded_sa() -> None:
     # JM: a DMA error flushes the port's SAs (airoha-dsa-xfrm.md 3.10).
     pair = _small_pair(8, "packet")
     drv = pair.driver
-    other = drv.state_add(direction="out", spi=0x200, enc="cbc(des)", enc_key=key(8, 1),
-                          auth="hmac(md5)", auth_key=key(16, 2)).sa
+    other = drv.state_add(
+        direction="out",
+        spi=0x200,
+        enc="cbc(des)",
+        enc_key=key(8, 1),
+        auth="hmac(md5)",
+        auth_key=key(16, 2),
+    ).sa
     assert other is not None
     pair.out.sa_addr = 0x7FFF0000  # the SA record pointer is corrupt
     skb, proto, _ = _skb(pair, 1)
     out = drv.packet_tx(pair.out, skb, proto=proto)
     assert not out.ok and out.errors == ["EXT_ERR", "BUS"]
-    assert {(s.spi, s.direction) for s in out.flushed} == {(0x100, "out"), (0x100, "in"),
-                                                          (0x200, "out")}
+    assert {(s.spi, s.direction) for s in out.flushed} == {
+        (0x100, "out"),
+        (0x100, "in"),
+        (0x200, "out"),
+    }
     assert drv.sas == {} and drv.stats.flushes == 1
     assert "flush after a DMA error" in out.stages[-1].decision
     assert drv.rx(_skb(pair, 2)[2]) is None  # no SA left: software takes it

@@ -14,8 +14,17 @@ from esplab.model.engine.choices import CHOICES
 from .support import raw_job, words
 
 # A working basic-mode AES-128-CBC encrypt record, then one field spoiled per case.
-GOOD: dict[str, Any] = dict(opcode=0, opgroup=0, cipher=3, hash=15, cipher_mode=1,
-                            aes_key_length=2, iv_source=2, pad_type=3, sa_key=bytes(32))
+GOOD: dict[str, Any] = dict(
+    opcode=0,
+    opgroup=0,
+    cipher=3,
+    hash=15,
+    cipher_mode=1,
+    aes_key_length=2,
+    iv_source=2,
+    pad_type=3,
+    sa_key=bytes(32),
+)
 
 CASES = [
     ({"cipher": 7}, "INVALID_CRYPTO_ALGO", "sa_cmd0.cipher = 7 is reserved"),
@@ -33,14 +42,18 @@ CASES = [
     ({"cipher": 1, "cipher_mode": 2}, "INVALID_CRYPTO_ALGO", "CTR) needs AES"),
     ({"opgroup": 1, "hdr_proc": 1, "cipher_mode": 0}, "INVALID_CRYPTO_ALGO", "(ECB) cannot"),
     ({"aes_dec_key": 1}, "INVALID_CRYPTO_ALGO", "sa_cmd1.aes_dec_key = 1"),
-    ({"hash": 0, "digest_length": 5}, "INVALID_CRYPTO_ALGO",
-     "sa_cmd0.digest_length = 5 words exceeds MD5's 4"),
+    (
+        {"hash": 0, "digest_length": 5},
+        "INVALID_CRYPTO_ALGO",
+        "sa_cmd0.digest_length = 5 words exceeds MD5's 4",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("fields", "code", "text"), CASES, ids=[c[2] for c in CASES])
-def test_impossible_record_gets_the_error_naming_the_field(fields: dict[str, Any], code: str,
-                                                           text: str) -> None:
+def test_impossible_record_gets_the_error_naming_the_field(
+    fields: dict[str, Any], code: str, text: str
+) -> None:
     drv = new_eip93(0)
     sa = drv.memory.allocate(128, label="SA", pool="sa")
     drv.memory.write(sa, bytes(EIP93SARecord(**{**GOOD, **fields})))
@@ -60,8 +73,14 @@ def test_reserved_bits_are_ignored() -> None:
     # [U] reserved-bits: the same job with every reserved bit set runs the same.
     drv = new_eip93(0)
     sa = drv.memory.allocate(128, label="SA", pool="sa")
-    record = EIP93SARecord(**GOOD, reserved_cmd0_31_30=3, reserved_cmd0_16=1,
-                           reserved_cmd1_7_4=15, reserved_cmd1_10=1, reserved_cmd1_27=1)
+    record = EIP93SARecord(
+        **GOOD,
+        reserved_cmd0_31_30=3,
+        reserved_cmd0_16=1,
+        reserved_cmd1_7_4=15,
+        reserved_cmd1_10=1,
+        reserved_cmd1_27=1,
+    )
     drv.memory.write(sa, bytes(record))
     state = drv.memory.allocate(56, label="state", pool="state")
     buf = drv.memory.allocate(64, label="buf")

@@ -30,8 +30,9 @@ def test_decision_is_formatted_once_when_read() -> None:
 
 
 def test_behaves_like_a_stage() -> None:
-    stage = LazyStage("eip93.rdr", "ap", "RDR[{}]", "why", "D", None, b"\x01" * 32, "rdr",
-                      None, {"slot": 1}, (1,))
+    stage = LazyStage(
+        "eip93.rdr", "ap", "RDR[{}]", "why", "D", None, b"\x01" * 32, "rdr", None, {"slot": 1}, (1,)
+    )
     assert "RDR[1]" in repr(stage)
     copy = dataclasses.replace(stage, data=None)
     assert copy.decision == "RDR[1]" and copy.data is None and copy.meta == {"slot": 1}
