@@ -45,6 +45,10 @@ def build_esp_sa(state: XfrmState, seed: str) -> EspSA:
         iv_source=random.Random(seed).randbytes,
         noecn="noecn" in state.flags,
         decap_dscp="decap-dscp" in state.flags,
+        # XFRM_STATE_NOPMTUDISC clears the outer DF (xfrm4_tunnel_encap_add);
+        # XFRM_SA_XFLAG_DONT_ENCAP_DSCP zeroes the outer DSCP.
+        df="clear" if "nopmtudisc" in state.flags else "copy",
+        encap_dscp="dont-encap-dscp" not in state.extra_flags,
         **kw,  # type: ignore[arg-type]
     )
     # The runtime values the state holds (an update, a loaded dump, an SA built again

@@ -324,3 +324,36 @@ def test_a_state_the_esp_datapath_does_not_model_is_a_counted_drop() -> None:
     assert journey is not None and result.data["dropped"] is not None
     assert journey.verdict.startswith("dropped at ap.xfrm.state: not modelled")
     assert s.lab.node("ap").xfrm.mib["XfrmOutStateProtoError"] == 1
+
+
+def test_nopmtudisc_and_dont_encap_dscp_shape_the_outer_header() -> None:
+    # flag nopmtudisc: outer DF 0 (xfrm4_tunnel_encap_add); extra-flag dont-encap-dscp:
+    # outer DSCP 0 while the inner packet keeps its own.
+    s = Session()
+    base = (
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x3000 reqid 3 "
+        "mode tunnel auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 "
+        "enc aes 0x000102030405060708090a0b0c0d0e0f"
+    )
+    s.execute(
+        "ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir out "
+        "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 3 mode tunnel"
+    )
+    packet = "IP(dst='192.0.2.2', tos=0xb8, flags='DF')/UDP(dport=5201)"
+
+    def outer() -> bytes:
+        journey = s.lab.journeys.get()
+        assert journey is not None
+        wire = journey.stage("wan.wire")
+        assert wire is not None and wire.data is not None
+        return wire.data[14:34]
+
+    s.execute(base)
+    s.execute(f"send ap wan {packet}")
+    copied = outer()
+    assert copied[1] >> 2 == 0xB8 >> 2 and copied[6] & 0x40  # DSCP and DF copied
+    s.execute("ip xfrm state flush")
+    s.execute(base + " flag nopmtudisc extra-flag dont-encap-dscp")
+    s.execute(f"send ap wan {packet}")
+    cleared = outer()
+    assert cleared[1] >> 2 == 0 and not cleared[6] & 0x40
