@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from esplab.commands.result import TableResult
@@ -59,3 +61,24 @@ def test_compare_errors() -> None:
         s.execute("compare 0x1000")
     with pytest.raises(BadArgument, match="iv of 3 bytes"):
         s.execute(f"compare 0x1000 {seed.UDP} iv 000102")
+
+
+def test_compare_options_are_read_as_send_reads_them() -> None:
+    s = Session()
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 mode transport "
+        "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 "
+        "enc aes 0x000102030405060708090a0b0c0d0e0f"
+    )
+    result = s.execute(
+        "compare 0x1000 IP(dst='192.0.2.2')/UDP(dport=5201) seq 7 "
+        "iv 000102030405060708090a0b0c0d0e0f"
+    )
+    assert result.data["seq"] == 7 and result.data["iv"] == bytes(range(16)).hex()
+    for line, text in (
+        ("compare 0x1000 IP(dst='192.0.2.2') seq", "'seq' needs a value; valid: seq N, iv HEX"),
+        ("compare 0x1000 IP(dst='192.0.2.2') iv zz", "iv 'zz' is not hex"),
+        ("compare 0x1000 seq 3", "compare needs a packet"),
+    ):
+        with pytest.raises(BadArgument, match=re.escape(text)):
+            s.execute(line)

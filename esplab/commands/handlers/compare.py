@@ -107,7 +107,7 @@ def run_datapaths(
 
 def _compare(session: Session, inv: Invocation) -> Result:
     from esplab.commands.handlers.diff import Operand, build_diff
-    from esplab.commands.handlers.journey import packet_bytes
+    from esplab.commands.handlers.journey import packet_bytes, packet_options, parse_iv
 
     words = list(inv.args["args"])
     if len(words) < 2:
@@ -117,24 +117,12 @@ def _compare(session: Session, inv: Invocation) -> Result:
         )
     spi = parse_int(words[0], "SPI")
     node, state = _outbound_state(session, inv.node, spi)
-    rest = inv.line[inv.tokens[2].col :] if len(inv.tokens) > 2 else ""
-    seq, iv = 1, b""
-    expr_words = rest.split()
-    for key in ("seq", "iv"):
-        if key in expr_words[:-1]:
-            i = expr_words.index(key)
-            value = expr_words[i + 1]
-            if key == "seq":
-                seq = parse_int(value, "seq")
-            else:
-                try:
-                    iv = bytes.fromhex(value.removeprefix("0x"))
-                except ValueError:
-                    raise BadArgument(f"iv '{value}' is not hex") from None
-            rest = rest.replace(f" {key} {value}", "")
+    expr, options = packet_options(inv.line, inv.tokens[2:], ("seq", "iv"), "compare")
+    seq = parse_int(options["seq"], "seq") if "seq" in options else 1
+    iv = parse_iv(options["iv"]) if "iv" in options else b""
     if state.sa_dir == "in":
         raise BadArgument(f"SPI {spi:#x} is an inbound SA", hint="compare an outbound SA")
-    packet = packet_bytes(session, rest.strip(), node.name, None)
+    packet = packet_bytes(session, expr, node.name, None)
     from esplab.model.xfrm_runtime import build_esp_sa
 
     iv_size = build_esp_sa(state, "iv-size").iv_size

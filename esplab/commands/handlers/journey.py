@@ -9,12 +9,14 @@ from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import JourneyResult, MessageResult, Result
 from esplab.commands.session import Session
+from esplab.commands.tokens import Token
 from esplab.errors import BadArgument, NoSuchPacket, NotFound
 from esplab.model.journey import FIDELITY, Journey
 
-__all__ = ["COMMANDS", "journey_data", "packet_bytes"]
+__all__ = ["COMMANDS", "journey_data", "packet_bytes", "packet_options", "parse_iv"]
 
 _OPTIONS = ("count", "seq", "iv")
+_VALUES = {"count": "N", "seq": "N", "iv": "HEX"}
 
 
 @dataclass
@@ -51,41 +53,54 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
             else f" and no node is called that (nodes: {', '.join(session.lab.nodes)})"
         )
         raise NotFound(f"{node} has no device '{dev}'{nodes}", valid=list(devs), value=dev)
-    tokens = tokens[1:]
-    cut = next((i for i, t in enumerate(tokens) if t.value in _OPTIONS), len(tokens))
+    expr, options = packet_options(inv.line, tokens[1:], _OPTIONS, "send")
+    req = SendRequest(node, dev, expr)
+    if "count" in options:
+        req.count = parse_int(options["count"], "count")
+        if not 1 <= req.count <= 100000:
+            raise BadArgument(f"count {req.count}", valid="1 to 100000")
+    if "seq" in options:
+        req.seq = parse_int(options["seq"], "seq")
+    if "iv" in options:
+        req.iv = parse_iv(options["iv"])
+    return req
+
+
+def packet_options(
+    line: str, tokens: list[Token], allowed: tuple[str, ...], command: str
+) -> tuple[str, dict[str, str]]:
+    """A packet expression, as typed, then ``KEY VALUE`` options from ``allowed`` (the
+    first such key ends the expression): ``send``'s and ``compare``'s tail."""
+    cut = next((i for i, t in enumerate(tokens) if t.value in allowed), len(tokens))
     expr_tokens, opt_tokens = tokens[:cut], tokens[cut:]
     if not expr_tokens:
         raise BadArgument(
-            "send needs a packet after the device",
+            f"{command} needs a packet",
             valid='a packet expression such as IP(dst="192.0.2.2")/UDP() or a name given with let',
         )
     start = expr_tokens[0].col
     end = expr_tokens[-1].col + len(expr_tokens[-1].raw)
-    req = SendRequest(node, dev, inv.line[start:end])
-    i = 0
-    while i < len(opt_tokens):
+    options: dict[str, str] = {}
+    for i in range(0, len(opt_tokens), 2):
         key = opt_tokens[i].value
+        if key not in allowed:
+            raise BadArgument(f"unexpected '{key}'", valid=list(allowed), value=key)
         if i + 1 >= len(opt_tokens):
-            raise BadArgument(f"'{key}' needs a value", valid="count N, seq N, iv HEX")
-        value = opt_tokens[i + 1].value
-        if key == "count":
-            req.count = parse_int(value, "count")
-            if not 1 <= req.count <= 100000:
-                raise BadArgument(f"count {req.count}", valid="1 to 100000")
-        elif key == "seq":
-            req.seq = parse_int(value, "seq")
-        elif key == "iv":
-            try:
-                req.iv = bytes.fromhex(value.removeprefix("0x"))
-            except ValueError:
-                raise BadArgument(
-                    f"iv '{value}' is not hex",
-                    valid="hex bytes, e.g. 0x000102030405060708090a0b0c0d0e0f",
-                ) from None
-        else:
-            raise BadArgument(f"unexpected '{key}'", valid=list(_OPTIONS), value=key)
-        i += 2
-    return req
+            raise BadArgument(
+                f"'{key}' needs a value", valid=", ".join(f"{k} {_VALUES[k]}" for k in allowed)
+            )
+        options[key] = opt_tokens[i + 1].value
+    return line[start:end], options
+
+
+def parse_iv(text: str) -> bytes:
+    """An IV typed as hex (``0x`` allowed)."""
+    try:
+        return bytes.fromhex(text.removeprefix("0x"))
+    except ValueError:
+        raise BadArgument(
+            f"iv '{text}' is not hex", valid="hex bytes, e.g. 0x000102030405060708090a0b0c0d0e0f"
+        ) from None
 
 
 def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> bytes:
