@@ -26,7 +26,6 @@ from esplab.model.engine.params import (
 
 __all__ = [
     "esp_inbound",
-    "esp_iv_size",
     "esp_outbound",
     "inbound_job",
     "outbound_job",
@@ -41,13 +40,6 @@ _OUT_CHOICES = ("esp-seq-pre-increment", "pad-boundary", "result-pad-count")
 _OUT_PRNG = (*_OUT_CHOICES, "iv-prng")
 _IN_CHOICES = ("replay-window", "result-pad-count")
 _IN_CHOICES_NO_HEADER = (*_IN_CHOICES, "inbound-no-copy-header")
-
-
-def esp_iv_size(p: SAParams) -> int:
-    """IV bytes on the wire: the block for CBC, 8 for RFC 3686 CTR, none for NULL (4.2)."""
-    if p.cipher == 15:
-        return 0
-    return 8 if p.cipher_mode == 2 else p.block
 
 
 def pad_boundary(pad_ctrl: int) -> int:
@@ -109,16 +101,15 @@ def esp_outbound(
         )
     seq = sa_seq + 1  # [U] esp-seq-pre-increment
     next_header = ctrl >> 8 & 0xFF
-    iv_size = 0 if p.cipher == 15 else 8 if p.cipher_mode == 2 else p.block  # esp_iv_size
+    iv_size = p.esp_iv
     prng_iv = p.iv_source == 3 and iv_size
-    iv = prng.take(iv_size, src) if prng_iv else _iv(p, iv_size, prng, state, src)  # [U] iv-prng
+    iv = _iv(p, iv_size, prng, state, src)
     align = _BOUNDARY[ctrl >> 24 & 0xFF]
     if p.block > align:
         align = p.block
     length = len(data)
     pad = -(length + 2) % align
-    pad_type = p.pad_type
-    padding = _MONOTONIC[:pad] if pad_type == 0 else pad_bytes(pad_type, pad)
+    padding = pad_bytes(p.pad_type, pad)
     plain = data + padding + bytes((pad, next_header))
     engine = p.engine
     chain = b""
@@ -139,7 +130,7 @@ def esp_outbound(
         pad,
         next_header,
         esp,
-        _save_iv(p, state, chain) if p.save_iv else None,
+        _save_iv(p, state, chain),
         bool(prng_iv),
     )
 
@@ -208,7 +199,7 @@ def esp_inbound(
 ) -> Job:
     """``data`` is the ESP packet from SPI to the end of the ICV; ``window`` is SA bytes
     0x6C..0x7B (sa_seqnum[0..1], sa_seqnum_mask[0..1])."""
-    iv_size = 0 if p.cipher == 15 else 8 if p.cipher_mode == 2 else p.block  # esp_iv_size
+    iv_size = p.esp_iv
     icv_len = p.icv_len if p.alg is not None else 0
     head = 8 + iv_size
     end = len(data) - icv_len
@@ -266,9 +257,7 @@ def esp_inbound(
         detail = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes"
     else:
         payload = plain[: len(plain) - 2 - pad]
-        if plain[len(payload) : -2] == (
-            _MONOTONIC[:pad] if p.pad_type == 0 else pad_bytes(p.pad_type, pad)
-        ):
+        if plain[len(payload) : -2] == (pad_bytes(p.pad_type, pad)):
             out = (data[:head] if p.copy_header else b"") + payload
             sa_write = (0x6C, _advance(seq, window)) if p.en_seqnum_chk else None
             return inbound_job(

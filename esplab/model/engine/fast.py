@@ -122,7 +122,7 @@ class Plan:
         self.cmd1 = int.from_bytes(key[4:8], "little")  # sa_cmd1 (eip93.md 3.3)
         self.kind = _kind(p)
         self.block = p.block
-        self.iv_size = 0 if p.cipher == 15 else 8 if p.cipher_mode == 2 else p.block
+        self.iv_size = p.esp_iv
         self.zero_iv = bytes(self.iv_size)  # iv_source 0, 1 and 2 without a state record
         self.icv_len = p.icv_len if p.alg is not None else 0
         self.tx_icv = self.icv_len if p.copy_digest else 0

@@ -162,6 +162,7 @@ class SAParams:
     outer: Any = None
     name: str = ""
     spi_bytes: bytes = b""  # sa_spi in wire order
+    esp_iv: int = 0  # ESP IV bytes on the wire: the block for CBC, 8 for CTR, 0 for NULL (4.2)
 
     @property
     def label(self) -> str:
@@ -279,6 +280,7 @@ def decode_sa(record: bytes, resume: HashResume) -> SAParams:
         size = {0: 8, 1: 24, 3: p.aes_key_length * 8}[p.cipher]
         p.engine = BlockCipher(p.cipher, p.key[:size])
         p.block = 1 if p.cipher_mode == 2 else p.engine.block  # CTR is a stream: no blocks
+        p.esp_iv = 8 if p.cipher_mode == 2 else p.engine.block
     if p.hash != 15:
         alg = p.alg = HASH_ALGORITHMS[p.hash]
         p.icv_len = 4 * (p.digest_length or 3)
