@@ -105,10 +105,7 @@ def basic(
         return fail(ZERO_LENGTH, "length 0: the engine has no zero-length jobs", "zero-length")
     if p.opcode == 3:
         return _hash(p, ctrl, data, state, resume)
-    if p.iv_source == 2 and p.cipher_mode == 1 and state is not None and p.engine is not None:
-        iv = state[: p.block]  # _load_iv for the mainline AEAD: CBC, IV from the state record
-    else:
-        iv, data = _load_iv(p, data, state, prng, src)
+    iv, data = _load_iv(p, data, state, prng, src)
     offset = p.hash_crypt_offset * (1 if p.byte_offset else 4)
     if offset > len(data):
         return fail(
@@ -142,12 +139,7 @@ def basic(
             _with_iv(state, p, chain),
             None,
         )
-    engine = p.engine
-    if engine is not None and p.cipher_mode == 1:  # _crypt for CBC
-        out = engine.cbc_encrypt(iv, body)
-        chain = out[-p.block :]
-    else:
-        out, chain = _crypt(p, iv, body, encrypt=True)
+    out, chain = _crypt(p, iv, body, encrypt=True)
     tag = b""
     if hashing and p.copy_digest:
         assert p.alg is not None
@@ -223,7 +215,7 @@ def _hash(p: SAParams, ctrl: int, data: bytes, state: bytes | None, resume: Hash
     return Job(
         out=out,
         state=saved,
-        choices=("basic-tag-format",) + (() if final else ("hash-partial-blocks",)),
+        choices=_TAG_FORMAT + (() if final else ("hash-partial-blocks",)),
         detail="{}: {} bytes from count {}{}",
         args=(p.label, len(data), count, ", final" if final else ""),
         meta={"count": count + len(data)},
