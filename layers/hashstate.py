@@ -27,10 +27,13 @@ __all__ = [
     "RECORD_DIGEST_SIZE",
     "State",
     "compress",
+    "digest_bytes",
     "digest_size",
     "finalize",
+    "finalize_words",
     "hash_from_state",
     "hmac_from_states",
+    "hmac_pad_blocks",
     "hmac_precompute",
     "initial_state",
     "state_from_record_bytes",
@@ -233,8 +236,9 @@ def update(alg: str, state: Sequence[int], data: bytes) -> tuple[State, bytes]:
     return current, bytes(data[whole:])
 
 
-def finalize(alg: str, state: Sequence[int], tail: bytes, total_len: int) -> bytes:
-    """Finish a hash: absorb ``tail``, pad, and serialise the digest.
+def finalize_words(alg: str, state: Sequence[int], tail: bytes, total_len: int) -> State:
+    """The chaining words after absorbing ``tail`` and the padding (every word, SHA-224's
+    eighth included: what an engine saves as a state).
 
     ``state`` must already cover the first ``total_len - len(tail)`` bytes of the
     message, which must be a whole number of blocks; ``total_len`` is the length of
@@ -245,15 +249,27 @@ def finalize(alg: str, state: Sequence[int], tail: bytes, total_len: int) -> byt
         raise ValueError(
             f"{done} bytes before the tail; valid: a non-negative multiple of {BLOCK_SIZE}"
         )
-    _init, _func, size, big_endian = _alg(alg)
+    big_endian = _alg(alg)[3]
     bit_len = (total_len * 8) & 0xFFFFFFFFFFFFFFFF
     pad_len = (BLOCK_SIZE - 1 - 8 - len(tail)) % BLOCK_SIZE
     length = struct.pack(">Q" if big_endian else "<Q", bit_len)
     padded = bytes(tail) + b"\x80" + b"\x00" * pad_len + length
     final, rest = update(alg, state, padded)
     assert not rest
+    return final
+
+
+def digest_bytes(alg: str, words: Sequence[int]) -> bytes:
+    """The standard digest serialisation of final chaining words."""
+    _init, _func, size, big_endian = _alg(alg)
     word = ">I" if big_endian else "<I"
-    return b"".join(struct.pack(word, w) for w in final)[:size]
+    return b"".join(struct.pack(word, w) for w in words)[:size]
+
+
+def finalize(alg: str, state: Sequence[int], tail: bytes, total_len: int) -> bytes:
+    """Finish a hash: absorb ``tail``, pad, and serialise the digest (see
+    :func:`finalize_words` for what ``state`` and ``total_len`` are)."""
+    return digest_bytes(alg, finalize_words(alg, state, tail, total_len))
 
 
 def hash_from_state(alg: str, state: Sequence[int], done_len: int, data: bytes) -> bytes:
@@ -268,12 +284,17 @@ def hmac_precompute(alg: str, key: bytes) -> tuple[State, State]:
     a key longer than the block is hashed first, then zero-padded to 64 bytes.
     """
     init = initial_state(alg)
+    ipad, opad = hmac_pad_blocks(alg, key)
+    return compress(alg, init, ipad), compress(alg, init, opad)
+
+
+def hmac_pad_blocks(alg: str, key: bytes) -> tuple[bytes, bytes]:
+    """The key-xor-ipad and key-xor-opad blocks of HMAC (RFC 2104; eip93.md 5.1 steps
+    1-2): a key longer than the block is hashed first, then zero-padded to 64 bytes."""
     if len(key) > BLOCK_SIZE:
-        key = finalize(alg, init, key, len(key))
+        key = finalize(alg, initial_state(alg), key, len(key))
     padded = bytes(key).ljust(BLOCK_SIZE, b"\x00")
-    inner = compress(alg, init, bytes(b ^ 0x36 for b in padded))
-    outer = compress(alg, init, bytes(b ^ 0x5C for b in padded))
-    return inner, outer
+    return bytes(b ^ 0x36 for b in padded), bytes(b ^ 0x5C for b in padded)
 
 
 def hmac_from_states(alg: str, inner: Sequence[int], outer: Sequence[int], message: bytes) -> bytes:

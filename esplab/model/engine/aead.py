@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import BadArgument, KernelError, RingFull
-from esplab.layers.hashstate import hmac_precompute, state_to_record_bytes
+from esplab.layers.hashstate import hmac_pad_blocks, hmac_precompute, state_to_record_bytes
 from esplab.layers.sa_record import EIP93SARecord
 from esplab.model.engine import fastaead
-from esplab.model.engine.algos import hmac_pad_blocks
 from esplab.model.engine.basic import tag_words
 from esplab.model.engine.outcome import DMA_BUFFER_SIZE, Outcome, Ticket
 from esplab.model.engine.params import status_names

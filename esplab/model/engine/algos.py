@@ -37,15 +37,12 @@ __all__ = [
     "BlockCipher",
     "HashResume",
     "Prng",
-    "final_state",
-    "hmac_pad_blocks",
-    "state_digest",
 ]
 
 _U32 = 0xFFFFFFFF
 
 #: Digest size in 32-bit words per hashstate name (eip93.md 3.2 digest_length).
-DIGEST_WORDS = {"md5": 4, "sha1": 5, "sha224": 7, "sha256": 8}
+DIGEST_WORDS = {alg: hashstate.digest_size(alg) // 4 for alg in hashstate.ALGORITHMS}
 
 
 class BlockCipher:
@@ -134,39 +131,6 @@ class BlockCipher:
         return out, upper + ((low + blocks) & _U32).to_bytes(4, "big")
 
 
-def hmac_pad_blocks(alg: str, key: bytes) -> tuple[bytes, bytes]:
-    """The key-xor-ipad and key-xor-opad blocks of HMAC (eip93.md 5.1 steps 1-2)."""
-    if len(key) > hashstate.BLOCK_SIZE:
-        key = hashlib.new(alg, key).digest()
-    padded = key.ljust(hashstate.BLOCK_SIZE, b"\x00")
-    return bytes(b ^ 0x36 for b in padded), bytes(b ^ 0x5C for b in padded)
-
-
-def _standard_digest(alg: str, words: tuple[int, ...], size: int) -> bytes:
-    fmt = "<" if alg == "md5" else ">"
-    return struct.pack(f"{fmt}{len(words)}I", *words)[:size]
-
-
-def final_state(alg: str, state: tuple[int, ...], count: int, data: bytes) -> tuple[int, ...]:
-    """The chaining words after absorbing ``data`` and the final padding.
-
-    ``state`` covers ``count`` bytes (a multiple of 64). This is the reference path
-    (:mod:`esplab.layers.hashstate`); it keeps every word, including SHA-224's eighth.
-    """
-    total = count + len(data)
-    bit_len = (total * 8) & 0xFFFFFFFFFFFFFFFF
-    pad = (hashstate.BLOCK_SIZE - 1 - 8 - len(data)) % hashstate.BLOCK_SIZE
-    length = struct.pack("<Q" if alg == "md5" else ">Q", bit_len)
-    words, rest = hashstate.update(alg, state, data + b"\x80" + bytes(pad) + length)
-    assert not rest
-    return words
-
-
-def state_digest(alg: str, words: tuple[int, ...]) -> bytes:
-    """The standard digest for final chaining words."""
-    return _standard_digest(alg, words, hashstate.digest_size(alg))
-
-
 @dataclass
 class HashResume:
     """Chaining states ``hashlib`` can continue: a speed cache for the hash unit.
@@ -200,7 +164,7 @@ class HashResume:
             h = known.copy()
             h.update(data)
             return bytes(h.digest())
-        return state_digest(alg, final_state(alg, state, count, data))
+        return hashstate.finalize(alg, state, data, count + len(data))
 
     def final_words(
         self, alg: str, state: tuple[int, ...], count: int, data: bytes
@@ -213,7 +177,7 @@ class HashResume:
                 h.update(data)
                 out = h.digest()
                 return struct.unpack(f"{'<' if alg == 'md5' else '>'}{len(out) // 4}I", out)
-        return final_state(alg, state, count, data)
+        return hashstate.finalize_words(alg, state, data, count + len(data))
 
 
 @dataclass

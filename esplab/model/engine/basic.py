@@ -13,8 +13,8 @@ from __future__ import annotations
 import hmac
 import struct
 
-from esplab.layers.hashstate import BLOCK_SIZE, state_to_record_bytes, update
-from esplab.model.engine.algos import HashResume, Prng, state_digest
+from esplab.layers.hashstate import BLOCK_SIZE, digest_bytes, state_to_record_bytes, update
+from esplab.model.engine.algos import HashResume, Prng
 from esplab.model.engine.params import (
     AUTH_ERR,
     BLOCK_SIZE_ERR,
@@ -211,7 +211,7 @@ def _hash(p: SAParams, ctrl: int, data: bytes, state: bytes | None, resume: Hash
     if p.save_hash and state is not None:
         total = (count + len(data)) & 0xFFFFFFFFFFFFFFFF
         saved = state[:0x10] + total.to_bytes(8, "little") + state_to_record_bytes(alg, new)
-    out = tag_words(alg, state_digest(alg, new))[: p.icv_len] if final and p.copy_digest else b""
+    out = tag_words(alg, digest_bytes(alg, new))[: p.icv_len] if final and p.copy_digest else b""
     return Job(
         out=out,
         state=saved,

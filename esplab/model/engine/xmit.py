@@ -18,9 +18,9 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import BadArgument, EngineError, RingFull
+from esplab.layers.hashstate import hmac_pad_blocks
 from esplab.layers.sa_record import ESP_AUTH_ALGOS, ESP_CRYPT_ALGOS, SA_RECORD_SIZE, EIP93SARecord
 from esplab.model.engine import fast
-from esplab.model.engine.algos import hmac_pad_blocks
 from esplab.model.engine.fast import (
     RX_CRYPTO_DONE,
     RX_CRYPTO_WHY,
