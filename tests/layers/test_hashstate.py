@@ -18,6 +18,7 @@ from esplab.layers.hashstate import (
     finalize,
     hash_from_state,
     hmac_from_states,
+    hmac_pad_blocks,
     hmac_precompute,
     initial_state,
     state_from_record_bytes,
@@ -224,3 +225,17 @@ def test_bad_block_and_length() -> None:
         compress("sha1", initial_state("md5"), bytes(64))
     with pytest.raises(ValueError, match="needs 20 bytes"):
         state_from_record_bytes("sha1", bytes(16))
+
+
+@pytest.mark.parametrize("alg", ALGORITHMS)
+@pytest.mark.parametrize("key_len", [0, 20, 64, 65, 131])
+def test_hmac_pad_blocks_are_rfc_2104(alg: str, key_len: int) -> None:
+    # RFC 2104: a key longer than the block is hashed first; then zero-padded to 64 bytes
+    # and xored with 0x36 / 0x5c.
+    key = bytes(range(key_len))
+    short = hashlib.new(alg, key).digest() if key_len > BLOCK_SIZE else key
+    padded = short.ljust(BLOCK_SIZE, b"\x00")
+    assert hmac_pad_blocks(alg, key) == (
+        bytes(b ^ 0x36 for b in padded),
+        bytes(b ^ 0x5C for b in padded),
+    )
