@@ -14,7 +14,6 @@ maps the status to ``xo->status`` and the XFRM counters (3.8, 3.10).
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import BadArgument, EngineError, RingFull
@@ -53,19 +52,16 @@ __all__ = [
 
 _U32 = 0xFFFFFFFF
 
-#: Kernel name -> (Scapy name for EIP93SARecord.for_esp, OPTION_1 bit it needs).
+#: What the engine offloads, by kernel name, with the OPTION_1 bit each needs (the
+#: names, key sizes and Scapy names are the kernel table's: esplab.model.xfrm.algos).
 ENC_ALGOS = {
-    "cbc(aes)": ("AES-CBC", 2),
-    "rfc3686(ctr(aes))": ("AES-CTR", 2),
-    "cbc(des3_ede)": ("3DES", 0),
-    "cbc(des)": ("DES", 0),
-    "ecb(cipher_null)": ("NULL", None),
+    "cbc(aes)": 2,
+    "rfc3686(ctr(aes))": 2,
+    "cbc(des3_ede)": 0,
+    "cbc(des)": 0,
+    "ecb(cipher_null)": None,
 }
-AUTH_ALGOS = {
-    "hmac(md5)": ("HMAC-MD5-96", 16),
-    "hmac(sha1)": ("HMAC-SHA1-96", 17),
-    "hmac(sha256)": ("SHA2-256-128", 19),
-}
+AUTH_ALGOS = {"hmac(md5)": 16, "hmac(sha1)": 17, "hmac(sha256)": 19}
 _AES_KEY_BITS = {24: 14, 32: 15}  # OPTION_1 bits for AES-192/256 (13 is AES-128)
 
 # Engine errors the JM driver reports as a malformed packet [M] rx-status-map.
@@ -148,14 +144,15 @@ def state_add(
         return refuse("EOPNOTSUPP", f"encryption {enc}; valid: {', '.join(ENC_ALGOS)}")
     if auth not in AUTH_ALGOS:
         return refuse("EOPNOTSUPP", f"auth {auth}; valid: {', '.join(AUTH_ALGOS)}")
-    crypt_name, enc_bit = ENC_ALGOS[enc]
-    auth_name, auth_bit = AUTH_ALGOS[auth]
-    aes_bit = _AES_KEY_BITS.get(len(enc_key) - (4 if enc.startswith("rfc3686") else 0))
+    enc_info, auth_info = algorithm(enc), algorithm(auth)
+    crypt_name, auth_name = enc_info.scapy[0][1], auth_info.scapy[0][1]
+    enc_bit, auth_bit = ENC_ALGOS[enc], AUTH_ALGOS[auth]
+    aes_bit = _AES_KEY_BITS.get(len(enc_key) - enc_info.salt_bytes)
     for bit in (enc_bit, auth_bit, aes_bit if enc_bit == 2 else None):
         if bit is not None and not option1 >> bit & 1:
             return refuse("EOPNOTSUPP", f"OPTION_1 bit {bit} is clear: this engine lacks it")
-    bits = algorithm(auth).default_icv_bits if auth_trunc_bits is None else auth_trunc_bits
-    digest_bits = 8 * hashlib.new(ESP_AUTH_ALGOS[auth_name].algorithm).digest_size
+    bits = auth_info.default_icv_bits if auth_trunc_bits is None else auth_trunc_bits
+    digest_bits = auth_info.full_bits
     if bits % 32 or not 32 <= bits <= digest_bits:
         return refuse(
             "EOPNOTSUPP",
