@@ -83,7 +83,28 @@ class Lab:
         # id(XfrmState) -> (state, AeadTfm): authenc transforms for the sw+aead datapath.
         self.aead_tfms: dict[int, tuple[Any, Any]] = {}
         for node in self.nodes.values():
-            node.xfrm = XfrmNode(name=node.name, resolve_dev=self._resolver(node.name))
+            node.xfrm = XfrmNode(
+                name=node.name,
+                resolve_dev=self._resolver(node.name),
+                on_state=self._state_hook(node.name),
+            )
+
+    def _state_hook(self, node: str) -> Any:
+        def changed(state: Any, gone: bool) -> None:
+            """What the lab built for a state goes when it changes or leaves the SAD:
+            its software SA (rebuilt from the state on next use) and, once it is gone,
+            its sw+aead transform (esp_destroy frees the AEAD) and any refusal note."""
+            runtime = self._runtimes.get(node)
+            if runtime is not None:
+                runtime.forget(state)
+            if not gone:
+                return
+            self.fallbacks.pop(id(state), None)
+            entry = self.aead_tfms.pop(id(state), None)
+            if entry is not None and entry[0] is state:
+                self.eip93.aead_free(entry[1])
+
+        return changed
 
     def _resolver(self, node: str) -> Any:
         def resolve(dev: str) -> OffloadDevice | None:

@@ -6,7 +6,7 @@ import pytest
 
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.errors import KernelError
+from esplab.errors import KernelError, NotFound
 from esplab.model.journey import Journey
 from tests.commands import seed
 
@@ -205,6 +205,39 @@ def test_sw_aead_datapath_same_bytes_and_engine_stages() -> None:
     assert aead.delivered, aead.verdict
     assert wire(aead) == wire(plain)
     assert "eip93.cdr" in aead.taps() and "ap.esp" not in aead.taps()
+
+
+def test_deleting_a_sw_aead_state_frees_its_engine_transform() -> None:
+    # esp_destroy frees the AEAD; the eip93 driver's cra_exit unmaps and frees the
+    # transform's SA record (eip93-aead.c eip93_aead_cra_exit).
+    s = session()
+    s.execute("set crypto-provider eip93")
+    assert send(s, f"send ap wan {seed.UDP}").delivered
+    drv = s.lab.eip93
+    (tfm,) = drv.tfms.values()
+    assert drv.memory.region(tfm.sa_out, 128) is not None
+    frees = drv.memory.frees
+    s.execute("ip xfrm state flush")
+    assert drv.tfms == {} and s.lab.aead_tfms == {}
+    assert drv.memory.frees == frees + 3
+    assert drv.memory.region(tfm.sa_out, 128) is None
+    with pytest.raises(NotFound, match="0x1000"):
+        s.execute("eip93 sa 0x1000")
+    # The same SA added again gets a new transform, and the packet still goes through.
+    s.execute(seed.SA_OUT)
+    assert send(s, f"send ap wan {seed.UDP}").delivered
+    assert len(drv.tfms) == 1 and tfm.handle not in drv.tfms
+
+
+def test_update_rebuilds_the_software_sa_from_the_state() -> None:
+    s = session()
+    assert send(s, f"send ap wan {seed.UDP}").delivered
+    runtime = s.lab.sa_runtime("ap")
+    (state,) = s.lab.node("ap").xfrm.states
+    before = runtime.get(state)
+    s.execute(seed.SA_OUT.replace("state add", "state update") + " limit packet-hard 100")
+    after = runtime.get(state)
+    assert after is not before and after.oseq == before.oseq == 1
 
 
 def test_sw_aead_rx_on_the_ap() -> None:

@@ -79,9 +79,6 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
 
     out = model_run(node.xfrm, argv)
     cmd = out.command
-    for state in out.states:
-        if cmd.verb in ("delete", "flush", "deleteall", "update"):
-            session.lab.sa_runtime(node.name).forget(state)
     data = {
         "node": node.name,
         "object": cmd.obj,

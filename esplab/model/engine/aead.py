@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.errors import BadArgument, KernelError, RingFull
 from esplab.layers.hashstate import hmac_pad_blocks, hmac_precompute, state_to_record_bytes
-from esplab.layers.sa_record import EIP93SARecord
+from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE, EIP93SARecord
 from esplab.model.engine import fastaead
 from esplab.model.engine.basic import tag_words
 from esplab.model.engine.outcome import DMA_BUFFER_SIZE, Outcome, Ticket
@@ -160,9 +160,9 @@ def setkey(
     memory = drv.memory
     handle = drv.new_handle()
     label = f"authenc {handle}"
-    sa_out = memory.allocate(128, label=f"{label} out", pool="sa", align=128)
-    sa_in = memory.allocate(128, label=f"{label} in", pool="sa", align=128)
-    state = memory.allocate(56, label=label, pool="state")
+    sa_out = memory.allocate(SA_RECORD_SIZE, label=f"{label} out", pool="sa", align=128)
+    sa_in = memory.allocate(SA_RECORD_SIZE, label=f"{label} in", pool="sa", align=128)
+    state = memory.allocate(STATE_RECORD_SIZE, label=label, pool="state")
     memory.write(sa_out, bytes(out))
     memory.write(sa_in, bytes(inb))
     drv.device.engine.learn_hmac_blocks(alg, *hmac_pad_blocks(alg, auth_key))

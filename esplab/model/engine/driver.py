@@ -480,10 +480,14 @@ class EIP93Driver:
         ]
 
     def _release(self, sa: OffloadedSA) -> None:
-        """Zero and free the SA's records (whatever of them is still allocated); the
-        one-step view of the record goes with it."""
-        self.plans.pop(sa.sa_addr, None)
-        for addr, size in ((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE)):
+        """Zero and free the SA's records (whatever of them is still allocated)."""
+        self._free_records((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE))
+
+    def _free_records(self, *records: tuple[int, int]) -> None:
+        """Zero and free each (address, size) record still allocated; the one-step view
+        of an SA record goes with it."""
+        for addr, size in records:
+            self.plans.pop(addr, None)
             region = self.memory.region(addr, size) if addr else None
             if region is not None and region.base == addr:
                 self.memory.write(addr, bytes(size))
@@ -556,6 +560,17 @@ class EIP93Driver:
     def aead_setkey(self, **kwargs: Any) -> AeadTfm:
         """An ``authenc`` transform keyed on the engine; see :func:`~.aead.setkey`."""
         return aead.setkey(self, **kwargs)
+
+    def aead_free(self, tfm: AeadTfm) -> None:
+        """``crypto_free_aead``: the driver's ``cra_exit`` unmaps and frees the
+        transform's records (eip93-aead.c); a transform already freed is left alone."""
+        if self.tfms.get(tfm.handle) is tfm:
+            del self.tfms[tfm.handle]
+            self._free_records(
+                (tfm.sa_out, SA_RECORD_SIZE),
+                (tfm.sa_in, SA_RECORD_SIZE),
+                (tfm.state, STATE_RECORD_SIZE),
+            )
 
     def aead_encrypt(self, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: bytes) -> Outcome:
         """``crypto_aead_encrypt``; see :func:`~esplab.model.engine.aead.encrypt`."""

@@ -114,6 +114,11 @@ class XfrmNode:
     _pos_gen: int = field(default=0, init=False, repr=False)
     # The device each offloaded object is bound to (the kernel's xso.dev / xdo.dev).
     _bound: dict[int, OffloadDevice] = field(default_factory=dict, init=False, repr=False)
+    # Told of a state that changed under its users (update: False) or left the SAD
+    # (True), so what was built for it (software SA, engine transform) is rebuilt or freed.
+    on_state: Callable[[XfrmState, bool], None] = field(
+        default=lambda x, gone: None, repr=False, compare=False
+    )
     # Remembered lookups, valid while the SAD, the SPD and the settings they were made
     # under stay as they are (every change below calls _changed).
     _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -213,6 +218,7 @@ class XfrmNode:
         if state.if_id:
             old.if_id = state.if_id
         self._changed()
+        self.on_state(old, False)
         return old
 
     def find_state(self, sid: StateId) -> XfrmState | None:
@@ -238,6 +244,7 @@ class XfrmNode:
         dev = self._bound.pop(id(x), None)
         if dev is not None:
             dev.state_delete(x)
+        self.on_state(x, True)
 
     def delete_states(self, which: Callable[[XfrmState], bool]) -> list[XfrmState]:
         """Delete every SA ``which`` selects (``ip xfrm state deleteall``); newest first."""
