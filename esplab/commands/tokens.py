@@ -173,6 +173,9 @@ def split_words(line: str) -> list[tuple[int, int, str]]:
         while i < n:
             ch = line[i]
             if quote is not None:
+                if ch == "\\" and quote == '"' and depth == 0:
+                    i += 2  # an escaped character, as _scan reads it
+                    continue
                 quote = None if ch == quote else quote
             elif ch in "'\"":
                 quote = ch
@@ -183,5 +186,5 @@ def split_words(line: str) -> list[tuple[int, int, str]]:
             elif depth == 0 and (ch.isspace() or ch == ";"):
                 break
             i += 1
-        out.append((start, i, "word"))
+        out.append((start, min(i, n), "word"))
     return out

@@ -11,7 +11,7 @@ from esplab.commands.complete import expression_completions
 from esplab.commands.handlers import all_commands, diff, settings
 from esplab.commands.registry import Registry
 from esplab.commands.session import Session
-from esplab.commands.tokens import split_words
+from esplab.commands.tokens import split_words, tokenize
 from esplab.repl.app import _Toolbar
 from esplab.repl.completer import EsplabCompleter, last_command
 from esplab.repl.lexer import CommandLexer
@@ -191,6 +191,15 @@ def test_split_words_keeps_expressions_whole() -> None:
         (6, 7, "word"),
         (8, 17, "word"),
     ]
+
+
+def test_split_words_reads_escaped_quotes_as_the_tokenizer_does() -> None:
+    line = r'lab save "a\"b c" ; help'
+    words = [line[a:b] for a, b, kind in split_words(line) if kind == "word"]
+    assert words == ["lab", "save", r'"a\"b c"', "help"]
+    assert [t.raw for t in tokenize(line.split(" ;")[0])] == words[:3]
+    # A trailing backslash inside a quote does not run past the end.
+    assert split_words('x "a\\') == [(0, 1, "word"), (2, 5, "word")]
 
 
 def test_lexer_styles(session: Session) -> None:
