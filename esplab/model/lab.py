@@ -156,6 +156,32 @@ class Lab:
         pols = sum(1 for p in xfrm.policies if p.offload is not None and p.offload.dev == dev)
         return states + pols
 
+    def set_link(self, node: str, dev: str, up: bool) -> list[str]:
+        """``ip link set DEV up|down``, with what DSA does around it (net/dsa/user.c)
+        [C]: opening a user port opens its conduit first (``dsa_user_open`` calls
+        ``dev_open(conduit)``), and a conduit going down closes every user port on it
+        first (``NETDEV_GOING_DOWN``). Each device that goes down flushes its offloaded
+        states and policies (:meth:`dev_down`). Returns a line per device changed."""
+        the_node = self.node(node)
+        target = the_node.dev(dev)
+        done: list[str] = []
+        if up:
+            if target.conduit is not None and not the_node.dev(target.conduit).up:
+                the_node.dev(target.conduit).up = True
+                done.append(f"{target.conduit} up (the conduit opens with its user port)")
+            target.up = True
+            return [f"{dev} up", *done]
+        users = [d for d in the_node.devs.values() if d.conduit == dev and d.up]
+        for user in users:
+            done.append(self._down(the_node, user.name, f" (its conduit {dev} is going down)"))
+        return [self._down(the_node, dev, ""), *done]
+
+    def _down(self, node: Node, dev: str, why: str) -> str:
+        node.dev(dev).up = False
+        flushed = self.dev_down(node.name, dev)
+        tail = f"; flushed {flushed} offloaded state(s)/policy(ies)" if flushed else ""
+        return f"{dev} down{why}{tail}"
+
     def dev_down(self, node: str, dev: str) -> int:
         """A device went down: with esp-hw-offload on, its offloaded states and
         policies are flushed (xfrm_dev_down, airoha-dsa-xfrm.md 3.7, 6.17) [C].

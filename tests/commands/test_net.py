@@ -4,14 +4,21 @@ import re
 
 import pytest
 
-from esplab.commands.result import ErrorResult, TextResult
+from esplab.commands.result import ErrorResult, JourneyResult, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchNode, NoSuchPort
+from esplab.model.journey import Journey
 
 
 @pytest.fixture
 def session() -> Session:
     return Session()
+
+
+def journey(session: Session, line: str) -> Journey:
+    result = session.execute(line)
+    assert isinstance(result, JourneyResult)
+    return result.journeys[0]
 
 
 def text(session: Session, line: str) -> str:
@@ -49,6 +56,41 @@ def test_dsa_user_mtu_moves_the_conduit(session: Session) -> None:
     assert lab.devs["eth0"].mtu == 9220  # largest user + 4 (airoha-dsa-xfrm.md 1.3) [C]
     session.execute("ip link set lan2 mtu 1500")
     assert lab.devs["eth0"].mtu == 1504
+
+
+def test_conduit_down_closes_its_user_ports_and_flushes_their_offload(session: Session) -> None:
+    # net/dsa/user.c: NETDEV_GOING_DOWN on the conduit closes every user port on it;
+    # each user port going down flushes its offloaded states (xfrm_dev_down, 3.7).
+    session.execute(
+        "ip xfrm state add src 198.51.100.1 dst 198.51.100.2 proto esp spi 0x3000 reqid 3 "
+        "mode transport auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 "
+        "enc aes 0x000102030405060708090a0b0c0d0e0f offload dev lan1 dir out"
+    )
+    ap = session.lab.node("ap")
+    out = session.execute("ip link set eth0 down").summary
+    assert [d.name for d in ap.devs.values() if not d.up] == [
+        "eth0",
+        "lan1",
+        "lan2",
+        "lan3",
+        "lan4",
+    ]
+    assert "lan1 down (its conduit eth0 is going down); flushed 1" in out
+    assert ap.xfrm.states == ()
+    assert ap.devs["wan"].up
+    j = journey(session, 'send pc2 eth0 IP(dst="203.0.113.1")/UDP()')
+    assert not j.delivered and "lan2" in j.verdict and "down" in j.verdict
+
+
+def test_opening_a_user_port_opens_its_conduit(session: Session) -> None:
+    # dsa_user_open() starts with dev_open(conduit) (net/dsa/user.c).
+    session.execute("ip link set eth0 down")
+    out = session.execute("ip link set lan2 up").summary
+    ap = session.lab.node("ap")
+    assert ap.devs["eth0"].up and ap.devs["lan2"].up and not ap.devs["lan1"].up
+    assert "eth0 up" in out
+    j = journey(session, 'send pc2 eth0 IP(dst="203.0.113.1")/UDP()')
+    assert j.delivered, j.verdict
 
 
 def test_mtu_limits(session: Session) -> None:

@@ -172,12 +172,7 @@ def _link(session: Session, node: Node, args: _Args, stats: bool, family: int | 
 
 
 def _set_updown(session: Session, node: Node, dev: NetDev, up: bool) -> str:
-    dev.up = up
-    if not up:
-        flushed = session.lab.dev_down(node.name, dev.name)
-        if flushed:
-            return f"{dev.name} down; flushed {flushed} offloaded state(s)/policy(ies)"
-    return f"{dev.name} {'up' if up else 'down'}"
+    return "; ".join(session.lab.set_link(node.name, dev.name, up))
 
 
 def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
