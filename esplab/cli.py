@@ -15,7 +15,6 @@ and ``--help`` are instant and the REPL starts quickly.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
@@ -117,16 +116,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
 
-    from rich.console import Console
-
     from esplab.commands.runner import run_text
     from esplab.commands.session import Session, SessionOptions
+    from esplab.console import consoles
 
     options = SessionOptions() if args.seed is None else SessionOptions(seed=args.seed)
     session = Session(options=options)
-    plain = args.no_color or bool(os.environ.get("NO_COLOR"))
-    out = Console(no_color=plain, highlight=False)
-    err = Console(stderr=True, no_color=plain, highlight=False)
+    out, err = consoles(args.no_color)
 
     if args.commands is not None:
         outcomes = run_text(session, args.commands, out, err)

@@ -75,6 +75,14 @@ def test_a_failed_command_makes_the_exit_status_nonzero_but_the_rest_runs() -> N
     assert "Traceback" not in proc.stderr + proc.stdout
 
 
+def test_piped_output_keeps_long_lines_and_table_cells_whole() -> None:
+    res = run("-c", "ip link set eth0 down; xfrm states; nonsense " + "x" * 120)
+    lines = res.stdout.splitlines()
+    assert any(line.startswith("eth0 down; lan1 down") and "lan4 down" in line for line in lines)
+    assert all(len(line) <= 200 for line in lines)
+    assert len(res.stderr.strip().splitlines()) == 1  # one error, one line
+
+
 def test_commands_from_non_terminal_stdin() -> None:
     proc = run(stdin="help quit\n\n# a comment\nhelp decode\n")
     assert proc.returncode == 0, proc.stderr

@@ -30,6 +30,7 @@ from esplab.capfile.linklayer import LINKTYPE_RAW
 from esplab.capfile.pipeline import Progress, RunResult, decode_capture
 from esplab.capfile.records import PacketRecord, out_item
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
+from esplab.console import consoles
 from esplab.errors import EsplabError
 from esplab.pcapio import FrameReader, Interface, PcapngWriter
 
@@ -40,7 +41,6 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_UNUSABLE",
-    "consoles",
     "decode_parser",
     "diagnose_parser",
     "main_decode",
@@ -153,16 +153,6 @@ def diagnose_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def consoles(no_color: bool) -> tuple[Console, Console]:
-    from rich.console import Console
-
-    plain = no_color or bool(os.environ.get("NO_COLOR"))
-    return (
-        Console(no_color=plain, highlight=False, soft_wrap=True),
-        Console(stderr=True, no_color=plain, highlight=False),
-    )
-
-
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
     try:
         return parser.parse_args(argv)
@@ -174,9 +164,7 @@ def guarded(name: str, body: Callable[[], int]) -> int:
     """Run a command body: EsplabError and anything unexpected become one line."""
 
     def err() -> Console:
-        from rich.console import Console
-
-        return Console(stderr=True, highlight=False, no_color=bool(os.environ.get("NO_COLOR")))
+        return consoles()[1]
 
     try:
         return body()

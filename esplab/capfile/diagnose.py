@@ -246,7 +246,8 @@ def render_diagnosis(console: Console, capture: str, sa_file: SaFile, found: Dia
 
 def run_diagnose(args: argparse.Namespace) -> int:
     """The ``esplab diagnose`` command body (called by ``cli.main_diagnose``)."""
-    from esplab.capfile.cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, consoles
+    from esplab.capfile.cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
+    from esplab.console import consoles
 
     out, _err = consoles(args.no_color)
     sa_file = load_sa_file(args.sa_file)

@@ -23,7 +23,6 @@ bad file, bad usage, or an output that cannot be written.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
+from esplab.console import consoles
 from esplab.lab.check import Lab, check_file
 from esplab.lab.report import (
     failure_text,
@@ -74,14 +74,6 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
         return parser.parse_args(list(argv))
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-
-
-def _consoles(no_color: bool) -> tuple[Console, Console]:
-    plain = no_color or bool(os.environ.get("NO_COLOR"))
-    return (
-        Console(no_color=plain, highlight=False, soft_wrap=True),
-        Console(stderr=True, no_color=plain, highlight=False, soft_wrap=True),
-    )
 
 
 def _check_all(files: Sequence[Path]) -> tuple[list[Lab], list[str], int]:
@@ -251,7 +243,7 @@ def main_run(argv: Sequence[str]) -> int:
     args = _parse(parser, argv)
     if isinstance(args, int):
         return args
-    out, err = _consoles(args.no_color)
+    out, err = consoles(args.no_color)
     if args.json and args.step:
         err.print("esplab run: --json and --step exclude each other", markup=False)
         return EXIT_USAGE
