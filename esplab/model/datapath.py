@@ -43,6 +43,7 @@ from esplab.model.walk import (
     tapname,
 )
 from esplab.model.xfrm.objects import XfrmState
+from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
     from esplab.model.esp_sa import EspSA
@@ -506,10 +507,11 @@ class Datapath:
             info = parse_ip(packet)
             src, dst = addrs(packet)
         local = node.owns(dst)
-        if not self._policy_check(walk, node, dev_name, packet, info, local, src, dst):
+        key = flow_key(info, packet, src, dst, dev_name)
+        if not self._policy_check(walk, node, key, local):
             return
         if local:
-            node.count_flow((info.proto, src, dst), len(packet))
+            node.count_flow(key, len(packet))
             walk.add(
                 LazyTextStage(
                     f"{node.name}.deliver",
@@ -581,21 +583,12 @@ class Datapath:
             walk.secpath.append(state)
         return inner
 
-    def _policy_check(
-        self,
-        walk: Walk,
-        node: Node,
-        dev_name: str,
-        packet: bytes,
-        info: IpInfo,
-        local: bool,
-        src: IPv4Address | IPv6Address,
-        dst: IPv4Address | IPv6Address,
-    ) -> bool:
-        """``__xfrm_policy_check``: the inbound (or forward) policy must be satisfied by
-        the states that decrypted the packet (airoha-dsa-xfrm.md 3.2, 3.8) [C]."""
+    def _policy_check(self, walk: Walk, node: Node, key: FlowKey, local: bool) -> bool:
+        """``__xfrm_policy_check`` for the flow ``key``: the inbound (or forward) policy
+        must be satisfied by the states that decrypted the packet (airoha-dsa-xfrm.md
+        3.2, 3.8) [C]."""
         direction: Literal["in", "fwd"] = "in" if local else "fwd"
-        policy = node.xfrm.lookup_policy_key(flow_key(info, packet, src, dst, dev_name), direction)
+        policy = node.xfrm.lookup_policy_key(key, direction)
         if policy is None:
             return True  # no policy: the default is to allow
         tap = f"{node.name}.xfrm.policy({direction})"

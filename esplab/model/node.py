@@ -24,7 +24,7 @@ from typing import Any
 from esplab.errors import NoSuchPort
 from esplab.model.netdev import NetDev
 
-__all__ = ["Flow", "Neighbour", "Node", "Route"]
+__all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route"]
 
 IPAddress = IPv4Address | IPv6Address
 IPNetwork = IPv4Network | IPv6Network
@@ -68,10 +68,15 @@ class Neighbour:
 
 @dataclass
 class Flow:
-    """What the sink of a node received for one (proto, src, dst, sport, dport)."""
+    """What the sink of a node received for one flow: packets and IP bytes."""
 
     packets: int = 0
     bytes: int = 0
+
+
+#: A flow as the sink counts it: (src, dst, proto, sport, dport); ports are 0 for a
+#: protocol without them (ICMP, ESP...).
+FlowId = tuple[IPAddress, IPAddress, int, int, int]
 
 
 @dataclass
@@ -84,7 +89,7 @@ class Node:
     routes: list[Route] = field(default_factory=list)
     neigh: list[Neighbour] = field(default_factory=list)
     forwarding: bool = False
-    flows: dict[tuple[Any, ...], Flow] = field(default_factory=dict)
+    flows: dict[FlowId, Flow] = field(default_factory=dict)
     xfrm: Any = None
     # Lookup caches (see invalidate): dst -> route, (addr, dev) -> neighbour, the
     # addresses the node owns, route -> its rendered text; and the lists they were
@@ -192,8 +197,11 @@ class Node:
         return found
 
     def count_flow(self, key: tuple[Any, ...], size: int) -> None:
-        flow = self.flows.get(key)
+        """The sink received ``size`` bytes of the flow ``key`` (a policy lookup's flow
+        key: its first five items name the flow, the device is left out)."""
+        fid: FlowId = key[:5]
+        flow = self.flows.get(fid)
         if flow is None:
-            flow = self.flows[key] = Flow()
+            flow = self.flows[fid] = Flow()
         flow.packets += 1
         flow.bytes += size
