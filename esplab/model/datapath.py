@@ -25,6 +25,7 @@ from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import (
     ETH_P_8021AD,
     ETH_P_8021Q,
+    MTK_TAG_LEN,
     dsa_rx_stages,
     dsa_tx_stages,
     ether_frame,
@@ -412,6 +413,7 @@ class Datapath:
         tname = tapname(node, dev_name)
         walk.add(Stage(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1}))
         if dev.kind == "dsa-user" and dev.switch_port is not None:
+            _count_conduit(node, dev, len(frame), tx=True)
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
         else:
             walk.add(
@@ -443,6 +445,7 @@ class Datapath:
                     data=None,
                 )
             )
+            _count_conduit(node, dev, len(frame), tx=False)
             walk.extend(dsa_rx_stages(frame, dev.switch_port, dev_name, walk.snap))
         if not dev.up:
             dev.counters.rx_dropped += 1
@@ -706,6 +709,20 @@ class Datapath:
         if inner is SW_INPUT:
             return self._sw_input(walk, node, state, packet)
         return inner if isinstance(inner, bytes) else None
+
+
+def _count_conduit(node: Node, user: NetDev, size: int, *, tx: bool) -> None:
+    """A user port's frame crosses the conduit (GDM1) with its special tag: the
+    conduit's MIB counts it (see ``l2.CONDUIT_COUNTS``) [D]."""
+    if user.conduit is None:
+        return
+    counters = node.dev(user.conduit).counters
+    if tx:
+        counters.tx_packets += 1
+        counters.tx_bytes += size + MTK_TAG_LEN
+    else:
+        counters.rx_packets += 1
+        counters.rx_bytes += size + MTK_TAG_LEN
 
 
 def _software_sa(walk: Walk, node: Node, state: XfrmState, tap: str, counter: str) -> EspSA | None:

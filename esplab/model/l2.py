@@ -73,6 +73,17 @@ def ether_frame(dst: str, src: str, payload: bytes) -> bytes:
     return head + payload
 
 
+#: The MTK special tag's length on the GDM1 <-> switch link (airoha-dsa-xfrm.md 2.2).
+MTK_TAG_LEN = 4
+
+#: Why the conduit's counters move with its user ports' traffic.
+CONDUIT_COUNTS = (
+    "eth0's counters are GDM1's MIB (airoha_update_hw_stats reads REG_FE_GDM_*_OK_*_CNT), "
+    "so every user port's frame counts on the conduit too, with its 4-byte tag [D]; "
+    "whether the MIB includes the FCS is not modelled"
+)
+
+
 def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
     """The stages between a DSA user port's xmit and its wire (CPU to switch)."""
     from esplab.layers.dsa import airoha_dsa_xmit_bytes, mtk_tag_from_cpu, mtk_tag_xmit
@@ -99,8 +110,10 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             "eth0",
             f"tag moved into QDMA msg0.SP_TAG=0x{1 << port:04x}, channel {port % 4}",
             why="Airoha's driver removes the tag from an untagged frame and puts the port "
-            "mask in the TX descriptor; queue channel = queue_mapping mod 4 (1.3, 6.5)",
+            "mask in the TX descriptor; queue channel = queue_mapping mod 4 (1.3, 6.5). "
+            + CONDUIT_COUNTS,
             fidelity="C",
+            counters={"tx_packets": 1},
             data=desc,
             kind="qdma",
         ),
@@ -148,8 +161,10 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             "eth0",
             f"GDM1 strips the tag (STAG_EN), RX msg0.SPTAG={port}",
             why="with STAG_EN the hardware strips the special tag and reports the source "
-            "port in RX msg0 bits 21:14; DSA picks lanN from that metadata (1.3, 6.6)",
+            "port in RX msg0 bits 21:14; DSA picks lanN from that metadata (1.3, 6.6). "
+            + CONDUIT_COUNTS,
             fidelity="C",
+            counters={"rx_packets": 1},
             data=(bytes(desc) + frame) if desc is not None else None,
             kind="qdma-rx",
         ),

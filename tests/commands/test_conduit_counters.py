@@ -1,0 +1,25 @@
+"""The DSA conduit's counters move with its user ports' traffic (GDM1's MIB)."""
+
+from __future__ import annotations
+
+from esplab.commands.session import Session
+
+
+def test_user_port_traffic_counts_on_the_conduit_with_the_tag() -> None:
+    s = Session()
+    ap = s.lab.node("ap")
+    s.execute('send ap lan1 IP(dst="198.51.100.2")/UDP()/Raw(b"x"*10) count 2')
+    s.execute('pc3 send eth0 IP(dst="198.51.100.129")/UDP()')
+    lan1, lan3, eth0 = ap.devs["lan1"].counters, ap.devs["lan3"].counters, ap.devs["eth0"].counters
+    assert (lan1.tx_packets, lan1.tx_bytes) == (2, 2 * 52)  # 14 + 20 + 8 + 10
+    # The conduit carries both frames with the 4-byte MTK tag (airoha-dsa-xfrm.md 2.2).
+    assert (eth0.tx_packets, eth0.tx_bytes) == (2, 2 * 56)
+    assert (lan3.rx_packets, lan3.rx_bytes) == (1, 42)
+    assert (eth0.rx_packets, eth0.rx_bytes) == (1, 46)
+    # wan traffic does not touch the conduit.
+    s.execute('send ap wan IP(dst="192.0.2.2")/UDP()')
+    assert eth0.tx_packets == 2
+    trace = s.lab.journeys.get(1)
+    assert trace is not None
+    dma = trace.stage("eth0.dma")
+    assert dma is not None and dma.counters == {"tx_packets": 1}
