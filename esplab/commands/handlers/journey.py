@@ -13,10 +13,24 @@ from esplab.commands.tokens import Token
 from esplab.errors import BadArgument, NoSuchPacket, NotFound
 from esplab.model.journey import FIDELITY, Journey
 
-__all__ = ["COMMANDS", "journey_data", "packet_bytes", "packet_options", "parse_iv"]
+__all__ = [
+    "COMMANDS",
+    "SEQ_MAX",
+    "iv_sizes",
+    "journey_data",
+    "packet_bytes",
+    "packet_options",
+    "parse_iv",
+    "parse_seq",
+]
 
 _OPTIONS = ("count", "seq", "iv")
 _VALUES = {"count": "N", "seq": "N", "iv": "HEX"}
+
+#: The largest sequence number a packet may pin: ESN numbers are 64 bits (RFC 4303
+#: 2.2.1). Whether a number fits a given SA (32 bits without ESN) is the datapath's
+#: to judge, and counts as XfrmOutStateSeqError there.
+SEQ_MAX = (1 << 64) - 1
 
 
 @dataclass
@@ -60,7 +74,13 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
         if not 1 <= req.count <= 100000:
             raise BadArgument(f"count {req.count}", valid="1 to 100000")
     if "seq" in options:
-        req.seq = parse_int(options["seq"], "seq")
+        req.seq = parse_seq(options["seq"])
+        last = req.seq + req.count - 1
+        if last > SEQ_MAX:
+            raise BadArgument(
+                f"seq {req.seq} with count {req.count} reaches {last:#x}",
+                valid=f"sequence numbers up to {SEQ_MAX:#x} (64 bits with ESN)",
+            )
     if "iv" in options:
         req.iv = parse_iv(options["iv"])
     return req
@@ -93,14 +113,43 @@ def packet_options(
     return line[start:end], options
 
 
-def parse_iv(text: str) -> bytes:
-    """An IV typed as hex (``0x`` allowed)."""
-    try:
-        return bytes.fromhex(text.removeprefix("0x"))
-    except ValueError:
+def parse_seq(text: str) -> int:
+    """An ESP sequence number to pin: 0 to 2**64-1 (64 bits with ESN)."""
+    seq = parse_int(text, "seq")
+    if not 0 <= seq <= SEQ_MAX:
         raise BadArgument(
-            f"iv '{text}' is not hex", valid="hex bytes, e.g. 0x000102030405060708090a0b0c0d0e0f"
-        ) from None
+            f"seq {text} is out of range",
+            valid=f"0 to {SEQ_MAX:#x} (64 bits with ESN; 0xffffffff without)",
+        )
+    return seq
+
+
+def iv_sizes() -> list[int]:
+    """The IV sizes, in bytes, of the ciphers the ESP datapath models: 16 for cbc(aes)
+    (RFC 3602 3), 8 for GCM and CTR (RFC 4106 3.1, RFC 3686 3.1) and the DES ciphers."""
+    from esplab.model.esp_algos import AEAD_ALGOS, ENC_ALGOS
+
+    return sorted({a.iv_size for a in (*ENC_ALGOS.values(), *AEAD_ALGOS.values()) if a.iv_size})
+
+
+def parse_iv(text: str) -> bytes:
+    """An IV typed as hex (``0x`` allowed), of a size some modelled cipher uses; whether
+    it fits the SA is the datapath's to judge."""
+    sizes = iv_sizes()
+    valid = " or ".join(str(n) for n in sizes) + " bytes of hex, e.g. 0x" + bytes(range(16)).hex()
+    digits = text[2:] if text[:2].lower() == "0x" else text
+    if not digits:
+        raise BadArgument(f"iv '{text}' has no hex digits", valid=valid)
+    if any(c not in "0123456789abcdefABCDEF" for c in digits):
+        raise BadArgument(f"iv '{text}' is not hex", valid=valid)
+    if len(digits) % 2:
+        raise BadArgument(
+            f"iv '{text}' has an odd number of hex digits ({len(digits)})", valid=valid
+        )
+    iv = bytes.fromhex(digits)
+    if len(iv) not in sizes:
+        raise BadArgument(f"iv of {len(iv)} bytes ('{text}')", valid=valid)
+    return iv
 
 
 def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> bytes:

@@ -1,0 +1,67 @@
+"""send's options and packet: bad input is one line naming the value and what is valid,
+and changes nothing (no journey, no counter)."""
+
+from __future__ import annotations
+
+import pytest
+
+from esplab.cli import main
+from esplab.commands.handlers.journey import SEQ_MAX, iv_sizes, parse_iv, parse_seq
+from esplab.commands.session import Session
+from esplab.errors import BadArgument
+from tests.commands import seed
+
+
+@pytest.fixture
+def session() -> Session:
+    s = Session()
+    for line in seed.software():
+        s.execute(line)
+    return s
+
+
+def _untouched(s: Session) -> None:
+    assert len(s.lab.journeys) == 0
+    assert all(v == 0 for v in s.lab.node("ap").xfrm.mib.snapshot().values())
+
+
+@pytest.mark.parametrize(
+    ("option", "fragment"),
+    [
+        ("seq -1", "seq -1 is out of range; valid: 0 to 0xffffffffffffffff"),
+        ("seq 18446744073709551616", "seq 18446744073709551616 is out of range"),
+        ("seq 0xffffffffffffffff count 2", "with count 2 reaches 0x10000000000000000"),
+        ("seq x", "seq must be a number, got 'x'"),
+        ("iv 001", "iv '001' has an odd number of hex digits (3); valid: 8 or 16 bytes"),
+        ("iv 0001", "iv of 2 bytes ('0001'); valid: 8 or 16 bytes of hex"),
+        ("iv 0x", "iv '0x' has no hex digits"),
+        ("iv 0xzz", "iv '0xzz' is not hex"),
+    ],
+)
+def test_bad_seq_and_iv_are_input_errors(session: Session, option: str, fragment: str) -> None:
+    with pytest.raises(BadArgument) as info:
+        session.execute(f"send ap wan {seed.UDP} {option}")
+    assert fragment in str(info.value)
+    _untouched(session)
+
+
+def test_a_seq_past_32_bits_is_the_sas_overflow(session: Session) -> None:
+    # A 64-bit number is valid input; on a non-ESN SA the datapath counts the overflow.
+    journey = session.execute(f"send ap wan {seed.UDP} seq 4294967296").data
+    assert "sequence number 0x100000000" in journey["dropped"]
+    assert session.lab.node("ap").xfrm.mib["XfrmOutStateSeqError"] == 1
+    assert session.lab.node("ap").xfrm.mib["XfrmOutStateProtoError"] == 0
+
+
+def test_seq_and_iv_parsers_bounds() -> None:
+    assert parse_seq("0") == 0
+    assert parse_seq(hex(SEQ_MAX)) == SEQ_MAX
+    assert iv_sizes() == [8, 16]
+    assert parse_iv("0X0001020304050607") == bytes(range(8))
+    assert parse_iv("000102030405060708090A0B0C0D0E0F") == bytes(range(16))
+
+
+def test_cli_exits_non_zero_on_a_bad_seq(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-c", 'send ap wan IP(dst="192.0.2.2")/UDP() seq -1']) != 0
+    err = capsys.readouterr().err
+    assert "seq -1 is out of range" in err and "Traceback" not in err
