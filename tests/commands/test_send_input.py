@@ -65,3 +65,26 @@ def test_cli_exits_non_zero_on_a_bad_seq(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["-c", 'send ap wan IP(dst="192.0.2.2")/UDP() seq -1']) != 0
     err = capsys.readouterr().err
     assert "seq -1 is out of range" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("tail", "message"),
+    [
+        ("frobnicate 3", "unknown option 'frobnicate'; valid: count, seq, iv"),
+        ("cuont 3", "unknown option 'cuont'; valid: count, seq, iv; did you mean count?"),
+        ("count 2 frobnicate 3", "unknown option 'frobnicate'; valid: count, seq, iv"),
+        ("count 2 count 3", "option 'count' given twice; give each option once"),
+        ("count", "'count' needs a value; valid: count N, seq N, iv HEX"),
+    ],
+)
+def test_send_options_are_checked_by_name(session: Session, tail: str, message: str) -> None:
+    with pytest.raises(BadArgument) as info:
+        session.execute(f'send ap wan IP(dst="192.0.2.2") {tail}')
+    assert str(info.value) == message
+    _untouched(session)
+
+
+def test_an_expression_with_spaces_still_takes_its_options(session: Session) -> None:
+    session.execute('let p1 = IP(dst="192.0.2.2")')
+    result = session.execute("send ap wan p1 / UDP(dport=9) count 2")
+    assert result.data["sent"] == 2 and len(session.lab.journeys) == 2

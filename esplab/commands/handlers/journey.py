@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,11 @@ __all__ = [
 
 _OPTIONS = ("count", "seq", "iv")
 _VALUES = {"count": "N", "seq": "N", "iv": "HEX"}
+
+# A word that may be an option key, and the endings of a token that join the next
+# token to the expression (an operator, an open bracket or a comma).
+_BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_JOINERS = ("/", "*", "+", "-", "(", "[", ",")
 
 #: The largest sequence number a packet may pin: ESN numbers are 64 bits (RFC 4303
 #: 2.2.1). Whether a number fits a given SA (32 bits without ESN) is the datapath's
@@ -86,12 +92,25 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
     return req
 
 
+def _option_start(tokens: list[Token], allowed: tuple[str, ...]) -> int:
+    """Where a packet expression's options begin: at a known key, or at a bare word that
+    no operator joins to the expression before it (Python never juxtaposes two operands,
+    so ``IP(dst="192.0.2.2") frobnicate 3`` is the expression, then an option)."""
+    for i, tok in enumerate(tokens):
+        if tok.value in allowed:
+            return i
+        if i and _BARE_WORD.fullmatch(tok.raw) and not tokens[i - 1].raw.endswith(_JOINERS):
+            return i
+    return len(tokens)
+
+
 def packet_options(
     line: str, tokens: list[Token], allowed: tuple[str, ...], command: str
 ) -> tuple[str, dict[str, str]]:
-    """A packet expression, as typed, then ``KEY VALUE`` options from ``allowed`` (the
-    first such key ends the expression): ``send``'s and ``compare``'s tail."""
-    cut = next((i for i, t in enumerate(tokens) if t.value in allowed), len(tokens))
+    """A packet expression, as typed, then ``KEY VALUE`` options from ``allowed``:
+    ``send``'s and ``compare``'s tail. The options begin at the first key or bare word
+    after the expression (:func:`_option_start`); an unknown key is refused by name."""
+    cut = _option_start(tokens, allowed)
     expr_tokens, opt_tokens = tokens[:cut], tokens[cut:]
     if not expr_tokens:
         raise BadArgument(
@@ -104,7 +123,9 @@ def packet_options(
     for i in range(0, len(opt_tokens), 2):
         key = opt_tokens[i].value
         if key not in allowed:
-            raise BadArgument(f"unexpected '{key}'", valid=list(allowed), value=key)
+            raise BadArgument(f"unknown option '{key}'", valid=list(allowed), value=key)
+        if key in options:
+            raise BadArgument(f"option '{key}' given twice", hint="give each option once")
         if i + 1 >= len(opt_tokens):
             raise BadArgument(
                 f"'{key}' needs a value", valid=", ".join(f"{k} {_VALUES[k]}" for k in allowed)
