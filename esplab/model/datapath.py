@@ -144,6 +144,9 @@ class Datapath:
             walk.drop(f"{name}.out", name, "not an IP packet", None, str(exc))
             return
         src, dst = addrs(packet)
+        if node.owns(dst):
+            self._loopback(walk, node, info, packet, src, dst, hops)
+            return
         route = node.route(dst)
         if route is None:
             walk.drop(
@@ -245,6 +248,53 @@ class Datapath:
             packet = out
             first = None
         self._transmit(walk, node, dev_name, nexthop, packet, hops)
+
+    def _loopback(
+        self,
+        walk: Walk,
+        node: Node,
+        info: IpInfo,
+        packet: bytes,
+        src: IPv4Address | IPv6Address,
+        dst: IPv4Address | IPv6Address,
+        hops: int,
+    ) -> None:
+        """A packet to one of the node's own addresses: the local table's route sends it
+        through ``lo`` and it comes straight back in (``ip route show table local``)."""
+        name = node.name
+        walk.add(
+            LazyTextStage(
+                f"{name}.route",
+                name,
+                "{} is local: dev lo",
+                "the local table has a route for every address of the node (RTN_LOCAL); "
+                "the packet loops back through lo",
+                "C",
+                args=(dst,),
+            )
+        )
+        decision = node.xfrm.resolve_output_key(flow_key(info, packet, src, dst, "lo"))
+        if decision.verdict != "bypass":
+            walk.drop(
+                f"{name}.xfrm.policy(out)",
+                name,
+                "IPsec on loopback is not modelled",
+                None,
+                f"an outbound policy matches this flow to {dst} through lo "
+                f"({decision.verdict}); the lab does not model IPsec over loopback",
+                "M",
+            )
+            return
+        walk.add(
+            Stage(
+                f"{name}.lo",
+                "lo",
+                f"loopback {len(packet)} bytes",
+                "loopback_xmit hands the packet back to the node's receive path",
+                "C",
+            )
+        )
+        self._input(walk, node, "lo", packet, hops + 1)
 
     def _esp_output(
         self,
