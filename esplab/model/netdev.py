@@ -5,7 +5,8 @@ Facts (airoha-dsa-xfrm.md, tags as there):
 * Airoha GDM netdevs: ``max_mtu`` 9220 (AIROHA_MAX_MTU) [C]; min MTU 68 [D].
 * DSA user ports: a user MTU change fails with ERANGE when user + 4 exceeds
   min(conduit max_mtu, user max_mtu + 4); the conduit's MTU follows the largest
-  user MTU + 4 (1504 at boot) [C] (1.3, 6.7). So lanN reach 9216 [D].
+  user MTU + 4 (1504 at boot) [C] (1.3, 6.7). So lanN reach 9216 [D]. The conduit's
+  own MTU change is not vetoed (net/dsa has no NETDEV_PRECHANGEMTU handler) [C].
 * A value outside [min_mtu, max_mtu] fails with EINVAL from the core range check [C].
 * ESP features (1.5, 3.7): ``esp-hw-offload`` exists only where the device has
   xfrmdev_ops; ``esp-tx-csum-hw-offload`` needs ``esp-hw-offload`` [C]. On the

@@ -19,6 +19,7 @@ from esplab.errors import BadArgument, EsplabError, KernelError
 from esplab.model.l2 import parse_mac
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Neighbour, Node, Route
+from esplab.model.topology import DSA_TAG_LEN
 
 __all__ = ["COMMANDS", "OBJECTS"]
 
@@ -180,19 +181,45 @@ def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
     if dev.conduit is not None:
         conduit = node.dev(dev.conduit)
         # DSA: user MTU + tag must fit the conduit and the switch (1.3) [C].
-        limit = min(conduit.max_mtu, dev.max_mtu + 4)
-        if mtu + 4 > limit:
+        limit = min(conduit.max_mtu, dev.max_mtu + DSA_TAG_LEN)
+        if mtu + DSA_TAG_LEN > limit:
             raise KernelError("ERANGE", f"{dev.name} mtu {mtu} + 4-byte tag > {limit}")
 
 
 def _set_mtu(node: Node, dev: NetDev, mtu: int) -> str:
+    """``dev_set_mtu`` (net/core/dev.c) returns early when the MTU does not change.
+
+    A DSA user port's change sets the conduit to the largest user MTU + the tag,
+    down or up ports alike (net/dsa/user.c ``dsa_user_change_mtu``). A conduit's own
+    change is not vetoed: net/dsa registers no NETDEV_PRECHANGEMTU handler and
+    ``airoha_dev_change_mtu`` always succeeds, so a conduit MTU below what its user
+    ports need is accepted, and said so, until the next user-port change resets it."""
+    if mtu == dev.mtu:
+        return f"{dev.name} mtu {mtu} (unchanged)"
     dev.mtu = mtu
     if dev.conduit is None:
-        return f"{dev.name} mtu {mtu}"
+        users = [d for d in node.devs.values() if d.conduit == dev.name]
+        if not users:
+            return f"{dev.name} mtu {mtu}"
+        widest = max(users, key=lambda d: d.mtu)
+        need = widest.mtu + DSA_TAG_LEN
+        if mtu >= need:
+            return f"{dev.name} mtu {mtu}"
+        return (
+            f"{dev.name} mtu {mtu}, below the {need} its user ports need ({widest.name} mtu "
+            f"{widest.mtu} + {DSA_TAG_LEN}-byte tag): Linux accepts this (no NETDEV_PRECHANGEMTU "
+            f"veto in net/dsa), and the next user-port MTU change sets {dev.name} to the "
+            f"largest user MTU + {DSA_TAG_LEN} again (dsa_user_change_mtu)"
+        )
     conduit = node.dev(dev.conduit)
-    users = [d.mtu for d in node.devs.values() if d.conduit == conduit.name]
-    conduit.mtu = max(users) + 4  # conduit follows the largest user + 4 (1.3) [C]
-    return f"{dev.name} mtu {mtu}; {conduit.name} mtu {conduit.mtu}"
+    want = max(d.mtu for d in node.devs.values() if d.conduit == conduit.name) + DSA_TAG_LEN
+    if want == conduit.mtu:
+        return f"{dev.name} mtu {mtu}"
+    old, conduit.mtu = conduit.mtu, want
+    return (
+        f"{dev.name} mtu {mtu}; {conduit.name} mtu {old} -> {want} "
+        f"(largest user MTU + {DSA_TAG_LEN}-byte tag)"
+    )
 
 
 def _addr(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:

@@ -1,0 +1,60 @@
+"""ip link set DEV mtu N on the DSA conduit and its user ports."""
+
+from __future__ import annotations
+
+import pytest
+
+from esplab.commands.session import Session
+
+
+@pytest.fixture
+def session() -> Session:
+    return Session()
+
+
+def mtus(session: Session) -> dict[str, int]:
+    return {name: dev.mtu for name, dev in session.lab.node("ap").devs.items()}
+
+
+def test_a_conduit_mtu_below_its_users_is_accepted_and_says_what_they_need(
+    session: Session,
+) -> None:
+    # net/dsa registers no NETDEV_PRECHANGEMTU handler (net/dsa/user.c
+    # dsa_user_netdevice_event) and airoha_dev_change_mtu always returns 0, so the
+    # core's dev_set_mtu range check is the only one: 1500 is accepted.
+    session.execute("ip link set lan3 mtu 9000")
+    out = session.execute("ip link set eth0 mtu 1500").summary
+    assert mtus(session)["eth0"] == 1500
+    assert "below the 9004 its user ports need (lan3 mtu 9000 + 4-byte tag)" in out
+
+
+def test_the_next_user_port_change_resets_the_conduit(session: Session) -> None:
+    # dsa_user_change_mtu: new conduit MTU = largest user MTU (the new value for the
+    # port being changed) + tag overhead, set whenever it differs from the old one.
+    session.execute("ip link set lan3 mtu 9000")
+    session.execute("ip link set eth0 mtu 1500")
+    out = session.execute("ip link set lan1 mtu 1400").summary
+    assert mtus(session)["eth0"] == 9004
+    assert "eth0 mtu 1500 -> 9004" in out
+
+
+def test_setting_the_same_mtu_changes_nothing(session: Session) -> None:
+    # net/core/dev.c dev_set_mtu: "if (new_mtu == dev->mtu) return 0;" before any
+    # ndo_change_mtu, so dsa_user_change_mtu never runs and the conduit stays.
+    session.execute("ip link set lan3 mtu 9000")
+    session.execute("ip link set eth0 mtu 1500")
+    out = session.execute("ip link set lan3 mtu 9000").summary
+    assert out == "lan3 mtu 9000 (unchanged)"
+    assert mtus(session)["eth0"] == 1500
+
+
+def test_down_user_ports_count_for_the_conduit_mtu(session: Session) -> None:
+    # dsa_tree_for_each_user_port walks every user port, up or down.
+    session.execute("ip link set lan3 mtu 9000")
+    session.execute("ip link set lan3 down")
+    session.execute("ip link set lan1 mtu 1400")
+    assert mtus(session)["eth0"] == 9004
+
+
+def test_a_conduit_mtu_that_fits_its_users_has_no_note(session: Session) -> None:
+    assert session.execute("ip link set eth0 mtu 9000").summary == "eth0 mtu 9000"
