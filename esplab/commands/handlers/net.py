@@ -8,14 +8,25 @@ ethtool's layouts so it reads like a board's console.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import partial
-from ipaddress import IPv4Address, IPv6Address, ip_address, ip_interface, ip_network
+from ipaddress import (
+    IPv4Address,
+    IPv4Interface,
+    IPv4Network,
+    IPv6Address,
+    IPv6Interface,
+    IPv6Network,
+    ip_address,
+    ip_interface,
+    ip_network,
+)
 
 from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, EsplabError, KernelError
+from esplab.errors import BadArgument, EsplabError, KernelError, NoSuchPort
 from esplab.model.l2 import parse_mac
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Neighbour, Node, Route
@@ -46,14 +57,25 @@ def _ifname(dev: NetDev) -> str:
     return f"{dev.name}@{dev.conduit}" if dev.conduit else dev.name
 
 
-def link_text(node: Node, devs: Iterable[NetDev], stats: bool) -> str:
+def _state(dev: NetDev) -> str:
+    return "UP" if dev.up else "DOWN"
+
+
+def _qdisc(dev: NetDev) -> str:
+    return "noqueue" if dev.kind == "dsa-user" else "mq"
+
+
+def link_text(node: Node, devs: Iterable[NetDev], stats: bool, brief: bool = False) -> str:
+    """``ip link`` (iproute2 ip/ipaddress.c ``print_linkinfo``); ``brief`` is
+    ``print_linkinfo_brief``: name ("%-16s "), operstate ("%-14s "), MAC, flags."""
     lines: list[str] = []
     for dev in devs:
-        state = "UP" if dev.up else "DOWN"
-        qdisc = "noqueue" if dev.kind == "dsa-user" else "mq"
+        if brief:
+            lines.append(f"{_ifname(dev):<16} {_state(dev):<14} {dev.mac} {_flags(dev)} ")
+            continue
         lines.append(
-            f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} qdisc {qdisc} "
-            f"state {state} mode DEFAULT group default qlen 1000"
+            f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} qdisc {_qdisc(dev)} "
+            f"state {_state(dev)} mode DEFAULT group default qlen 1000"
         )
         lines.append(f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff")
         if stats:
@@ -71,18 +93,56 @@ def link_text(node: Node, devs: Iterable[NetDev], stats: bool) -> str:
     return "\n".join(lines)
 
 
-def addr_text(node: Node, devs: Iterable[NetDev]) -> str:
+def _addrs(dev: NetDev, family: int | None) -> list[IPv4Interface | IPv6Interface]:
+    # The kernel dumps AF_INET before AF_INET6 (rtnl_dump_all walks families in order).
+    return sorted(
+        (a for a in dev.addrs if family is None or a.version == family), key=lambda a: a.version
+    )
+
+
+def addr_text(
+    node: Node, devs: Iterable[NetDev], family: int | None = None, brief: bool = False
+) -> str:
+    """``ip addr`` (iproute2 ip/ipaddress.c ``ipaddr_list_flush_or_save``). With a family
+    (-4/-6) only devices holding an address of it are listed (``ipaddr_filter``) and
+    the link/ether line is left out (``print_linkinfo`` prints it only without one).
+    Each address is permanent, so its lifetimes print as forever (IFA_CACHEINFO); IPv4
+    addresses carry their device as label, IPv6 ones none. ``brief``: name, operstate,
+    then each ADDR/PLEN."""
     lines: list[str] = []
     for dev in devs:
-        state = "UP" if dev.up else "DOWN"
-        lines.append(f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} state {state}")
-        lines.append(f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff")
-        for iface in dev.addrs:
-            fam = "inet6" if iface.version == 6 else "inet"
-            brd = f" brd {iface.network.broadcast_address}" if iface.version == 4 else ""
-            scope = "global"
-            lines.append(f"    {fam} {iface}{brd} scope {scope} {dev.name}")
+        addrs = _addrs(dev, family)
+        if family is not None and not addrs:
+            continue
+        if brief:
+            lines.append(f"{_ifname(dev):<16} {_state(dev):<14} " + "".join(f"{a} " for a in addrs))
+            continue
+        lines.append(
+            f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} qdisc {_qdisc(dev)} "
+            f"state {_state(dev)} group default qlen 1000"
+        )
+        if family is None:
+            lines.append(f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff")
+        for iface in addrs:
+            if iface.version == 4:
+                brd = iface.network.broadcast_address
+                lines.append(f"    inet {iface} brd {brd} scope global {dev.name}")
+            else:
+                lines.append(f"    inet6 {iface} scope global ")
+            lines.append("       valid_lft forever preferred_lft forever")
     return "\n".join(lines)
+
+
+_FAMILIES = {"inet": 4, "inet6": 6}
+
+
+@dataclass
+class _Opts:
+    """iproute2's global options (ip/ip.c): -s counts, -4/-6/-f pick a family, -br."""
+
+    stats: int = 0
+    family: int | None = None
+    brief: bool = False
 
 
 class _Args:
@@ -117,33 +177,74 @@ def _ip(session: Session, inv: Invocation) -> Result:
 
         result: Result = run_ip_xfrm(session, node, words)
         return result
-    stats = False
-    family: int | None = None
+    opts = _Opts()
     while words and words[0].startswith("-"):
         opt = words.pop(0)
+        opt = opt[1:] if opt.startswith("--") else opt  # ip/ip.c reads "--x" as "-x"
         if opt in ("-s", "-stats", "-statistics"):
-            stats = True
+            opts.stats += 1
         elif opt in ("-4", "-6"):
-            family = int(opt[1])
+            opts.family = int(opt[1])
+        elif opt in ("-f", "-family"):
+            name = words.pop(0) if words else ""
+            if name not in _FAMILIES:
+                raise BadArgument(
+                    f'invalid address family "{name}"', valid=list(_FAMILIES), value=name
+                )
+            opts.family = _FAMILIES[name]
+        elif opt in ("-br", "-brief"):
+            opts.brief = True
         else:
-            raise BadArgument(f'Option "{opt}" is unknown', valid=["-s", "-4", "-6"], value=opt)
+            raise BadArgument(
+                f'Option "{opt}" is unknown',
+                valid=["-s", "-4", "-6", "-f inet|inet6", "-br"],
+                value=opt,
+            )
     if not words:
         raise BadArgument("ip needs an object", valid=OBJECTS)
     obj = _object(words.pop(0))
     handler = _IP_OBJECTS[obj]
-    return handler(session, node, _Args(words), stats, family)
+    return handler(session, node, _Args(words), opts)
 
 
-def _link(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+_SHOW = ("show", "list", "sh", "ls", "lst")
+
+
+def _show_devs(node: Node, args: _Args) -> list[NetDev]:
+    """The device filter of ``ip link|addr show`` (iproute2 ip/ipaddress.c
+    ``ipaddr_list_flush_or_save``): ``up`` keeps devices that are up; ``dev NAME`` or
+    a bare NAME picks one device, and a second name is refused with iproute2's
+    'either "dev" is duplicate, or "WORD" is a garbage' (``duparg2``)."""
+    name: str | None = None
+    up_only = False
+    while args.more():
+        word = args.take("filter")
+        if word == "up":
+            up_only = True
+            continue
+        if word == "dev":
+            word = args.take("device name after 'dev'")
+        if name is not None:
+            raise BadArgument(
+                f'either "dev" is duplicate, or "{word}" is a garbage',
+                valid=["dev DEVICE", "up"],
+            )
+        name = word
+    devs = list(node.devs.values())
+    if name is not None:
+        if name not in node.devs:
+            raise NoSuchPort(f'Device "{name}" does not exist', valid=list(node.devs), value=name)
+        devs = [node.devs[name]]
+    return [d for d in devs if d.up or not up_only]
+
+
+def _link(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
     verb = args.take("command") if args.more() else "show"
-    if verb in ("show", "list", "sh", "ls"):
-        devs = [node.dev(args.take("device"))] if args.more() else list(node.devs.values())
-        if args.peek() == "dev":
-            args.take("dev")
-            devs = [node.dev(args.take("device"))]
+    if verb in _SHOW:
+        devs = _show_devs(node, args)
         return TextResult(
             summary=f"{len(devs)} device(s)",
-            text=link_text(node, devs, stats),
+            text=link_text(node, devs, opts.stats > 0, opts.brief),
             data={d.name: {"up": d.up, "mtu": d.mtu, **d.counters.as_dict()} for d in devs},
         )
     if verb != "set":
@@ -222,17 +323,15 @@ def _set_mtu(node: Node, dev: NetDev, mtu: int) -> str:
     )
 
 
-def _addr(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+def _addr(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
     verb = args.take("command") if args.more() else "show"
-    if verb in ("show", "list", "sh", "ls"):
-        devs = list(node.devs.values())
-        if args.peek() == "dev":
-            args.take("dev")
-            devs = [node.dev(args.take("device"))]
+    if verb in _SHOW:
+        fam = opts.family
+        devs = [d for d in _show_devs(node, args) if fam is None or _addrs(d, fam)]
         return TextResult(
             summary="addresses",
-            text=addr_text(node, devs),
-            data={d.name: [str(a) for a in d.addrs] for d in devs},
+            text=addr_text(node, devs, fam, opts.brief),
+            data={d.name: [str(a) for a in _addrs(d, fam)] for d in devs},
         )
     if verb not in ("add", "del", "delete"):
         raise BadArgument(f'Command "{verb}" is unknown for ip addr', valid=["show", "add", "del"])
@@ -268,9 +367,10 @@ def _addr(session: Session, node: Node, args: _Args, stats: bool, family: int | 
     return MessageResult(summary=f"{iface} removed from {dev.name}")
 
 
-def _route(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+def _route(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
+    family = opts.family
     verb = args.take("command") if args.more() else "show"
-    if verb in ("show", "list", "sh", "ls"):
+    if verb in _SHOW:
         routes = [r for r in node.routes if family is None or r.dst.version == family]
         if family is None:
             routes = [r for r in routes if r.dst.version == 4]
@@ -339,14 +439,10 @@ def _addr_arg(text: str) -> IPv4Address | IPv6Address:
         raise BadArgument(f"'{text}' is not an IP address", valid="IPv4 or IPv6 address") from None
 
 
-def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int | None) -> Result:
+def _neigh(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
     verb = args.take("command") if args.more() else "show"
-    if verb in ("show", "list", "sh", "ls"):
-        return TextResult(
-            summary=f"{len(node.neigh)} neighbour(s)",
-            text="\n".join(n.render() for n in node.neigh),
-            data={"neigh": [n.render() for n in node.neigh]},
-        )
+    if verb in _SHOW:
+        return _neigh_show(node, args, opts.family)
     if verb not in ("add", "replace", "del", "delete"):
         raise BadArgument(
             f'Command "{verb}" is unknown for ip neigh', valid=["show", "add", "replace", "del"]
@@ -384,7 +480,47 @@ def _neigh(session: Session, node: Node, args: _Args, stats: bool, family: int |
     return MessageResult(summary=f"neighbour {addr} lladdr {mac} dev {dev_name}")
 
 
-_IP_OBJECTS: dict[str, Callable[[Session, Node, _Args, bool, int | None], Result]] = {
+def _neigh_show(node: Node, args: _Args, family: int | None) -> Result:
+    """``ip neigh show [dev DEV] [[to] PREFIX]`` (iproute2 ip/ipneigh.c
+    ``do_show_or_flush``, ``print_neigh``): -4/-6 and the prefix filter by family and
+    address; with ``dev`` the device is not repeated on each line."""
+    dev_name: str | None = None
+    prefix: IPv4Network | IPv6Network | None = None
+    while args.more():
+        word = args.take("filter")
+        if word == "dev":
+            dev_name = node.dev(args.take("device name after 'dev'")).name
+            continue
+        if word == "to":
+            word = args.take("prefix after 'to'")
+        try:
+            prefix = ip_network(word, strict=False)
+        except ValueError:
+            raise BadArgument(
+                f'"{word}" is neither a filter nor a prefix',
+                valid=["dev DEVICE", "[to] PREFIX"],
+            ) from None
+    if prefix is not None and family is None:
+        family = prefix.version
+    shown = [
+        n
+        for n in node.neigh
+        if (family is None or n.addr.version == family)
+        and (dev_name is None or n.dev == dev_name)
+        and (prefix is None or (n.addr.version == prefix.version and n.addr in prefix))
+    ]
+    if dev_name is None:
+        lines = [n.render() for n in shown]
+    else:
+        lines = [f"{n.addr} lladdr {n.mac} {n.state}" for n in shown]
+    return TextResult(
+        summary=f"{len(shown)} neighbour(s)",
+        text="\n".join(lines),
+        data={"neigh": [n.render() for n in shown]},
+    )
+
+
+_IP_OBJECTS: dict[str, Callable[[Session, Node, _Args, _Opts], Result]] = {
     "link": _link,
     "address": _addr,
     "route": _route,
@@ -455,7 +591,7 @@ def _node(session: Session, inv: Invocation) -> Result:
 def _ip_complete(session: Session, words: list[str]) -> list[str]:
     words = [w for w in words if not w.startswith("-")]
     if not words:
-        return [*OBJECTS, "-s", "-4", "-6"]
+        return [*OBJECTS, "-s", "-4", "-6", "-br"]
     obj = next((o for o in OBJECTS if words[0] and o.startswith(words[0])), None)
     if len(words) == 1:
         return {
@@ -493,7 +629,7 @@ COMMANDS = (
         summary="iproute2 on the current node: link, addr, route, neigh, xfrm",
         handler=_ip,
         params=(Param("args", kind="rest", metavar="OBJECT"),),
-        usage_text="[NODE] ip [-s] [-4|-6] link|addr|route|neigh|xfrm ...",
+        usage_text="[NODE] ip [-s] [-4|-6] [-br] link|addr|route|neigh|xfrm ...",
         example="host ip -s link show eth0",
         details="ip link set DEV up|down|mtu N; ip addr add|del ADDR/PLEN dev DEV; "
         "ip route add|del|get ...; ip neigh add ADDR lladdr MAC dev DEV; ip xfrm state|policy ...",
