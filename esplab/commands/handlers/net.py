@@ -380,15 +380,7 @@ def _route(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
             data={"routes": [r.render() for r in routes]},
         )
     if verb == "get":
-        dst = _addr_arg(args.take("address"))
-        route = node.route(dst)
-        if route is None:
-            raise KernelError("ENETUNREACH", f"no route to {dst}")
-        return TextResult(
-            summary=route.render(),
-            text=f"{dst} {route.render()}",
-            data={"dev": route.dev, "via": str(route.via or "")},
-        )
+        return _route_get(node, args, family)
     if verb not in ("add", "del", "delete", "replace"):
         raise BadArgument(
             f'Command "{verb}" is unknown for ip route',
@@ -430,6 +422,73 @@ def _route(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
     node.routes.append(Route(prefix, dev_name, via=via))
     node.invalidate()
     return MessageResult(summary=f"route {prefix} via {via or '-'} dev {dev_name}")
+
+
+def _route_get(node: Node, args: _Args, family: int | None) -> Result:
+    """``ip route get [to] ADDR``: the RTM_GETROUTE answer as iproute2's ``print_route``
+    prints it (ip/iproute.c). The kernel answers for the address itself, never the
+    matched prefix. IPv4 (net/ipv4/route.c ``rt_fill_info``): a cloned route, so no
+    proto/scope; the gateway, device, preferred source and the asker's uid (0: lab
+    commands run as root, a design choice), then "cache" on a second line. IPv6
+    (net/ipv6/route.c ``rt6_fill_node``): "from ::" (the unset source), proto unless
+    boot, source, metric (256 for a prefix route, IP6_RT_PRIO_ADDRCONF; 1024 for a
+    user route, IP6_RT_PRIO_USER) and "pref medium". A local address is answered
+    from the local table through lo ([D] from the same printers)."""
+    word = args.take("address")
+    if word == "to":
+        word = args.take("address after 'to'")
+    dst = _addr_arg(word)
+    if args.more():
+        raise BadArgument(
+            f'"{args.peek()}" after the address is not modelled', valid="[to] ADDRESS"
+        )
+    if family is not None and dst.version != family:
+        name = "inet" if family == 4 else "inet6"
+        raise BadArgument(f'{name} prefix is expected rather than "{word}"', value=word)
+    if node.owns(dst):
+        if dst.version == 4:
+            text = f"local {dst} dev lo table local src {dst} uid 0 \n    cache <local> "
+        else:
+            text = (
+                f"local {dst} from :: dev lo table local proto kernel src {dst} "
+                "metric 0 pref medium"
+            )
+        return TextResult(
+            summary=text.splitlines()[0].strip(),
+            text=text,
+            data={"dev": "lo", "via": "", "src": str(dst)},
+        )
+    route = node.route(dst)
+    if route is None:
+        raise KernelError("ENETUNREACH", f"no route to {dst}")
+    src = route.src if route.src is not None else _source(node, route.dev, route.via or dst)
+    parts = [str(dst)] + (["from ::"] if dst.version == 6 else [])
+    parts += [f"via {route.via}"] if route.via is not None else []
+    parts.append(f"dev {route.dev}")
+    if dst.version == 6 and route.proto == "kernel":
+        parts.append("proto kernel")
+    parts += [f"src {src}"] if src is not None else []
+    if dst.version == 4:
+        text = " ".join([*parts, "uid 0"]) + " \n    cache "
+    else:
+        metric = 256 if route.proto == "kernel" else 1024
+        text = " ".join([*parts, f"metric {metric}", "pref medium"])
+    return TextResult(
+        summary=text.splitlines()[0].strip(),
+        text=text,
+        data={"dev": route.dev, "via": str(route.via or ""), "src": str(src or "")},
+    )
+
+
+def _source(
+    node: Node, dev: str, toward: IPv4Address | IPv6Address
+) -> IPv4Address | IPv6Address | None:
+    """The preferred source on ``dev``: an address whose subnet holds the next hop,
+    else its first of the family (``inet_select_addr``; for IPv6 a simplification of
+    RFC 6724 source selection)."""
+    addrs = [a for a in node.dev(dev).addrs if a.version == toward.version]
+    near = [a for a in addrs if toward in a.network]
+    return (near or addrs)[0].ip if (near or addrs) else None
 
 
 def _addr_arg(text: str) -> IPv4Address | IPv6Address:
