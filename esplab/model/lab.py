@@ -161,26 +161,39 @@ class Lab:
         [C]: opening a user port opens its conduit first (``dsa_user_open`` calls
         ``dev_open(conduit)``), and a conduit going down closes every user port on it
         first (``NETDEV_GOING_DOWN``). Each device that goes down flushes its offloaded
-        states and policies (:meth:`dev_down`). Returns a line per device changed."""
+        states and policies (:meth:`dev_down`) and its routes (:meth:`Node.link_down`);
+        each that comes up gets its connected routes back (:meth:`Node.link_up`). Only a
+        real change of state notifies: ``dev_open``/``dev_close`` return early on a
+        device already in that state (net/core/dev.c). Returns a line per device."""
         the_node = self.node(node)
         target = the_node.dev(dev)
         done: list[str] = []
         if up:
             if target.conduit is not None and not the_node.dev(target.conduit).up:
-                the_node.dev(target.conduit).up = True
-                done.append(f"{target.conduit} up (the conduit opens with its user port)")
-            target.up = True
-            return [f"{dev} up", *done]
+                done.append(
+                    self._up(the_node, target.conduit, " (the conduit opens with its user port)")
+                )
+            return [self._up(the_node, dev, ""), *done]
         users = [d for d in the_node.devs.values() if d.conduit == dev and d.up]
         for user in users:
             done.append(self._down(the_node, user.name, f" (its conduit {dev} is going down)"))
         return [self._down(the_node, dev, ""), *done]
 
+    def _up(self, node: Node, dev: str, why: str) -> str:
+        netdev = node.dev(dev)
+        if netdev.up:
+            return f"{dev} up{why} (already up)"
+        netdev.up = True
+        return "; ".join([f"{dev} up{why}", *node.link_up(dev)])
+
     def _down(self, node: Node, dev: str, why: str) -> str:
-        node.dev(dev).up = False
+        netdev = node.dev(dev)
+        was_up = netdev.up
+        netdev.up = False
         flushed = self.dev_down(node.name, dev)
         tail = f"; flushed {flushed} offloaded state(s)/policy(ies)" if flushed else ""
-        return f"{dev} down{why}{tail}"
+        notes = node.link_down(dev) if was_up else ["already down"]
+        return "; ".join([f"{dev} down{why}{tail}", *notes])
 
     def dev_down(self, node: str, dev: str) -> int:
         """A device went down: with esp-hw-offload on, its offloaded states and

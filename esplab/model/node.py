@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from ipaddress import (
     IPv4Address,
+    IPv4Interface,
     IPv4Network,
     IPv6Address,
+    IPv6Interface,
     IPv6Network,
 )
 from typing import Any
@@ -24,7 +26,7 @@ from typing import Any
 from esplab.errors import NoSuchPort
 from esplab.model.netdev import NetDev
 
-__all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route"]
+__all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route", "connected_route"]
 
 IPAddress = IPv4Address | IPv6Address
 IPNetwork = IPv4Network | IPv6Network
@@ -53,6 +55,12 @@ class Route:
         if self.src is not None:
             text += f" src {self.src}"
         return text
+
+
+def connected_route(iface: IPv4Interface | IPv6Interface, dev: str) -> Route:
+    """The prefix route an address brings (``fib_add_ifaddr`` / ``addrconf_prefix_route``):
+    proto kernel, scope link, the address as preferred source."""
+    return Route(iface.network, dev, src=iface.ip, proto="kernel")
 
 
 @dataclass
@@ -152,6 +160,50 @@ class Node:
             memo.clear()
         memo[dst] = best
         return best
+
+    def link_down(self, dev: str) -> list[str]:
+        """What IP loses when ``dev`` goes admin down (NETDEV_DOWN); one note per change.
+
+        IPv4, net/ipv4/fib_frontend.c ``fib_netdev_event`` -> ``fib_disable_ip``:
+        ``fib_sync_down_dev`` marks every nexthop on the device dead and ``fib_flush``
+        deletes those routes, connected and static alike. The addresses stay.
+        IPv6, net/ipv6/addrconf.c ``addrconf_ifdown``: with ``keep_addr_on_down`` at its
+        default 0 the device's addresses are deleted (with their prefix routes), and
+        ``rt6_sync_down_dev`` (route.c ``fib6_ifdown``) deletes every route via it."""
+        netdev = self.dev(dev)
+        gone = [r for r in self.routes if r.dev == dev]
+        self.routes = [r for r in self.routes if r.dev != dev]
+        lost6 = [a for a in netdev.addrs if a.version == 6]
+        netdev.addrs = [a for a in netdev.addrs if a.version == 4]
+        self.invalidate()
+        notes: list[str] = []
+        if gone:
+            notes.append("routes flushed: " + ", ".join(self.route_text(r) for r in gone))
+        if lost6:
+            notes.append(
+                "IPv6 addresses deleted (keep_addr_on_down=0): " + ", ".join(map(str, lost6))
+            )
+        return notes
+
+    def link_up(self, dev: str) -> list[str]:
+        """What IP regains when ``dev`` comes up (NETDEV_UP): ``fib_netdev_event`` runs
+        ``fib_add_ifaddr`` for each IPv4 address, which adds its prefix route again
+        (net/ipv4/fib_frontend.c). Static routes flushed on the way down stay gone, and
+        so do the IPv6 addresses ``addrconf_ifdown`` deleted."""
+        back: list[Route] = []
+        for iface in self.dev(dev).addrs:
+            if iface.version != 4:
+                continue
+            route = connected_route(iface, dev)
+            if not any(
+                r.dst == route.dst and r.dev == dev and r.proto == "kernel" for r in self.routes
+            ):
+                back.append(route)
+        self.routes = [*self.routes, *back]
+        self.invalidate()
+        if not back:
+            return []
+        return ["connected routes back: " + ", ".join(r.render() for r in back)]
 
     def route_text(self, route: Route) -> str:
         """``route.render()``, remembered until the routes change."""

@@ -27,7 +27,7 @@ import random
 from ipaddress import IPv4Interface, IPv6Interface, ip_address, ip_network
 
 from esplab.model.netdev import NetDev
-from esplab.model.node import Neighbour, Node, Route
+from esplab.model.node import Neighbour, Node, Route, connected_route
 
 __all__ = ["AIROHA_MAX_MTU", "DSA_TAG_LEN", "LINKS", "build_nodes", "lan_addr"]
 
@@ -168,7 +168,7 @@ def build_nodes(seed: int) -> dict[str, Node]:
 def _connected_routes(node: Node) -> None:
     for dev in node.devs.values():
         for iface in dev.addrs:
-            node.routes.append(Route(iface.network, dev.name, src=iface.ip, proto="kernel"))
+            node.routes.append(connected_route(iface, dev.name))
 
 
 def _static_neighbours(nodes: dict[str, Node]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address, IPv6Address, ip_address
+
 import pytest
 
 from esplab.commands.result import TextResult
@@ -70,3 +72,90 @@ def test_route_get_refuses_words_it_does_not_model(session: Session) -> None:
     with pytest.raises(KernelError) as info:
         session.execute("pc1 ip route get 8.8.8.8")
     assert info.value.errno_name == "ENETUNREACH"
+
+
+# -- a device going down or up -------------------------------------------------
+# net/ipv4/fib_frontend.c fib_netdev_event: NETDEV_DOWN -> fib_disable_ip ->
+# fib_sync_down_dev + fib_flush (every IPv4 route through the device, connected or
+# static); NETDEV_UP -> fib_add_ifaddr per address (the prefix routes only).
+# net/ipv6/addrconf.c addrconf_ifdown with keep_addr_on_down 0 deletes the IPv6
+# addresses; route.c fib6_ifdown deletes the IPv6 routes through the device.
+
+
+def routes(session: Session, node: str = "ap") -> list[str]:
+    return [r.render() for r in session.lab.node(node).routes]
+
+
+def test_down_flushes_connected_routes_and_traffic_takes_the_next_match(
+    session: Session,
+) -> None:
+    ap = session.lab.node("ap")
+    before = ap.route(ip("198.51.100.66"))  # remembered in the route cache
+    assert before is not None and before.dev == "lan2"
+    session.execute("ip link set lan2 down")
+    after = ap.route(ip("198.51.100.66"))
+    assert after is not None and after.dev == "wan"  # the cache followed: default route
+    assert "198.51.100.64/26" not in text(session, "ip route")
+    assert session.execute("ip route get 198.51.100.66").data["via"] == "192.0.2.2"
+    result = session.execute("host ping 198.51.100.66")
+    journey = result.journeys[0]  # type: ignore[attr-defined]
+    assert "lan2.tx" not in journey.verdict
+    assert "forwarding is off" in journey.verdict  # back out wan to the host, which drops it
+
+
+def test_up_brings_connected_routes_back_but_not_static_ones(session: Session) -> None:
+    session.execute("ip route add 10.20.0.0/16 via 198.51.100.66")
+    out = session.execute("ip link set lan2 down").summary
+    assert "10.20.0.0/16 via 198.51.100.66 dev lan2" in out
+    assert not any("lan2" in r for r in routes(session))
+    out = session.execute("ip link set lan2 up").summary
+    assert "connected routes back: 198.51.100.64/26 dev lan2" in out
+    lan2 = [r for r in routes(session) if "lan2" in r]
+    assert lan2 == ["198.51.100.64/26 dev lan2 proto kernel scope link src 198.51.100.65"]
+    assert session.execute("ip route get 198.51.100.66").data["dev"] == "lan2"
+
+
+def test_down_deletes_ipv6_addresses_and_routes_and_up_does_not_restore_them(
+    session: Session,
+) -> None:
+    out = session.execute("ip link set lan2 down").summary
+    assert "IPv6 addresses deleted (keep_addr_on_down=0): 2001:db8:1:2::1/64" in out
+    session.execute("ip link set lan2 up")
+    assert session.execute("ip -6 addr show lan2").data == {}
+    assert "2001:db8:1:2::/64" not in text(session, "ip -6 route")
+    assert [str(a) for a in session.lab.node("ap").devs["lan2"].addrs] == ["198.51.100.65/26"]
+
+
+def test_the_conduit_going_down_flushes_the_routes_of_every_user_port(
+    session: Session,
+) -> None:
+    session.execute("ip link set eth0 down")
+    assert sorted(routes(session)) == [
+        "192.0.2.0/24 dev wan proto kernel scope link src 192.0.2.1",
+        "2001:db8:2::/64 dev wan proto kernel scope link src 2001:db8:2::1",
+        "default via 192.0.2.2 dev wan",
+        "default via 2001:db8:2::2 dev wan",
+    ]
+
+
+def test_an_address_added_on_a_down_device_gets_its_route_when_it_comes_up(
+    session: Session,
+) -> None:
+    # fib_add_ifaddr returns before the prefix route while !(dev->flags & IFF_UP).
+    session.execute("ip link set lan4 down")
+    session.execute("ip addr add 10.4.0.1/24 dev lan4")
+    assert not any(r.startswith("10.4.0.0/24") for r in routes(session))
+    session.execute("ip link set lan4 up")
+    assert "10.4.0.0/24 dev lan4 proto kernel scope link src 10.4.0.1" in routes(session)
+
+
+def test_setting_a_down_device_down_again_changes_nothing(session: Session) -> None:
+    session.execute("ip link set lan2 down")
+    before = routes(session)
+    assert session.execute("ip link set lan2 down").summary == "lan2 down; already down"
+    assert routes(session) == before
+    assert session.execute("ip link set lan1 up").summary == "lan1 up (already up)"
+
+
+def ip(text: str) -> IPv4Address | IPv6Address:
+    return ip_address(text)

@@ -29,7 +29,7 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError, KernelError, NoSuchPort
 from esplab.model.l2 import parse_mac
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
-from esplab.model.node import Neighbour, Node, Route
+from esplab.model.node import Neighbour, Node, Route, connected_route
 from esplab.model.topology import DSA_TAG_LEN
 
 __all__ = ["COMMANDS", "OBJECTS"]
@@ -346,9 +346,13 @@ def _addr(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
         if iface in dev.addrs:
             raise KernelError("EEXIST", f"{iface} on {dev.name}")
         dev.addrs.append(iface)
-        node.routes.append(Route(iface.network, dev.name, src=iface.ip, proto="kernel"))
+        # net/ipv4/fib_frontend.c fib_add_ifaddr adds the prefix route only while the
+        # device is up (NETDEV_UP adds it later); inet6_addr_add adds it regardless.
+        if dev.up or iface.version == 6:
+            node.routes.append(connected_route(iface, dev.name))
         node.invalidate()
-        return MessageResult(summary=f"{iface} added to {dev.name}")
+        later = "" if dev.up or iface.version == 6 else " (its route comes when it is up)"
+        return MessageResult(summary=f"{iface} added to {dev.name}{later}")
     if iface not in dev.addrs:
         raise KernelError("EADDRNOTAVAIL", f"{iface} not on {dev.name}")
     dev.addrs.remove(iface)
