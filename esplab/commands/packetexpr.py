@@ -13,11 +13,17 @@
 Anything else (attribute access, other calls, comprehensions, lambdas, names
 outside the whitelist) is refused with the position and the reason, before any
 object is created. Lab files go through the same function.
+
+Field values are checked before Scapy sees them, and refused in one line with the
+argument's column: an integer must fit its field and a name must be one the field
+knows; a list goes only where the field holds a list (Scapy would make a set of
+packets of it).
 """
 
 from __future__ import annotations
 
 import ast
+import struct
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -64,6 +70,55 @@ def layer_whitelist() -> dict[str, type[Packet]]:
             table[layer_name] = getattr(module, layer_name)
     table.update(LAYERS)
     return table
+
+
+def _concrete(fld: Any) -> list[Any]:
+    """The fields a declared field may stand for: every choice of a MultipleTypeField,
+    the field inside a ConditionalField or Emph."""
+    from scapy.fields import MultipleTypeField, _FieldContainer
+
+    if isinstance(fld, MultipleTypeField):
+        found = [f for choice in [*(f for f, _ in fld.flds), fld.dflt] for f in _concrete(choice)]
+        return found
+    while isinstance(fld, _FieldContainer):
+        fld = fld.fld
+    return [fld]
+
+
+def _int_range(fld: Any) -> tuple[int, int] | None:
+    """The integers a field can hold on the wire, or None for a field of another kind."""
+    from scapy.fields import _BitField
+
+    if isinstance(fld, _BitField):
+        return 0, (1 << abs(fld.size)) - 1
+    fmt = getattr(fld, "fmt", "")
+    if not isinstance(fmt, str) or not fmt or fmt[-1] not in "bBhHiIlLqQ":
+        return None
+    bits = 8 * struct.calcsize(fmt)
+    if fmt[-1].islower():
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
+def _flag_names(cls: Any, name: str) -> str | None:
+    """What a flags field takes, for its error message."""
+    from scapy.fields import FlagsField
+
+    fld = next((f for f in getattr(cls, "fields_desc", ()) if f.name == name), None)
+    base = _concrete(fld)[0] if fld is not None else None
+    if not isinstance(base, FlagsField):
+        return None
+    names = [n for n in base.names if n]
+    if all(len(n) == 1 for n in names):
+        return f"letters from {''.join(names)}, or a number"
+    return f"names from {', '.join(names)} joined with +, or a number"
+
+
+def _reason(exc: BaseException) -> str:
+    """Scapy's complaint on one line, without its RawVal advice."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = " ".join(line for line in lines if "RawVal" not in line)
+    return text or type(exc).__name__
 
 
 def _where(node: ast.AST) -> str:
@@ -208,15 +263,106 @@ class _Builder:
         args: list[Any] = [self.literal(a) for a in node.args]
         if args and not isinstance(args[0], (bytes, str)):
             raise self.fail(node, f"{func.id}(...) takes bytes as its positional argument")
-        return self.construct(node, cls, args, kwargs)
+        declared = {f.name: f for f in cls.fields_desc}
+        keywords = {kw.arg: kw for kw in node.keywords if kw.arg is not None}
+        for key, value in kwargs.items():
+            self.check_value(keywords[key], func.id, declared[key], value)
+        packet = self.construct(node, cls, args, kwargs, keywords)
+        for key, value in kwargs.items():
+            if value is not None:
+                self.check_built(keywords[key], func.id, packet, value)
+        return packet
+
+    # -- field values -------------------------------------------------------
+    def bad_value(
+        self, kw: ast.keyword, layer: str, what: str, **extra: Any
+    ) -> PacketExpressionError:
+        return self.fail(kw, f"{layer} {kw.arg} {self.typed(kw)} {what}", **extra)
+
+    def typed(self, kw: ast.keyword) -> str:
+        """A keyword argument's value as typed (0x10000 stays hex)."""
+        return ast.get_source_segment(self.text, kw.value) or ast.unparse(kw.value)
+
+    def span(self, kw: ast.keyword, bounds: tuple[int, int]) -> str:
+        """A field's range, in hex when the value was typed in hex."""
+        if self.typed(kw).lower().startswith(("0x", "-0x")):
+            return f"{bounds[0]:#x}..{bounds[1]:#x}"
+        return f"{bounds[0]}..{bounds[1]}"
+
+    def check_value(self, kw: ast.keyword, layer: str, fld: Any, value: Any) -> None:
+        """Refuse, before Scapy sees it, a value Scapy would expand into several
+        packets, or truncate or refuse only when building."""
+        from scapy.fields import _EnumField
+
+        if value is None:
+            return
+        choices = _concrete(fld)
+        if isinstance(value, (list, tuple)) and not any(f.islist for f in choices):
+            raise self.bad_value(
+                kw, layer, "is a list", valid="one value: a packet expression makes one packet"
+            )
+        if len(choices) != 1:
+            return
+        base = choices[0]
+        bounds = _int_range(base)
+        if bounds is None or isinstance(value, bool):
+            return
+        valid = self.span(kw, bounds)
+        if isinstance(value, int):
+            if not bounds[0] <= value <= bounds[1]:
+                raise self.bad_value(kw, layer, "out of range", valid=valid)
+        elif isinstance(value, str) and isinstance(base, _EnumField) and base.s2i is not None:
+            if value not in base.s2i:
+                raise self.bad_value(
+                    kw,
+                    layer,
+                    "is not a name this field knows",
+                    valid=[*base.s2i, valid],
+                    value=value,
+                )
+        elif isinstance(value, (float, bytes)):
+            raise self.bad_value(kw, layer, "is not a whole number", valid=valid)
+
+    def check_built(self, kw: ast.keyword, layer: str, packet: Packet, typed: Any) -> None:
+        """The field, as Scapy holds it, must go on the wire (an enum or flag name it
+        took, a length that does not fit...)."""
+        from scapy.fields import MultipleTypeField
+
+        name = kw.arg or ""
+        value = packet.getfieldval(name)
+        fld: Any = packet.get_field(name)
+        if isinstance(fld, MultipleTypeField):
+            fld = fld._find_fld_pkt_val(packet, typed)[0]
+        fld = _concrete(fld)[0]
+        try:
+            fld.addfield(packet, b"", value)
+        except Exception as exc:  # Scapy's struct or conversion errors
+            bounds = _int_range(fld)
+            valid = self.span(kw, bounds) if bounds else None
+            raise self.bad_value(kw, layer, f"does not build: {_reason(exc)}", valid=valid) from exc
 
     def construct(
-        self, node: ast.AST, cls: Callable[..., Packet], args: list[Any], kwargs: dict[str, Any]
+        self,
+        node: ast.AST,
+        cls: Callable[..., Packet],
+        args: list[Any],
+        kwargs: dict[str, Any],
+        keywords: Mapping[str, ast.keyword],
     ) -> Packet:
         try:
             return cls(*args, **kwargs)
-        except Exception as exc:  # scapy's own checks: bad address, bad enum name, ...
-            raise self.fail(node, f"{ast.unparse(node)} is refused by Scapy: {exc}") from exc
+        except Exception as exc:  # scapy's own checks: bad enum or flag name, ...
+            for key, value in kwargs.items():
+                try:
+                    cls(**{key: value})
+                except Exception as alone:  # this argument is the culprit
+                    layer = getattr(cls, "__name__", "layer")
+                    what = f"is refused by Scapy: {_reason(alone)}"
+                    raise self.bad_value(
+                        keywords[key], layer, what, valid=_flag_names(cls, key)
+                    ) from exc
+            what = f"{ast.unparse(node)} is refused by Scapy: {_reason(exc)}"
+            raise self.fail(node, what) from exc
 
 
 def build_packet(text: str, named: Mapping[str, Any] | None = None) -> Packet:
@@ -241,5 +387,5 @@ def build_packet(text: str, named: Mapping[str, Any] | None = None) -> Packet:
     try:
         bytes(packet)
     except Exception as exc:
-        raise PacketExpressionError(f"'{source}' does not build: {exc}") from exc
+        raise PacketExpressionError(f"'{source}' does not build: {_reason(exc)}") from exc
     return packet

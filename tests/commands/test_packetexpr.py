@@ -77,3 +77,65 @@ def test_refusal_executes_nothing(tmp_path: object) -> None:
 def test_a_pathological_paste_is_one_error(text: str) -> None:
     with pytest.raises(PacketExpressionError, match="nests too deeply"):
         build_packet(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            'IP(dst="192.0.2.2")/UDP(dport=70000)',
+            "UDP dport 70000 out of range at column 25 in "
+            "'IP(dst=\"192.0.2.2\")/UDP(dport=70000)'; valid: 0..65535",
+        ),
+        (
+            "UDP(sport=1, dport=-1)",
+            "UDP dport -1 out of range at column 14 in 'UDP(sport=1, dport=-1)'; valid: 0..65535",
+        ),
+        # Scapy would mask these to 4 and 12 bits without a word.
+        (
+            "IP(version=20)",
+            "IP version 20 out of range at column 4 in 'IP(version=20)'; valid: 0..15",
+        ),
+        ("Dot1Q(vlan=5000)", "Dot1Q vlan 5000 out of range at column 7"),
+        (
+            "ESP(spi=0x100000000)",
+            "ESP spi 0x100000000 out of range at column 5 in 'ESP(spi=0x100000000)'; "
+            "valid: 0x0..0xffffffff",
+        ),
+        ("UDP(dport=1.5)", "UDP dport 1.5 is not a whole number at column 5"),
+        ("IP(tos=b'a')", "IP tos b'a' is not a whole number at column 4"),
+        ("UDP(dport='domian')", "UDP dport 'domian' is not a name this field knows"),
+        ("UDP(dport=[1, 2])", "UDP dport [1, 2] is a list at column 5"),
+        ("UDP(dport=(1, 5))", "UDP dport (1, 5) is a list"),
+        ("IP(flags='XX')", "IP flags 'XX' is refused by Scapy: 'XX' is not in list at column 4"),
+        ("TCP(flags='Z')", "valid: letters from FSRPAUECN, or a number"),
+    ],
+)
+def test_a_bad_field_value_is_one_line_with_its_column(text: str, message: str) -> None:
+    with pytest.raises(PacketExpressionError) as info:
+        build_packet(text)
+    text_of_error = str(info.value)
+    assert message in text_of_error
+    assert "\n" not in text_of_error and "RawVal" not in text_of_error
+
+
+def test_a_name_the_field_knows_suggests_the_closest() -> None:
+    with pytest.raises(PacketExpressionError, match="did you mean domain"):
+        build_packet("UDP(dport='domian')")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("UDP(sport=0, dport=65535)", bytes.fromhex("0000ffff00080000")),
+        ("UDP(sport='domain', dport=True)", bytes.fromhex("0035000100080000")),
+        ("ESP(spi=0xFFFFFFFF, seq=0)", bytes.fromhex("ffffffff00000000")),
+    ],
+)
+def test_values_at_the_edges_build(text: str, expected: bytes) -> None:
+    assert bytes(build_packet(text)) == expected
+
+
+def test_list_fields_still_take_lists() -> None:
+    built = build_packet("TCP(options=[('MSS', 1460)])")
+    assert built.options == [("MSS", 1460)]

@@ -88,3 +88,13 @@ def test_an_expression_with_spaces_still_takes_its_options(session: Session) -> 
     session.execute('let p1 = IP(dst="192.0.2.2")')
     result = session.execute("send ap wan p1 / UDP(dport=9) count 2")
     assert result.data["sent"] == 2 and len(session.lab.journeys) == 2
+
+
+def test_a_bad_field_value_is_refused_before_sending(session: Session) -> None:
+    from esplab.errors import PacketExpressionError
+
+    with pytest.raises(PacketExpressionError) as info:
+        session.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=70000)')
+    assert "UDP dport 70000 out of range at column 25" in str(info.value)
+    assert str(info.value).endswith("valid: 0..65535")
+    _untouched(session)
