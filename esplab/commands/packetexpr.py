@@ -17,12 +17,18 @@ object is created. Lab files go through the same function.
 Field values are checked before Scapy sees them, and refused in one line with the
 argument's column: an integer must fit its field and a name must be one the field
 knows; a list goes only where the field holds a list (Scapy would make a set of
-packets of it).
+packets of it); an address field takes literal addresses only (Scapy would resolve a
+name through the host's resolver, or expand a network).
+
+Nothing is taken from the machine running the lab: :func:`detached` fixes the fields
+Scapy would fill from the host's routes, interfaces and neighbours.
 """
 
 from __future__ import annotations
 
 import ast
+import ipaddress
+import re
 import struct
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -33,7 +39,7 @@ from esplab.errors import PacketExpressionError
 if TYPE_CHECKING:
     from scapy.packet import Packet
 
-__all__ = ["MAX_BYTES", "build_packet", "layer_whitelist"]
+__all__ = ["MAX_BYTES", "build_packet", "detached", "layer_whitelist"]
 
 # A packet expression may not conjure more than this many bytes (b"x" * n).
 MAX_BYTES = 65535
@@ -72,6 +78,10 @@ def layer_whitelist() -> dict[str, type[Packet]]:
     return table
 
 
+_MAC = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
+_EXAMPLE = {"IPv4": "192.0.2.2", "IPv6": "2001:db8::2", "MAC": "02:00:00:00:00:01"}
+
+
 def _concrete(fld: Any) -> list[Any]:
     """The fields a declared field may stand for: every choice of a MultipleTypeField,
     the field inside a ConditionalField or Emph."""
@@ -83,6 +93,35 @@ def _concrete(fld: Any) -> list[Any]:
     while isinstance(fld, _FieldContainer):
         fld = fld.fld
     return [fld]
+
+
+def _address_kind(fld: Any) -> tuple[str, bool] | None:
+    """(IPv4/IPv6/MAC, a list of them) for an address field, else None."""
+    from scapy.fields import FieldListField, IP6Field, IPField, MACField
+    from scapy.layers.inet6 import IP6ListField
+
+    if isinstance(fld, IPField):
+        return "IPv4", False
+    if isinstance(fld, IP6Field):
+        return "IPv6", False
+    if isinstance(fld, MACField):
+        return "MAC", False
+    if isinstance(fld, IP6ListField):
+        return "IPv6", True
+    if isinstance(fld, FieldListField):
+        inner = _address_kind(fld.field)
+        return (inner[0], True) if inner is not None else None
+    return None
+
+
+def _is_address(kind: str, text: str) -> bool:
+    if kind == "MAC":
+        return _MAC.fullmatch(text) is not None
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return address.version == (4 if kind == "IPv4" else 6) and "%" not in text
 
 
 def _int_range(fld: Any) -> tuple[int, int] | None:
@@ -119,6 +158,37 @@ def _reason(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     text = " ".join(line for line in lines if "RawVal" not in line)
     return text or type(exc).__name__
+
+
+def detached(packet: Packet) -> Packet:
+    """A copy of ``packet`` whose fields that Scapy would fill from the machine running
+    the lab (its routes, interfaces and neighbours: an Ethernet or ARP source MAC, an
+    Ethernet destination, an IP or IPv6 source) are fixed instead: zeros for a source,
+    broadcast for an Ethernet destination (what Scapy uses when no neighbour answers).
+    Fields given a value are kept; ``packet`` is not changed."""
+    from scapy.fields import MultipleTypeField, SourceIP6Field, SourceIPField
+    from scapy.layers.l2 import DestMACField, SourceMACField
+
+    fixed = (
+        (DestMACField, "ff:ff:ff:ff:ff:ff"),
+        (SourceMACField, "00:00:00:00:00:00"),
+        (SourceIPField, "0.0.0.0"),
+        (SourceIP6Field, "::"),
+    )
+    copy = packet.copy()
+    layer: Any = copy
+    while layer:
+        for fld in layer.fields_desc:
+            if layer.fields.get(fld.name) is not None:
+                continue
+            if isinstance(fld, MultipleTypeField):
+                fld = fld._find_fld_pkt_val(layer, None)[0]
+            base = _concrete(fld)[0]
+            value = next((v for cls, v in fixed if isinstance(base, cls)), None)
+            if value is not None:
+                layer.setfieldval(fld.name, value)
+        layer = layer.payload
+    return copy
 
 
 def _where(node: ast.AST) -> str:
@@ -290,9 +360,9 @@ class _Builder:
         return f"{bounds[0]}..{bounds[1]}"
 
     def check_value(self, kw: ast.keyword, layer: str, fld: Any, value: Any) -> None:
-        """Refuse, before Scapy sees it, a value Scapy would expand into several
-        packets, or truncate or refuse only when building."""
-        from scapy.fields import _EnumField
+        """Refuse, before Scapy sees it, a value Scapy would resolve on the host, expand
+        into several packets, or truncate or refuse only when building."""
+        from scapy.fields import StrField, _EnumField
 
         if value is None:
             return
@@ -301,6 +371,12 @@ class _Builder:
             raise self.bad_value(
                 kw, layer, "is a list", valid="one value: a packet expression makes one packet"
             )
+        kinds = [k for k in map(_address_kind, choices) if k is not None]
+        if kinds:
+            self.check_address(
+                kw, layer, kinds, value, any(isinstance(f, StrField) for f in choices)
+            )
+            return
         if len(choices) != 1:
             return
         base = choices[0]
@@ -323,16 +399,62 @@ class _Builder:
         elif isinstance(value, (float, bytes)):
             raise self.bad_value(kw, layer, "is not a whole number", valid=valid)
 
+    def check_address(
+        self, kw: ast.keyword, layer: str, kinds: list[tuple[str, bool]], value: Any, raw: bool
+    ) -> None:
+        """An address field takes literal addresses: Scapy resolves a name (through the
+        host's resolver) or expands a network into several packets."""
+        if raw and isinstance(value, bytes):
+            return  # the raw-bytes choice of a MultipleTypeField (ARP with odd lengths)
+        names = sorted({k for k, _ in kinds}, key=list(_EXAMPLE).index)
+        many = all(is_list for _, is_list in kinds)
+        items = value if many and isinstance(value, (list, tuple)) else [value]
+        if many and not isinstance(value, (list, tuple)):
+            items = [None]
+        for item in items:
+            if isinstance(item, str) and any(_is_address(k, item) for k in names):
+                continue
+            kind = " or ".join(names)
+            example = _EXAMPLE[names[0]]
+            valid = (
+                f"a list of {kind} addresses such as [{example!r}]"
+                if many
+                else (f"a literal {kind} address such as {example}")
+            )
+            shown = self.typed(kw)
+            hint: str | None = "the lab does not resolve names"
+            if isinstance(item, str) and "/" in item:
+                hint = "a network would make one packet per address; give one address"
+            elif names == ["MAC"]:
+                hint = None
+            article = "a" if kind == "MAC" else "an"
+            what = (
+                f"is not a list of {kind} addresses" if many else f"is not {article} {kind} address"
+            )
+            raise self.fail(kw, f"{layer} {kw.arg} {shown} {what}", valid=valid, hint=hint)
+
     def check_built(self, kw: ast.keyword, layer: str, packet: Packet, typed: Any) -> None:
         """The field, as Scapy holds it, must go on the wire (an enum or flag name it
-        took, a length that does not fit...)."""
+        took, a length that does not fit...); an address must be of the kind the
+        layer's other fields select (ARP's ptype and plen)."""
         from scapy.fields import MultipleTypeField
 
         name = kw.arg or ""
         value = packet.getfieldval(name)
         fld: Any = packet.get_field(name)
         if isinstance(fld, MultipleTypeField):
-            fld = fld._find_fld_pkt_val(packet, typed)[0]
+            chosen = _concrete(fld._find_fld_pkt_val(packet, typed)[0])[0]
+            if isinstance(typed, str) and _address_kind(chosen) is None:
+                kinds = " or ".join(
+                    sorted({k[0] for k in map(_address_kind, _concrete(fld)) if k is not None})
+                )
+                raise self.bad_value(
+                    kw,
+                    layer,
+                    f"does not fit the address kind {layer}'s other fields select",
+                    valid=f"an {kinds} address matching them (e.g. ARP ptype 0x86dd for IPv6)",
+                )
+            fld = chosen
         fld = _concrete(fld)[0]
         try:
             fld.addfield(packet, b"", value)
@@ -385,7 +507,7 @@ def build_packet(text: str, named: Mapping[str, Any] | None = None) -> Packet:
             valid="a few layers joined with /, as Scapy writes them",
         ) from None
     try:
-        bytes(packet)
+        bytes(detached(packet))
     except Exception as exc:
         raise PacketExpressionError(f"'{source}' does not build: {_reason(exc)}") from exc
     return packet

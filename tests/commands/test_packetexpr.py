@@ -4,7 +4,7 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.packet import Raw
 
-from esplab.commands.packetexpr import MAX_BYTES, build_packet
+from esplab.commands.packetexpr import MAX_BYTES, build_packet, detached
 from esplab.errors import PacketExpressionError
 
 
@@ -139,3 +139,80 @@ def test_values_at_the_edges_build(text: str, expected: bytes) -> None:
 def test_list_fields_still_take_lists() -> None:
     built = build_packet("TCP(options=[('MSS', 1460)])")
     assert built.options == [("MSS", 1460)]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            'IP(dst="example.com")',
+            'IP dst "example.com" is not an IPv4 address at column 4 in \'IP(dst="example.com")\'; '
+            "valid: a literal IPv4 address such as 192.0.2.2; the lab does not resolve names",
+        ),
+        ('IP(src="localhost", dst="192.0.2.2")', 'IP src "localhost" is not an IPv4 address'),
+        ('IP(dst="192.0.2.0/30")', "a network would make one packet per address"),
+        ("IP(dst=3221225986)", "IP dst 3221225986 is not an IPv4 address"),
+        ('IPv6(dst="localhost")', 'IPv6 dst "localhost" is not an IPv6 address'),
+        ('IPv6(dst="fe80::1%eth0")', "is not an IPv6 address"),
+        ('IPv6(dst="192.0.2.2")', "is not an IPv6 address"),
+        ('Ether(dst="router")', 'Ether dst "router" is not a MAC address at column 7'),
+        ('ARP(pdst="example.com")', 'ARP pdst "example.com" is not an IPv4 or IPv6 address'),
+        ('ARP(pdst="2001:db8::1")', "does not fit the address kind ARP's other fields select"),
+        (
+            'IPv6(dst="2001:db8::2")/IPv6ExtHdrRouting(addresses=["a"])',
+            'addresses ["a"] is not a list of IPv6 addresses',
+        ),
+    ],
+)
+def test_address_fields_take_literal_addresses_only(text: str, message: str) -> None:
+    with pytest.raises(PacketExpressionError) as info:
+        build_packet(text)
+    assert message in str(info.value)
+
+
+def test_a_name_is_refused_before_anything_resolves_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    def no_lookup(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the host's resolver was consulted")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    monkeypatch.setattr(socket, "gethostbyname", no_lookup)
+    with pytest.raises(PacketExpressionError, match="does not resolve names"):
+        build_packet('IP(dst="example.com")/UDP()')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'IP(dst="192.0.2.2", src="192.0.2.1")',
+        'IPv6(dst="2001:db8::2", src="::1")',
+        'Ether(dst="02:00:00:00:00:01", src="02:AA:bb:cc:dd:ee")',
+        'ARP(ptype=0x86dd, pdst="2001:db8::1")',
+        'ARP(pdst="192.0.2.9", psrc="192.0.2.1", hwsrc="02:00:00:00:00:01")',
+        "ARP(pdst=b'\\x01\\x02')",
+        'IPv6(dst="2001:db8::2")/IPv6ExtHdrRouting(addresses=["2001:db8::5"])',
+    ],
+)
+def test_literal_addresses_build(text: str) -> None:
+    assert len(bytes(detached(build_packet(text)))) > 0
+
+
+def test_nothing_is_taken_from_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scapy.config import conf
+
+    def no_route(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the host's routes or neighbours were consulted")
+
+    monkeypatch.setattr(conf.neighbor, "resolve", no_route)
+    monkeypatch.setattr(conf.route, "route", no_route)
+    monkeypatch.setattr(conf.route6, "route", no_route)
+    packet = build_packet('Ether()/IP(dst="192.0.2.2")/UDP()/Raw(b"x")')
+    assert "dst" not in packet.fields and "src" not in packet[IP].fields  # left for send
+    wire = bytes(detached(packet))
+    assert wire[:12] == b"\xff" * 6 + b"\x00" * 6  # broadcast, zeros: nothing from the host
+    assert IP(wire[14:]).src == "0.0.0.0"
+    v6 = bytes(detached(build_packet('IPv6(dst="2001:db8::2")')))
+    assert v6[8:24] == bytes(16)
+    arp = bytes(detached(build_packet('ARP(pdst="192.0.2.9")')))
+    assert arp[8:18] == bytes(10)  # hwsrc and psrc
