@@ -7,8 +7,10 @@ import pytest
 
 from esplab.cli import main
 from esplab.commands.handlers.journey import SEQ_MAX, iv_sizes, parse_iv, parse_seq
+from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
+from esplab.model.journey import Journey
 from tests.commands import seed
 
 
@@ -98,3 +100,88 @@ def test_a_bad_field_value_is_refused_before_sending(session: Session) -> None:
     assert "UDP dport 70000 out of range at column 25" in str(info.value)
     assert str(info.value).endswith("valid: 0..65535")
     _untouched(session)
+
+
+def _journey(result: object) -> Journey:
+    assert isinstance(result, JourneyResult)
+    return result.journeys[0]
+
+
+def _wire(result: object, tap: str = "wan.wire") -> bytes:
+    stage = _journey(result).stage(tap)
+    assert stage is not None and stage.data is not None
+    return stage.data
+
+
+def test_a_bare_ether_is_the_kernels_header_and_the_packet_is_routed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scapy.config import conf
+
+    def host_lookup(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the host's routes or neighbours were consulted")
+
+    monkeypatch.setattr(conf.neighbor, "resolve", host_lookup)
+    monkeypatch.setattr(conf.route, "route", host_lookup)
+    s = Session()
+    plain = _wire(s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=9)'))
+    framed = s.execute('send ap wan Ether()/IP(dst="192.0.2.2")/UDP(dport=9)')
+    assert _wire(framed) == plain
+    assert "ap.route" in _journey(framed).taps()
+    s.execute('send ap lan2 Ether()/Dot1Q(vlan=100)/IP(dst="198.51.100.66")/UDP()')
+    s.execute('let f = Ether()/IP(dst="192.0.2.2")')
+
+
+def test_ether_fields_are_sent_as_given() -> None:
+    s = Session()
+    line = 'send ap wan Ether(dst="02:00:00:00:00:99", type=0x86dd)/IP(dst="192.0.2.2")/UDP()'
+    result = s.execute(line)
+    wire = _wire(result)
+    assert wire[:6] == bytes.fromhex("020000000099")
+    assert wire[6:12] == bytes.fromhex(s.lab.node("ap").devs["wan"].mac.replace(":", ""))
+    assert wire[12:14] == b"\x86\xdd"
+    assert "ap.route" not in _journey(result).taps()
+    assert wire[14 + 12 : 14 + 16] == bytes([192, 0, 2, 1])  # the device's address
+
+
+def test_a_named_frame_keeps_its_header_and_count_repeats_it() -> None:
+    s = Session()
+    s.execute('let f = Ether(src="02:00:00:00:00:42")/IP(dst="192.0.2.2")/UDP()')
+    result = s.execute("send ap wan f count 3")
+    assert result.data["sent"] == 3 and len(s.lab.journeys) == 3
+    assert _wire(result)[6:12] == bytes.fromhex("020000000042")
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        (
+            'send ap wan Ether(src="02:00:00:00:00:01")/IP(dst="192.0.2.2")/UDP() seq 3',
+            "seq and iv pin the ESP of a routed packet",
+        ),
+        (
+            'send ap wan Dot1Q(vlan=5)/IP(dst="192.0.2.2")/UDP()',
+            "is a VLAN tag without an Ethernet header; valid: Ether()/Dot1Q(vlan=N)/...",
+        ),
+        (
+            'send ap wan Ether()/ARP(pdst="192.0.2.2")',
+            "the frame does not carry an IP packet the lab's nodes can receive",
+        ),
+        (
+            'send ap wan Ether(src="02:00:00:00:00:01")/IP(dst="192.0.2.2", len=10)/UDP()',
+            "bad IPv4 lengths",
+        ),
+    ],
+)
+def test_frames_send_cannot_take_are_refused(line: str, fragment: str) -> None:
+    s = Session()
+    with pytest.raises(BadArgument) as info:
+        s.execute(line)
+    assert fragment in str(info.value)
+    assert len(s.lab.journeys) == 0
+    assert s.lab.node("ap").devs["wan"].counters.tx_packets == 0
+
+
+def test_compare_refuses_an_ethernet_header_it_would_drop(session: Session) -> None:
+    with pytest.raises(BadArgument, match="is an Ethernet frame with its own header"):
+        session.execute('compare 0x1000 Ether(dst="02:00:00:00:00:99")/IP(dst="192.0.2.2")')

@@ -11,7 +11,7 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import JourneyResult, MessageResult, Result
 from esplab.commands.session import Session
 from esplab.commands.tokens import Token
-from esplab.errors import BadArgument, NoSuchPacket, NotFound
+from esplab.errors import BadArgument, DecodeError, NoSuchPacket, NotFound
 from esplab.model.journey import FIDELITY, Journey
 
 __all__ = [
@@ -173,22 +173,60 @@ def parse_iv(text: str) -> bytes:
     return iv
 
 
+def _packet(session: Session, expr: str) -> Any:
+    """The packet an expression (or a name given with let) stands for, as a fresh copy."""
+    from esplab.commands.packetexpr import build_packet
+
+    named = session.named
+    return named[expr].copy() if expr in named else build_packet(expr, named)
+
+
+def _is_frame(packet: Any) -> bool:
+    """Whether ``packet`` is an Ethernet frame to send as given: its Ethernet header
+    says something (a field given, or dissected from a capture), it carries a VLAN tag,
+    or what it carries is not IP. A bare ``Ether()`` over IP is only the header the
+    kernel writes itself, so that packet is routed."""
+    from scapy.layers.inet import IP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
+
+    if not isinstance(packet, Ether):
+        return False
+    tagged = Dot1Q in packet or Dot1AD in packet
+    return bool(packet.fields) or tagged or not isinstance(packet.payload, (IP, IPv6))
+
+
 def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> bytes:
-    """Build the packet; an IP source left unset becomes the node's address on the
-    way out (as the kernel would choose), never the address of the machine running
-    the lab."""
+    """The IP packet ``expr`` stands for, ready to route from ``node`` (``compare``'s
+    and ``send``'s): see :func:`_routed_bytes`."""
+    return _routed_bytes(session, expr, _packet(session, expr), node, dev)
+
+
+def _routed_bytes(session: Session, expr: str, packet: Any, node: str, dev: str | None) -> bytes:
+    """An IP packet to route; an IP source left unset becomes the node's address on the
+    way out (as the kernel would choose), never the address of the machine running the
+    lab. A bare ``Ether()`` in front is dropped (the kernel writes the Ethernet header);
+    an Ethernet header with fields is refused, since routing would replace them."""
     from ipaddress import ip_address
 
     from scapy.layers.inet import IP
     from scapy.layers.inet6 import IPv6
-    from scapy.layers.l2 import Ether
+    from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
 
-    from esplab.commands.packetexpr import build_packet
+    from esplab.commands.packetexpr import detached
 
-    named = session.named
-    packet = named[expr].copy() if expr in named else build_packet(expr, named)
+    if _is_frame(packet):
+        raise BadArgument(
+            f"'{expr}' is an Ethernet frame with its own header, which routing would replace",
+            valid="an IP packet: IP(...) or IPv6(...), under a bare Ether() at most",
+        )
     if isinstance(packet, Ether):
         packet = packet.payload
+    if isinstance(packet, (Dot1Q, Dot1AD)):
+        raise BadArgument(
+            f"'{expr}' is a VLAN tag without an Ethernet header",
+            valid="Ether()/Dot1Q(vlan=N)/... to send a tagged frame as given",
+        )
     if not isinstance(packet, (IP, IPv6)):
         raise BadArgument(
             f"'{expr}' is not an IP packet",
@@ -212,7 +250,49 @@ def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> byt
                 hint="give src= in the packet",
             )
         packet.src = str(src)
-    return bytes(packet)
+    return bytes(detached(packet))
+
+
+_VLAN_TYPES = (0x8100, 0x88A8)  # 802.1Q, 802.1ad
+
+
+def _frame_bytes(session: Session, node: str, dev: str, packet: Any) -> bytes:
+    """An Ethernet frame as given, with what it leaves unset filled from the lab (never
+    from the machine running it): the source MAC is the device's, the destination the
+    link peer's (broadcast when nothing is connected), an IP source the device's
+    address. What follows the Ethernet header and its VLAN tags must be an IP packet
+    the lab's nodes can receive: they model no other protocol."""
+    from scapy.layers.inet import IP
+    from scapy.layers.inet6 import IPv6
+
+    from esplab.commands.packetexpr import detached
+    from esplab.model.esp_ip import parse_ip
+
+    the_node = session.lab.node(node)
+    out = the_node.dev(dev)
+    if "src" not in packet.fields:
+        packet.src = out.mac
+    if "dst" not in packet.fields:
+        peer = session.lab.peer_of(node, out.name)
+        packet.dst = session.lab.node(peer[0]).devs[peer[1]].mac if peer else "ff:ff:ff:ff:ff:ff"
+    for layer, version in ((IP, 4), (IPv6, 6)):
+        inner = packet.getlayer(layer)
+        if inner is not None and "src" not in inner.fields:
+            src = the_node.source_for(out.name, version)
+            if src is not None:
+                inner.src = str(src)
+    frame = bytes(detached(packet))
+    start = 14
+    while int.from_bytes(frame[start - 2 : start], "big") in _VLAN_TYPES:
+        start += 4
+    try:
+        parse_ip(frame[start:])
+    except DecodeError as exc:
+        raise BadArgument(
+            f"the frame does not carry an IP packet the lab's nodes can receive ({exc.what})",
+            valid="Ether(...)/IP(...) or Ether(...)/IPv6(...), VLAN tags between them",
+        ) from None
+    return frame
 
 
 def journey_data(j: Journey) -> dict[str, Any]:
@@ -239,56 +319,42 @@ def journey_data(j: Journey) -> dict[str, Any]:
     }
 
 
-def _vlan_frame(session: Session, req: SendRequest) -> bytes | None:
-    """The frame, when the expression is an Ethernet frame with a VLAN header: such a
-    frame is sent as it is (no routing, no XFRM), to show the DSA tagger's merge."""
-    from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
-
-    from esplab.commands.packetexpr import build_packet
-
-    if req.expr in session.named:
-        return None
-    packet = build_packet(req.expr, session.named)
-    if not isinstance(packet, Ether) or not (Dot1Q in packet or Dot1AD in packet):
-        return None
-    dev = session.lab.node(req.node).dev(req.dev or "")
-    if "src" not in packet.fields:
-        packet.src = dev.mac
-    if "dst" not in packet.fields:
-        peer = session.lab.peer_of(req.node, dev.name)
-        packet.dst = session.lab.node(peer[0]).devs[peer[1]].mac if peer else "ff:ff:ff:ff:ff:ff"
-    return bytes(packet)
-
-
 def _send(session: Session, inv: Invocation) -> Result:
     from esplab.model.datapath import SendOptions
 
     req = parse_send(session, inv)
-    frame = _vlan_frame(session, req)
-    if frame is not None:
-        journey = session.lab.datapath.send_frame(req.node, req.dev or "", frame)
-        return JourneyResult(
-            summary=f"journey {journey.id}: {journey.verdict}",
-            journeys=[journey],
-            data=journey_data(journey),
-        )
-    packet = packet_bytes(session, req.expr, req.node, req.dev)
+    dev = req.dev or ""
+    packet = _packet(session, req.expr)
     journeys = []
-    for n in range(req.count):
-        seq = None if req.seq is None else req.seq + n
-        opts = SendOptions(seq=seq, iv=req.iv)
-        journeys.append(session.lab.datapath.send(req.node, req.dev, packet, opts))
+    if _is_frame(packet):
+        # Sent as given, like Scapy's sendp: no routing, no XFRM; the DSA tagger
+        # merges with an inline VLAN header (airoha-dsa-xfrm.md 2.2).
+        if req.seq is not None or req.iv is not None:
+            raise BadArgument(
+                "seq and iv pin the ESP of a routed packet, and an Ethernet frame is sent "
+                "as given (no routing, no XFRM)",
+                hint="to route it, leave out Ether(...) or give it no fields",
+            )
+        frame = _frame_bytes(session, req.node, dev, packet)
+        for _ in range(req.count):
+            journeys.append(session.lab.datapath.send_frame(req.node, dev, frame))
+    else:
+        data = _routed_bytes(session, req.expr, packet, req.node, req.dev)
+        for n in range(req.count):
+            seq = None if req.seq is None else req.seq + n
+            opts = SendOptions(seq=seq, iv=req.iv)
+            journeys.append(session.lab.datapath.send(req.node, req.dev, data, opts))
     last = journeys[-1]
+    if req.count == 1:
+        return JourneyResult(
+            summary=f"journey {last.id}: {last.verdict}", journeys=[last], data=journey_data(last)
+        )
     delivered = sum(j.delivered for j in journeys)
-    summary = (
-        f"journey {last.id}: {last.verdict}"
-        if req.count == 1
-        else f"{req.count} packets: {delivered} delivered; last journey {last.id}: {last.verdict}"
-    )
     return JourneyResult(
-        summary=summary,
+        summary=f"{req.count} packets: {delivered} delivered; "
+        f"last journey {last.id}: {last.verdict}",
         journeys=[last],
-        show_summary=req.count > 1,
+        show_summary=True,
         data={
             "journeys": [j.id for j in journeys],
             "delivered": delivered,
@@ -356,7 +422,7 @@ def _ping(session: Session, inv: Invocation) -> Result:
 
 
 def _let(session: Session, inv: Invocation) -> Result:
-    from esplab.commands.packetexpr import build_packet
+    from esplab.commands.packetexpr import build_packet, detached
 
     words = inv.tokens[1:]
     if len(words) < 3 or words[1].value != "=":
@@ -370,9 +436,10 @@ def _let(session: Session, inv: Invocation) -> Result:
     expr = inv.line[words[2].col :].strip()
     packet = build_packet(expr, session.named)
     session.named[name] = packet
+    shown = detached(packet)  # what the host would fill stays unset, for send to fill
+    size = len(bytes(shown))
     return MessageResult(
-        summary=f"{name} = {packet.summary()} ({len(bytes(packet))} bytes)",
-        data={"name": name, "len": len(bytes(packet))},
+        summary=f"{name} = {shown.summary()} ({size} bytes)", data={"name": name, "len": size}
     )
 
 
@@ -481,8 +548,11 @@ COMMANDS = (
         params=(Param("args", kind="rest", metavar="ARGS"),),
         usage_text="send [NODE] DEV PACKET [count N] [seq N] [iv HEX]",
         example='send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)/Raw(b"x"*64)',
-        details="seq and iv pin the ESP sequence number and IV, so a packet captured on a "
-        "board can be reproduced bit for bit.",
+        details="An IP packet (under a bare Ether() at most) is routed from NODE, policy and "
+        "XFRM included.\nAn Ethernet frame (Ether(...) with a field, a VLAN tag or a captured "
+        "frame) is sent as given out of DEV,\nlike Scapy's sendp: no routing, no XFRM; what it "
+        "leaves unset comes from the lab.\nseq and iv pin the ESP sequence number and IV of a "
+        "routed packet, so a packet captured on a board\ncan be reproduced bit for bit.",
     ),
     Command(
         name="ping",
