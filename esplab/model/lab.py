@@ -156,7 +156,7 @@ class Lab:
         pols = sum(1 for p in xfrm.policies if p.offload is not None and p.offload.dev == dev)
         return states + pols
 
-    def set_link(self, node: str, dev: str, up: bool) -> list[str]:
+    def set_link(self, node: str, dev: str, up: bool) -> tuple[list[str], list[str]]:
         """``ip link set DEV up|down``, with what DSA does around it (net/dsa/user.c)
         [C]: opening a user port opens its conduit first (``dsa_user_open`` calls
         ``dev_open(conduit)``), and a conduit going down closes every user port on it
@@ -164,36 +164,40 @@ class Lab:
         states and policies (:meth:`dev_down`) and its routes (:meth:`Node.link_down`);
         each that comes up gets its connected routes back (:meth:`Node.link_up`). Only a
         real change of state notifies: ``dev_open``/``dev_close`` return early on a
-        device already in that state (net/core/dev.c). Returns a line per device."""
+        device already in that state (net/core/dev.c). Returns a line per device, and
+        a line per device on what IP lost or regained ("DEV: ...")."""
         the_node = self.node(node)
         target = the_node.dev(dev)
         done: list[str] = []
+        notes: list[str] = []
         if up:
             if target.conduit is not None and not the_node.dev(target.conduit).up:
-                done.append(
-                    self._up(the_node, target.conduit, " (the conduit opens with its user port)")
-                )
-            return [self._up(the_node, dev, ""), *done]
+                why = " (the conduit opens with its user port)"
+                done.append(self._up(the_node, target.conduit, why, notes))
+            return [self._up(the_node, dev, "", notes), *done], notes
         users = [d for d in the_node.devs.values() if d.conduit == dev and d.up]
         for user in users:
-            done.append(self._down(the_node, user.name, f" (its conduit {dev} is going down)"))
-        return [self._down(the_node, dev, ""), *done]
+            why = f" (its conduit {dev} is going down)"
+            done.append(self._down(the_node, user.name, why, notes))
+        return [self._down(the_node, dev, "", notes), *done], notes
 
-    def _up(self, node: Node, dev: str, why: str) -> str:
+    def _up(self, node: Node, dev: str, why: str, notes: list[str]) -> str:
         netdev = node.dev(dev)
         if netdev.up:
             return f"{dev} up{why} (already up)"
         netdev.up = True
-        return "; ".join([f"{dev} up{why}", *node.link_up(dev)])
+        notes += [f"{dev}: {note}" for note in node.link_up(dev)]
+        return f"{dev} up{why}"
 
-    def _down(self, node: Node, dev: str, why: str) -> str:
+    def _down(self, node: Node, dev: str, why: str, notes: list[str]) -> str:
         netdev = node.dev(dev)
-        was_up = netdev.up
+        if not netdev.up:
+            return f"{dev} down{why} (already down)"
         netdev.up = False
         flushed = self.dev_down(node.name, dev)
         tail = f"; flushed {flushed} offloaded state(s)/policy(ies)" if flushed else ""
-        notes = node.link_down(dev) if was_up else ["already down"]
-        return "; ".join([f"{dev} down{why}{tail}", *notes])
+        notes += [f"{dev}: {note}" for note in node.link_down(dev)]
+        return f"{dev} down{why}{tail}"
 
     def dev_down(self, node: str, dev: str) -> int:
         """A device went down: with esp-hw-offload on, its offloaded states and

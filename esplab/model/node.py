@@ -63,6 +63,12 @@ def connected_route(iface: IPv4Interface | IPv6Interface, dev: str) -> Route:
     return Route(iface.network, dev, src=iface.ip, proto="kernel")
 
 
+def _short(route: Route) -> str:
+    """A route in a few words: its prefix ("default") and gateway."""
+    head = "default" if route.dst.prefixlen == 0 else str(route.dst)
+    return f"{head} via {route.via}" if route.via is not None else head
+
+
 @dataclass
 class Neighbour:
     addr: IPAddress
@@ -178,11 +184,10 @@ class Node:
         self.invalidate()
         notes: list[str] = []
         if gone:
-            notes.append("routes flushed: " + ", ".join(self.route_text(r) for r in gone))
+            notes.append("flushed routes " + ", ".join(_short(r) for r in gone))
         if lost6:
-            notes.append(
-                "IPv6 addresses deleted (keep_addr_on_down=0): " + ", ".join(map(str, lost6))
-            )
+            deleted = ", ".join(map(str, lost6))
+            notes.append(f"deleted IPv6 addresses {deleted} (keep_addr_on_down=0)")
         return notes
 
     def link_up(self, dev: str) -> list[str]:
@@ -203,7 +208,7 @@ class Node:
         self.invalidate()
         if not back:
             return []
-        return ["connected routes back: " + ", ".join(r.render() for r in back)]
+        return ["connected routes back " + ", ".join(_short(r) for r in back)]
 
     def route_text(self, route: Route) -> str:
         """``route.render()``, remembered until the routes change."""

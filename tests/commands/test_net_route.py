@@ -106,10 +106,12 @@ def test_down_flushes_connected_routes_and_traffic_takes_the_next_match(
 def test_up_brings_connected_routes_back_but_not_static_ones(session: Session) -> None:
     session.execute("ip route add 10.20.0.0/16 via 198.51.100.66")
     out = session.execute("ip link set lan2 down").summary
-    assert "10.20.0.0/16 via 198.51.100.66 dev lan2" in out
+    assert out.splitlines()[1] == (
+        "lan2: flushed routes 198.51.100.64/26, 2001:db8:1:2::/64, 10.20.0.0/16 via 198.51.100.66"
+    )
     assert not any("lan2" in r for r in routes(session))
     out = session.execute("ip link set lan2 up").summary
-    assert "connected routes back: 198.51.100.64/26 dev lan2" in out
+    assert out.splitlines() == ["lan2 up", "lan2: connected routes back 198.51.100.64/26"]
     lan2 = [r for r in routes(session) if "lan2" in r]
     assert lan2 == ["198.51.100.64/26 dev lan2 proto kernel scope link src 198.51.100.65"]
     assert session.execute("ip route get 198.51.100.66").data["dev"] == "lan2"
@@ -119,7 +121,7 @@ def test_down_deletes_ipv6_addresses_and_routes_and_up_does_not_restore_them(
     session: Session,
 ) -> None:
     out = session.execute("ip link set lan2 down").summary
-    assert "IPv6 addresses deleted (keep_addr_on_down=0): 2001:db8:1:2::1/64" in out
+    assert "lan2: deleted IPv6 addresses 2001:db8:1:2::1/64 (keep_addr_on_down=0)" in out
     session.execute("ip link set lan2 up")
     assert session.execute("ip -6 addr show lan2").data == {}
     assert "2001:db8:1:2::/64" not in text(session, "ip -6 route")
@@ -152,7 +154,7 @@ def test_an_address_added_on_a_down_device_gets_its_route_when_it_comes_up(
 def test_setting_a_down_device_down_again_changes_nothing(session: Session) -> None:
     session.execute("ip link set lan2 down")
     before = routes(session)
-    assert session.execute("ip link set lan2 down").summary == "lan2 down; already down"
+    assert session.execute("ip link set lan2 down").summary == "lan2 down (already down)"
     assert routes(session) == before
     assert session.execute("ip link set lan1 up").summary == "lan1 up (already up)"
 

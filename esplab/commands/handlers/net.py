@@ -252,7 +252,7 @@ def _link(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
     if args.peek() == "dev":
         args.take("dev")
     dev = node.dev(args.take("device"))
-    changes: list[Callable[[], str]] = []
+    changes: list[Callable[[list[str]], str]] = []
     while args.more():
         word = args.take("setting")
         if word in ("up", "down"):
@@ -267,14 +267,19 @@ def _link(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
             )
     if not changes:
         raise BadArgument("ip link set needs a setting", valid=["up", "down", "mtu N"])
-    done = [change() for change in changes]
+    notes: list[str] = []
+    done = [change(notes) for change in changes]
+    # One line for the changes, then one per device on what IP lost or regained.
     return MessageResult(
-        summary="; ".join(done), data={"dev": dev.name, "up": dev.up, "mtu": dev.mtu}
+        summary="\n".join(["; ".join(done), *notes]),
+        data={"dev": dev.name, "up": dev.up, "mtu": dev.mtu},
     )
 
 
-def _set_updown(session: Session, node: Node, dev: NetDev, up: bool) -> str:
-    return "; ".join(session.lab.set_link(node.name, dev.name, up))
+def _set_updown(session: Session, node: Node, dev: NetDev, up: bool, notes: list[str]) -> str:
+    lines, more = session.lab.set_link(node.name, dev.name, up)
+    notes += more
+    return "; ".join(lines)
 
 
 def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
@@ -287,14 +292,15 @@ def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
             raise KernelError("ERANGE", f"{dev.name} mtu {mtu} + 4-byte tag > {limit}")
 
 
-def _set_mtu(node: Node, dev: NetDev, mtu: int) -> str:
+def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str] | None = None) -> str:
     """``dev_set_mtu`` (net/core/dev.c) returns early when the MTU does not change.
 
     A DSA user port's change sets the conduit to the largest user MTU + the tag,
     down or up ports alike (net/dsa/user.c ``dsa_user_change_mtu``). A conduit's own
     change is not vetoed: net/dsa registers no NETDEV_PRECHANGEMTU handler and
     ``airoha_dev_change_mtu`` always succeeds, so a conduit MTU below what its user
-    ports need is accepted, and said so, until the next user-port change resets it."""
+    ports need is accepted, and said so, until the next user-port change resets it.
+    ``notes`` is the list ``ip link set`` collects from its changes; MTU adds none."""
     if mtu == dev.mtu:
         return f"{dev.name} mtu {mtu} (unchanged)"
     dev.mtu = mtu
