@@ -6,12 +6,13 @@ and ``0x`` hex; ``choices`` are checked with a did-you-mean.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from esplab.commands.tokens import Token, plain_tokens, tokenize
-from esplab.errors import BadArgument, UsageError
+from esplab.errors import BadArgument, UnknownCommand, UsageError
 
 if TYPE_CHECKING:
     from esplab.commands.registry import Command, Param, Registry
@@ -106,6 +107,19 @@ def _convert(param: Param, text: str, session: Session | None) -> Any:
     return text
 
 
+def _unknown_word(word: str, nodes: list[str], registry: Registry) -> UnknownCommand:
+    """The first word of a line of several words that is neither a command nor a node."""
+    pool = {name.lower(): name for name in [*nodes, *registry.names(aliases=True)]}
+    close = difflib.get_close_matches(word.lower(), list(pool), n=2, cutoff=0.6)
+    ratios = [difflib.SequenceMatcher(None, word.lower(), c).ratio() for c in close]
+    # pc9 is as close to pc1 as to pc4: no guess then.
+    guess = pool[close[0]] if close and (len(close) == 1 or ratios[0] > ratios[1]) else None
+    return UnknownCommand(
+        f"unknown command or node '{word}'; nodes: {', '.join(nodes)}",
+        hint=f"did you mean {guess}?" if guess else "help lists the commands",
+    )
+
+
 def _raw(line: str, registry: Registry, nodes: set[str]) -> bool:
     """Whether the line's command (after an optional node name) may take its words as
     plain whitespace-separated text when they do not tokenize."""
@@ -124,7 +138,8 @@ def parse(
     nodes: Iterable[str] = (),
 ) -> Invocation:
     """Parse one command line. An empty line is a UsageError."""
-    node_names = set(nodes)
+    ordered_nodes = list(nodes)
+    node_names = set(ordered_nodes)
     try:
         tokens = tokenize(line)
     except UsageError:
@@ -134,9 +149,12 @@ def parse(
     if not tokens:
         raise UsageError("empty command", hint="type 'help' for the list of commands")
     node: str | None = None
-    if len(tokens) > 1 and tokens[0].value in node_names and tokens[0].value not in registry:
-        node = tokens[0].value
+    first = tokens[0].value
+    if len(tokens) > 1 and first in node_names and first not in registry:
+        node = first
         tokens = tokens[1:]
+    elif len(tokens) > 1 and ordered_nodes and first not in registry:
+        raise _unknown_word(first, ordered_nodes, registry)
     command = registry.lookup(tokens[0].value)
     args, remaining = _take_options(command, tokens[1:], session)
     positional = [p for p in command.params if p.kind in ("word", "int", "rest")]

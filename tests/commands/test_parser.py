@@ -97,3 +97,45 @@ def test_parse_int() -> None:
 def test_registry_rejects_duplicate_names() -> None:
     with pytest.raises(ValueError, match="registered twice"):
         Registry([Command("a", "", _noop), Command("b", "", _noop, aliases=("a",))])
+
+
+NODES = ("ap", "host", "pc1", "pc2")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "pc9 show ring",
+            "unknown command or node 'pc9'; nodes: ap, host, pc1, pc2; help lists the commands",
+        ),
+        (
+            "HOST show ring",
+            "unknown command or node 'HOST'; nodes: ap, host, pc1, pc2; did you mean host?",
+        ),
+        (
+            "shwo ring",
+            "unknown command or node 'shwo'; nodes: ap, host, pc1, pc2; did you mean show?",
+        ),
+    ],
+)
+def test_a_first_word_that_is_neither_command_nor_node(line: str, message: str) -> None:
+    with pytest.raises(UnknownCommand) as info:
+        parse(line, REG, nodes=NODES)
+    assert str(info.value) == message
+
+
+def test_a_lone_unknown_word_lists_the_commands() -> None:
+    with pytest.raises(UnknownCommand) as info:
+        parse("pc9", REG, nodes=NODES)
+    assert str(info.value) == "unknown command 'pc9'; valid: show, say"
+
+
+def test_the_session_names_its_nodes() -> None:
+    from esplab.commands.session import Session
+
+    with pytest.raises(UnknownCommand) as info:
+        Session().execute("HOST ip addr")
+    assert str(info.value) == (
+        "unknown command or node 'HOST'; nodes: ap, host, pc1, pc2, pc3, pc4; did you mean host?"
+    )
