@@ -23,7 +23,7 @@ from ipaddress import (
 )
 from typing import Any
 
-from esplab.errors import NoSuchPort
+from esplab.errors import KernelError, NoSuchPort
 from esplab.model.netdev import NetDev
 
 __all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route", "connected_route"]
@@ -166,6 +166,62 @@ class Node:
             memo.clear()
         memo[dst] = best
         return best
+
+    def gateway_dev(self, via: IPAddress, dev: str | None) -> str:
+        """The device a route ``via`` the gateway would use, or the kernel's refusal.
+
+        IPv4, net/ipv4/fib_semantics.c ``fib_check_nh_v4_gw``: the gateway is looked up
+        with scope link (``flowi4_scope = scope + 1``, at least RT_SCOPE_LINK), so only a
+        connected (link-scope) route or a local address resolves it; ``dev`` restricts
+        the lookup to that device (``flowi4_oif``). No match: "Nexthop has invalid
+        gateway" with the lookup's ENETUNREACH; a match on a down device: ENETDOWN.
+        IPv6, net/ipv6/route.c ``ip6_validate_gw``: a local address is refused (EINVAL,
+        "Gateway can not be a local address"); otherwise ``ip6_route_check_nh`` takes
+        the longest match (on ``dev`` if given) and refuses one that itself needs a
+        gateway, or none, with EHOSTUNREACH."""
+        if via.version == 4:
+            if self.owns(via):  # its local route (scope host) answers the lookup
+                owner = next(d for d in self.devs.values() if via in (i.ip for i in d.addrs))
+                if dev is None or dev == owner.name:
+                    if not owner.up:
+                        raise KernelError("ENETDOWN", f"{owner.name} is down")
+                    return owner.name
+            best: Route | None = None
+            for route in self.routes:
+                if route.dst.version != 4 or route.via is not None or via not in route.dst:
+                    continue
+                if dev is not None and route.dev != dev:
+                    continue
+                if best is None or route.dst.prefixlen > best.dst.prefixlen:
+                    best = route
+            if best is None:
+                on = f" on {dev}" if dev else ""
+                raise KernelError(
+                    "ENETUNREACH",
+                    f"Nexthop has invalid gateway: {via} is on no connected subnet{on}",
+                    hint="a gateway must be on a subnet of an address of the device (ip addr)",
+                )
+            if not self.dev(best.dev).up:
+                raise KernelError("ENETDOWN", f"{best.dev} is down")
+            return best.dev
+        if self.owns(via):
+            raise KernelError("EINVAL", f"Gateway can not be a local address: {via}")
+        best = None
+        for route in self.routes:
+            if route.dst.version != 6 or via not in route.dst:
+                continue
+            if dev is not None and route.dev != dev:
+                continue
+            if best is None or route.dst.prefixlen > best.dst.prefixlen:
+                best = route
+        if best is None or best.via is not None:
+            on = f" on {dev}" if dev else ""
+            raise KernelError(
+                "EHOSTUNREACH",
+                f"gateway {via} is on no connected subnet{on}",
+                hint="a gateway must be on a subnet of an address of the device (ip addr)",
+            )
+        return best.dev
 
     def link_down(self, dev: str) -> list[str]:
         """What IP loses when ``dev`` goes admin down (NETDEV_DOWN); one note per change.

@@ -161,3 +161,62 @@ def test_setting_a_down_device_down_again_changes_nothing(session: Session) -> N
 
 def ip(text: str) -> IPv4Address | IPv6Address:
     return ip_address(text)
+
+
+# -- ip route add: the gateway ---------------------------------------------------
+# net/ipv4/fib_semantics.c fib_check_nh_v4_gw: the gateway is looked up with scope
+# link, so only a connected route (or a local address) resolves it; a failed lookup
+# is "Nexthop has invalid gateway" with fib_lookup's ENETUNREACH.
+
+
+def test_a_gateway_on_no_connected_subnet_is_refused(session: Session) -> None:
+    before = routes(session)
+    with pytest.raises(KernelError, match=r"Nexthop has invalid gateway: 8\.8\.8\.8") as info:
+        session.execute("ip route add 10.60.0.0/16 via 8.8.8.8")
+    assert info.value.errno_name == "ENETUNREACH"
+    assert routes(session) == before  # nothing added
+
+
+def test_the_default_route_does_not_resolve_a_gateway(session: Session) -> None:
+    # 203.0.113.0/24 is reachable through the default route (scope universe), which
+    # the scope-link lookup skips.
+    with pytest.raises(KernelError) as info:
+        session.execute("ip route add 10.60.0.0/16 via 203.0.113.1")
+    assert info.value.errno_name == "ENETUNREACH"
+
+
+def test_a_gateway_on_a_connected_subnet_picks_its_device(session: Session) -> None:
+    out = session.execute("ip route add 10.60.0.0/16 via 198.51.100.66").summary
+    assert out == "route 10.60.0.0/16 via 198.51.100.66 dev lan2"
+    # flowi4_oif: with dev given the lookup is restricted to that device.
+    with pytest.raises(KernelError, match="on no connected subnet on lan1"):
+        session.execute("ip route add 10.61.0.0/16 via 198.51.100.66 dev lan1")
+
+
+def test_a_gateway_on_a_down_device_is_refused(session: Session) -> None:
+    session.execute("ip link set lan3 down")  # its connected route is flushed
+    with pytest.raises(KernelError) as info:
+        session.execute("ip route add 10.63.0.0/16 via 198.51.100.130")
+    assert info.value.errno_name == "ENETUNREACH"
+    with pytest.raises(KernelError, match="Device for nexthop is not up: lan3") as down:
+        session.execute("ip route add 10.62.0.0/16 dev lan3")  # fib_check_nh_nongw
+    assert down.value.errno_name == "ENETDOWN"
+
+
+def test_ipv6_gateways_follow_ip6_validate_gw(session: Session) -> None:
+    # net/ipv6/route.c: a local address is EINVAL; a gateway the longest match does
+    # not reach directly is ip6_route_check_nh's EHOSTUNREACH.
+    with pytest.raises(KernelError, match="Gateway can not be a local address") as local:
+        session.execute("ip route add 2001:db8:9::/48 via 2001:db8:2::1")
+    assert local.value.errno_name == "EINVAL"
+    with pytest.raises(KernelError) as far:
+        session.execute("ip route add 2001:db8:9::/48 via 2001:db8:99::1")
+    assert far.value.errno_name == "EHOSTUNREACH"
+    session.execute("ip -6 route add 2001:db8:9::/48 via 2001:db8:2::2")
+    assert "2001:db8:9::/48 via 2001:db8:2::2 dev wan" in routes(session)
+
+
+def test_default_takes_its_family_from_the_gateway(session: Session) -> None:
+    session.execute("pc1 ip route replace default via 2001:db8:1:1::1")
+    assert "default via 2001:db8:1:1::1 dev eth0" in routes(session, "pc1")
+    assert "default via 198.51.100.1 dev eth0" in routes(session, "pc1")

@@ -397,10 +397,6 @@ def _route(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
             valid=["show", "get", "add", "del", "replace"],
         )
     dst_word = args.take("prefix")
-    try:
-        prefix = ip_network("0.0.0.0/0" if dst_word == "default" else dst_word, strict=False)
-    except ValueError as exc:
-        raise BadArgument(f"bad prefix: {exc}", valid="PREFIX/LEN or default") from None
     via: IPv4Address | IPv6Address | None = None
     dev_name = None
     while args.more():
@@ -411,6 +407,13 @@ def _route(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
             dev_name = node.dev(args.take("device")).name
         else:
             raise BadArgument(f'unknown route keyword "{key}"', valid=["via", "dev"], value=key)
+    if dst_word == "default":  # the family comes from -4/-6 or the gateway (ip/iproute.c)
+        version = family or (via.version if via is not None else 4)
+        dst_word = "0.0.0.0/0" if version == 4 else "::/0"
+    try:
+        prefix = ip_network(dst_word, strict=False)
+    except ValueError as exc:
+        raise BadArgument(f"bad prefix: {exc}", valid="PREFIX/LEN or default") from None
     if verb in ("del", "delete"):
         before = len(node.routes)
         node.routes = [r for r in node.routes if r.dst != prefix]
@@ -418,13 +421,19 @@ def _route(session: Session, node: Node, args: _Args, opts: _Opts) -> Result:
         if len(node.routes) == before:
             raise KernelError("ESRCH", f"no route {prefix}")
         return MessageResult(summary=f"route {prefix} deleted")
-    if dev_name is None:
-        if via is None:
-            raise BadArgument("a route needs 'via GATEWAY' or 'dev DEVICE'")
-        gw_route = node.route(via)
-        if gw_route is None:
-            raise KernelError("ENETUNREACH", f"gateway {via}")
-        dev_name = gw_route.dev
+    if via is not None:
+        if via.version != prefix.version:
+            raise BadArgument(
+                f"gateway {via} is not of the family of {prefix}: a gateway of the other "
+                "family (RTA_VIA) is not modelled",
+                valid=f"an IPv{prefix.version} gateway",
+            )
+        dev_name = node.gateway_dev(via, dev_name)
+    elif dev_name is None:
+        raise BadArgument("a route needs 'via GATEWAY' or 'dev DEVICE'")
+    elif not node.dev(dev_name).up:
+        # fib_check_nh_nongw / fib6_nh_init: a device route needs its device up.
+        raise KernelError("ENETDOWN", f"Device for nexthop is not up: {dev_name}")
     existing = [r for r in node.routes if r.dst == prefix]
     if existing and verb == "add":
         raise KernelError("EEXIST", f"route {prefix}")
