@@ -213,7 +213,7 @@ def _positional_param(command_params: tuple[Param, ...], words: list[str]) -> Pa
         if skip:
             skip = False
             continue
-        option = next((p for p in named if f"--{p.name}" == word), None)
+        option = next((p for p in named if word in p.spellings), None)
         if option is not None:
             skip = option.kind == "option"
             continue
@@ -259,7 +259,7 @@ def complete(session: Session, text: str) -> Completions:
     elif command.name in _EXTRA:
         options = _EXTRA[command.name](session, where, args)
     elif current.startswith("-"):
-        options = [f"--{p.name}" for p in command.params if p.kind in ("flag", "option")]
+        options = [s for p in command.params if p.kind in ("flag", "option") for s in p.spellings]
     else:
         param = _positional_param(command.params, args)
         options = param.choice_list(session) if param is not None else []

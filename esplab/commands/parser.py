@@ -48,33 +48,61 @@ def _usage_hint(command: Command) -> str:
     return f"usage: {command.usage}"
 
 
+def _option_at(
+    tok: Token, spelled: dict[str, Param], short: bool
+) -> tuple[Param | None, str | None] | None:
+    """Whether ``tok`` is an option, and which: (param or None if unknown, attached
+    value). None when it is no option (a word, a negative number...)."""
+    raw = tok.raw
+    if raw.startswith("--") and len(raw) > 2:
+        return spelled.get(tok.value), None
+    if not short or not raw.startswith("-") or len(raw) < 2 or not raw[1].isalpha():
+        return None
+    if tok.value in spelled:
+        return spelled[tok.value], None
+    attached = spelled.get(tok.value[:2])
+    if attached is not None and attached.kind == "option":
+        return attached, tok.value[2:]  # iputils: -c3
+    return None, None
+
+
 def _take_options(
     command: Command, tokens: list[Token], session: Session | None
 ) -> tuple[dict[str, Any], list[Token]]:
-    """Pull ``--flag`` and ``--option VALUE`` out of the token list."""
+    """Pull ``--flag``, ``--option VALUE`` (and the short spellings a parameter
+    declares, ``-c N`` or ``-cN``) out of the token list."""
     named = {p.name: p for p in command.params if p.kind in ("flag", "option")}
+    spelled = {s: p for p in named.values() for s in p.spellings}
+    short = any(p.short for p in named.values())
     args: dict[str, Any] = {p.name: False if p.kind == "flag" else None for p in named.values()}
     rest: list[Token] = []
     rest_started = False
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if not rest_started and tok.raw.startswith("--") and len(tok.raw) > 2:
-            key = tok.value[2:]
-            param = named.get(key)
+        found = None if rest_started else _option_at(tok, spelled, short)
+        if found is not None:
+            param, attached = found
             if param is None:
+                # A long spelling is met with the long ones, a short one with all.
+                long = tok.raw.startswith("--")
+                valid = [s for s in spelled if s.startswith("--") or not long]
                 raise BadArgument(
                     f"unknown option '{tok.value}' for {command.name}",
-                    valid=[f"--{n}" for n in named] or "no options",
+                    valid=valid or "no options",
                     value=tok.value,
                     hint=None if named else _usage_hint(command),
                 )
             if param.kind == "flag":
-                args[key] = True
+                args[param.name] = True
+            elif attached is not None:
+                args[param.name] = _convert(param, attached, session)
             else:
                 if i + 1 >= len(tokens):
-                    raise BadArgument(f"option '--{key}' needs a value", hint=_usage_hint(command))
-                args[key] = _convert(param, tokens[i + 1].value, session)
+                    raise BadArgument(
+                        f"option '{tok.value}' needs a value", hint=_usage_hint(command)
+                    )
+                args[param.name] = _convert(param, tokens[i + 1].value, session)
                 i += 1
             i += 1
             continue

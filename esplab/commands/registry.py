@@ -38,7 +38,9 @@ class Param:
 
     ``word``/``int`` are positional; ``rest`` takes every remaining token (and its
     raw text); ``flag`` is ``--name``; ``option`` is ``--name VALUE``. ``choices``
-    (a tuple or a function of the session) both validates and completes.
+    (a tuple or a function of the session) both validates and completes. ``short``
+    adds the spellings of the tool the command mirrors (iputils ``ping -c N``); a
+    one-letter ``option`` also takes its value attached (``-c3``).
     """
 
     name: str
@@ -48,6 +50,12 @@ class Param:
     choices: tuple[str, ...] | Choices | None = None
     validate_choices: bool = True
     metavar: str | None = None
+    short: tuple[str, ...] = ()
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        """How a flag or option may be written: ``--name`` and the ``short`` ones."""
+        return (f"--{self.name}", *self.short)
 
     def choice_list(self, session: Session | None) -> list[str]:
         if self.choices is None:
@@ -62,9 +70,9 @@ class Param:
     def display(self) -> str:
         meta = self.metavar or self.name.upper()
         if self.kind == "flag":
-            text = f"--{self.name}"
+            text = "|".join(self.spellings)
         elif self.kind == "option":
-            text = f"--{self.name} {meta}"
+            text = "|".join(f"{s} {meta}" for s in self.spellings)
         elif self.kind == "rest":
             text = f"{meta}..."
         else:

@@ -357,3 +357,17 @@ def test_nopmtudisc_and_dont_encap_dscp_shape_the_outer_header() -> None:
     s.execute(f"send ap wan {packet}")
     cleared = outer()
     assert cleared[1] >> 2 == 0 and not cleared[6] & 0x40
+
+
+@pytest.mark.parametrize("count", ["-c 2", "-c2", "--count 2"])
+def test_ping_takes_iputils_count(count: str) -> None:
+    s = Session()
+    result = s.execute(f"pc1 ping {count} 192.0.2.2")
+    assert result.data["transmitted"] == 2 and result.data["received"] == 2
+
+
+def test_ping_options_it_does_not_model_are_named() -> None:
+    s = Session()
+    with pytest.raises(BadArgument, match="unknown option '-s' for ping; valid: --count, -c"):
+        s.execute("ping -s 100 192.0.2.2")
+    assert len(s.lab.journeys) == 0

@@ -27,6 +27,16 @@ REG = Registry(
             aliases=("sh",),
         ),
         Command("say", "say words", _noop, params=(Param("words", kind="rest"),)),
+        Command(
+            "ping",
+            "ping an address",
+            _noop,
+            params=(
+                Param("dst"),
+                Param("count", kind="option", metavar="N", short=("-c",)),
+                Param("quiet", kind="flag", short=("-q",)),
+            ),
+        ),
     ]
 )
 
@@ -128,7 +138,7 @@ def test_a_first_word_that_is_neither_command_nor_node(line: str, message: str) 
 def test_a_lone_unknown_word_lists_the_commands() -> None:
     with pytest.raises(UnknownCommand) as info:
         parse("pc9", REG, nodes=NODES)
-    assert str(info.value) == "unknown command 'pc9'; valid: show, say"
+    assert str(info.value) == "unknown command 'pc9'; valid: show, say, ping"
 
 
 def test_the_session_names_its_nodes() -> None:
@@ -139,3 +149,37 @@ def test_the_session_names_its_nodes() -> None:
     assert str(info.value) == (
         "unknown command or node 'HOST'; nodes: ap, host, pc1, pc2, pc3, pc4; did you mean host?"
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["ping -c 3 192.0.2.2", "ping -c3 192.0.2.2", "ping 192.0.2.2 --count 3", "ping -q -c 3 h"],
+)
+def test_short_spellings_of_an_option(line: str) -> None:
+    inv = parse(line, REG)
+    assert inv.args["count"] == "3"
+    assert inv.args["dst"] in ("192.0.2.2", "h")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("ping -s 100 192.0.2.2", "unknown option '-s' for ping; valid: --count, -c, --quiet, -q"),
+        ("ping 192.0.2.2 -c", "option '-c' needs a value; usage: ping DST [--count N|-c N]"),
+        ("ping -qc 2 h", "unknown option '-qc' for ping"),
+        (
+            "ping --cuont 2 h",
+            "unknown option '--cuont' for ping; valid: --count, --quiet; did you mean --count?",
+        ),
+    ],
+)
+def test_unknown_short_options_are_named(line: str, message: str) -> None:
+    with pytest.raises(BadArgument) as info:
+        parse(line, REG)
+    assert message in str(info.value)
+
+
+def test_a_negative_number_is_no_option() -> None:
+    assert parse("ping -1", REG).args == {"dst": "-1", "count": None, "quiet": False}
+    with pytest.raises(BadArgument, match="unknown option '-x' for ping"):
+        parse("ping -x", REG)

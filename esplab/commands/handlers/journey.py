@@ -558,8 +558,11 @@ COMMANDS = (
         name="ping",
         summary="ICMP echo from the current node (the reply is a journey too)",
         handler=_ping,
-        params=(Param("dst", help="address"), Param("count", kind="option", metavar="N")),
-        usage_text="[NODE] ping DST [--count N]",
+        params=(
+            Param("dst", help="address"),
+            Param("count", kind="option", metavar="N", short=("-c",)),
+        ),
+        usage_text="[NODE] ping [-c N|--count N] DST",
         example="pc1 ping 203.0.113.1",
     ),
     Command(
