@@ -34,6 +34,7 @@ from esplab.model.netdev import NetDev
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
 from esplab.model.pmtu import too_big, tunnel_too_big
+from esplab.model.pmtu_cache import learn, too_big_report
 from esplab.model.walk import (
     IPPROTO_UDP,
     SendOptions,
@@ -424,8 +425,13 @@ class Datapath:
                 f"{dev_name} is administratively down",
             )
             return
-        if len(packet) > dev.mtu:
-            too_big(self, walk, node, dev_name, packet, dev.mtu)
+        mtu = dev.mtu
+        if node.pmtu:
+            learned = node.pmtu.get(addrs(packet)[1])
+            if learned is not None and learned < mtu:
+                mtu = learned
+        if len(packet) > mtu:
+            too_big(self, walk, node, dev_name, packet, mtu, learned=mtu != dev.mtu)
             return
         neigh = node.lookup_neigh(nexthop, dev_name)  # type: ignore[arg-type]
         if neigh is None:
@@ -578,6 +584,8 @@ class Datapath:
                     args=(dst, info.proto, len(packet)),
                 )
             )
+            if info.proto in (1, 58):
+                self._learn_pmtu(walk, node, packet, info)
             walk.journey.verdict = f"delivered to {node.name}"
             walk.journey.delivered = True
             return
@@ -592,6 +600,39 @@ class Datapath:
             return
         walk.add(Stage(f"{node.name}.forward", node.name, f"forward towards {dst}"))
         self._output(walk, node, packet, None, hops)
+
+    def _learn_pmtu(self, walk: Walk, node: Node, packet: bytes, info: IpInfo) -> None:
+        """ICMP too big reached its sender: the path MTU to the packet's destination
+        becomes a route exception (:mod:`~esplab.model.pmtu_cache`) [C]."""
+        report = too_big_report(packet, info.hlen, info.proto)
+        if report is None:
+            return
+        route = node.route(report.dst)
+        current = node.pmtu.get(report.dst) or (node.dev(route.dev).mtu if route else 0xFFFF)
+        mtu = learn(node.pmtu, report, current)
+        if mtu is None:
+            walk.add(
+                LazyTextStage(
+                    f"{node.name}.pmtu",
+                    node.name,
+                    "ICMP reports mtu {} for {}: not below the path MTU {}, ignored",
+                    "a report only lowers the path MTU (__ip_rt_update_pmtu, rt6_do_update_pmtu)",
+                    "C",
+                    args=(report.mtu, report.dst, current),
+                )
+            )
+            return
+        walk.add(
+            LazyTextStage(
+                f"{node.name}.pmtu",
+                node.name,
+                "path MTU to {} is now {} (route exception, from ICMP mtu {})",
+                "the kernel keeps the reported MTU as an exception on the route to the "
+                "destination (floor 552 for IPv4, 1280 for IPv6); ip route get shows it",
+                "C",
+                args=(report.dst, mtu, report.mtu),
+            )
+        )
 
     # -- IPsec input and the engine ------------------------------------------------
     def _esp_input(

@@ -104,6 +104,8 @@ class Node:
     neigh: list[Neighbour] = field(default_factory=list)
     forwarding: bool = False
     flows: dict[FlowId, Flow] = field(default_factory=dict)
+    # Path MTUs learned from ICMP, by destination (route exceptions; pmtu_cache).
+    pmtu: dict[IPAddress, int] = field(default_factory=dict)
     xfrm: Any = None
     # Lookup caches (see invalidate): dst -> route, (addr, dev) -> neighbour, the
     # addresses the node owns, route -> its rendered text; and the lists they were

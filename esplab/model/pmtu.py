@@ -27,21 +27,29 @@ __all__ = ["too_big", "tunnel_too_big"]
 
 
 def too_big(
-    datapath: Datapath, walk: Walk, node: Node, dev_name: str, packet: bytes, mtu: int
+    datapath: Datapath,
+    walk: Walk,
+    node: Node,
+    dev_name: str,
+    packet: bytes,
+    mtu: int,
+    learned: bool = False,
 ) -> None:
-    """``packet`` does not fit ``dev_name`` (MTU ``mtu``): ICMP to its sender when it may not
-    be fragmented, else a drop (IPv4 fragmentation is not modelled) [C]/[M]."""
+    """``packet`` does not fit ``dev_name`` (MTU ``mtu``, or the path MTU the node
+    ``learned`` from ICMP): ICMP to its sender when it may not be fragmented, else a
+    drop (IPv4 fragmentation is not modelled) [C]/[M]."""
     v6 = packet[0] >> 4 == 6
     df = v6 or bool(struct.unpack("!H", packet[6:8])[0] & 0x4000)
     what = "packet too big" if v6 else "fragmentation needed"
+    fits = f"the path MTU {mtu} learned from ICMP" if learned else dev_name
     if df:
         icmp = icmp_too_big(node, dev_name, packet, mtu)
         walk.drop(
             f"{node.name}.pmtu",
             node.name,
-            f"{len(packet)} > mtu {mtu}: ICMP {what}",
+            f"{len(packet)} > {'path ' if learned else ''}mtu {mtu}: ICMP {what}",
             "OutFragFails" if not v6 else "Ip6OutFragFails",
-            f"the packet does not fit {dev_name} and may not be fragmented, so the "
+            f"the packet does not fit {fits} and may not be fragmented, so the "
             f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
             "snapshot is that ICMP message",
             data=icmp,

@@ -1,0 +1,59 @@
+"""Path MTU learned from ICMP: the route exceptions a node keeps per destination.
+
+When ICMP fragmentation needed (IPv4, type 3 code 4) or packet too big (ICMPv6
+type 2) reaches the node that sent the packet, the kernel records the MTU as an
+exception on the route to the packet's destination (``__ip_rt_update_pmtu``,
+``rt6_do_update_pmtu``); later packets to that destination are measured against it
+and ``ip route get`` shows it (``cache expires ... mtu N``) [C]. A report only
+lowers the MTU, and is raised to the protocol's floor first: ``ip_rt_min_pmtu``
+(552) for IPv4, ``IPV6_MIN_MTU`` (1280) for IPv6 [C]. The kernel forgets an
+exception after ``ip_rt_mtu_expires`` (10 minutes); the lab clock does not run that
+long, so here it lasts until ``ip route flush cache`` or a reset [M].
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv6Address
+from typing import NamedTuple
+
+__all__ = ["IPV4_MIN_PMTU", "IPV6_MIN_MTU", "TooBig", "learn", "too_big_report"]
+
+IPV4_MIN_PMTU = 552  # net.ipv4.route.min_pmtu
+IPV6_MIN_MTU = 1280  # RFC 8200 5
+
+IPAddress = IPv4Address | IPv6Address
+
+
+class TooBig(NamedTuple):
+    """An ICMP too-big report: the destination of the packet that did not fit, and
+    the MTU the router gave."""
+
+    dst: IPAddress
+    mtu: int
+
+
+def too_big_report(packet: bytes, hlen: int, proto: int) -> TooBig | None:
+    """The report an ICMP message (IP header of ``hlen`` bytes, protocol ``proto``)
+    carries, or None when it is not fragmentation needed / packet too big with the
+    offending packet's header inside."""
+    icmp = packet[hlen:]
+    if proto == 1 and len(icmp) >= 8 + 20 and icmp[0] == 3 and icmp[1] == 4:
+        inner = icmp[8:]
+        if inner[0] >> 4 == 4:
+            return TooBig(IPv4Address(inner[16:20]), int.from_bytes(icmp[6:8], "big"))
+    if proto == 58 and len(icmp) >= 8 + 40 and icmp[0] == 2 and icmp[1] == 0:
+        inner = icmp[8:]
+        if inner[0] >> 4 == 6:
+            return TooBig(IPv6Address(inner[24:40]), int.from_bytes(icmp[4:8], "big"))
+    return None
+
+
+def learn(table: dict[IPAddress, int], report: TooBig, current: int) -> int | None:
+    """Record ``report`` in ``table`` (destination -> MTU) when it lowers the path MTU
+    below ``current`` (the route's or an earlier exception's); the MTU kept, or None."""
+    floor = IPV4_MIN_PMTU if report.dst.version == 4 else IPV6_MIN_MTU
+    mtu = max(report.mtu, floor)
+    if mtu >= current:
+        return None
+    table[report.dst] = mtu
+    return mtu

@@ -1,0 +1,64 @@
+"""Path MTU learned from ICMP (RFC 1191, RFC 8201; __ip_rt_update_pmtu,
+rt6_do_update_pmtu)."""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv6Address, ip_address
+
+from scapy.layers.inet import ICMP, IP, UDP
+from scapy.layers.inet6 import ICMPv6EchoRequest, ICMPv6PacketTooBig, IPv6
+from scapy.packet import Raw
+
+from esplab.commands.result import JourneyResult
+from esplab.commands.session import Session
+from esplab.model.pmtu_cache import TooBig, learn, too_big_report
+
+
+def _frag_needed(mtu: int) -> bytes:
+    offending = IP(src="198.51.100.2", dst="203.0.113.1", flags="DF") / UDP() / Raw(b"x" * 8)
+    icmp = IP(src="192.0.2.1", dst="198.51.100.2") / ICMP(type=3, code=4, nexthopmtu=mtu)
+    return bytes(icmp / Raw(bytes(offending)[:28]))
+
+
+def test_reports_are_read_from_icmp_and_icmpv6() -> None:
+    report = too_big_report(_frag_needed(1400), 20, 1)
+    assert report == TooBig(ip_address("203.0.113.1"), 1400)
+    inner = IPv6(src="2001:db8:1::2", dst="2001:db8:7::1") / ICMPv6EchoRequest()
+    ptb = IPv6(src="2001:db8::1", dst="2001:db8:1::2") / ICMPv6PacketTooBig(mtu=1300)
+    report6 = too_big_report(bytes(ptb / Raw(bytes(inner))), 40, 58)
+    assert report6 == TooBig(ip_address("2001:db8:7::1"), 1300)
+    # Other ICMP messages (echo, port unreachable) carry no MTU.
+    echo = bytes(IP(dst="192.0.2.1") / ICMP())
+    assert too_big_report(echo, 20, 1) is None
+    unreach = bytes(IP(dst="192.0.2.1") / ICMP(type=3, code=3) / Raw(bytes(28)))
+    assert too_big_report(unreach, 20, 1) is None
+
+
+def test_a_report_only_lowers_and_has_a_floor() -> None:
+    table: dict[IPv4Address | IPv6Address, int] = {}
+    dst = ip_address("203.0.113.1")
+    assert learn(table, TooBig(dst, 1500), 1500) is None  # not below: ignored
+    assert learn(table, TooBig(dst, 1400), 1500) == 1400
+    assert learn(table, TooBig(dst, 100), 1400) == 552  # ip_rt_min_pmtu
+    dst6 = ip_address("2001:db8:7::1")
+    assert learn(table, TooBig(dst6, 1000), 1500) == 1280  # IPV6_MIN_MTU
+    assert table == {dst: 552, dst6: 1280}
+
+
+def test_the_sender_learns_and_later_packets_are_measured_against_it() -> None:
+    s = Session()
+    s.execute("ip link set wan mtu 1400")
+    line = 'send pc1 eth0 IP(dst="203.0.113.1", flags="DF")/UDP()/Raw(b"x"*1400)'
+    first = s.execute(line)
+    assert isinstance(first, JourneyResult)
+    assert "ap.pmtu" in first.journeys[0].verdict
+    pc1 = s.lab.node("pc1")
+    assert pc1.pmtu == {ip_address("203.0.113.1"): 1400}
+    again = s.execute(line)
+    assert isinstance(again, JourneyResult)
+    j = again.journeys[0]
+    assert j.verdict == "dropped at pc1.pmtu: 1428 > path mtu 1400: ICMP fragmentation needed"
+    assert pc1.devs["eth0"].counters.tx_packets == 1  # the second never left pc1
+    # Other destinations still use the link MTU.
+    ok = s.execute('send pc1 eth0 IP(dst="203.0.113.2", flags="DF")/UDP()/Raw(b"x"*1300)')
+    assert isinstance(ok, JourneyResult) and "ap.pmtu" not in ok.journeys[0].verdict
