@@ -1,0 +1,158 @@
+"""``ip link`` and ``ip addr``: a node's devices (up/down, MTU) and their addresses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from ipaddress import ip_interface
+
+from esplab.commands.handlers.net_args import SHOW_VERBS, IpArgs, IpOpts
+from esplab.commands.handlers.net_show import addr_text, dev_addrs, link_text, show_devs
+from esplab.commands.parser import parse_int
+from esplab.commands.result import MessageResult, Result, TextResult
+from esplab.commands.session import Session
+from esplab.errors import BadArgument, KernelError
+from esplab.model.netdev import NetDev
+from esplab.model.node import Node, connected_route
+from esplab.model.topology import DSA_TAG_LEN
+
+__all__ = ["ip_addr", "ip_link"]
+
+
+def ip_link(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
+    verb = args.take("command") if args.more() else "show"
+    if verb in SHOW_VERBS:
+        devs = show_devs(node, args)
+        return TextResult(
+            summary=f"{len(devs)} device(s)",
+            text=link_text(node, devs, opts.stats > 0, opts.brief),
+            data={d.name: {"up": d.up, "mtu": d.mtu, **d.counters.as_dict()} for d in devs},
+        )
+    if verb != "set":
+        raise BadArgument(f'Command "{verb}" is unknown for ip link', valid=["show", "set"])
+    if args.peek() == "dev":
+        args.take("dev")
+    dev = node.dev(args.take("device"))
+    changes: list[Callable[[list[str]], str]] = []
+    while args.more():
+        word = args.take("setting")
+        if word in ("up", "down"):
+            changes.append(partial(_set_updown, session, node, dev, word == "up"))
+        elif word == "mtu":
+            mtu = parse_int(args.take("mtu value"), "mtu")
+            _check_mtu(node, dev, mtu)
+            changes.append(partial(_set_mtu, node, dev, mtu))
+        else:
+            raise BadArgument(
+                f'unknown ip link setting "{word}"', valid=["up", "down", "mtu N"], value=word
+            )
+    if not changes:
+        raise BadArgument("ip link set needs a setting", valid=["up", "down", "mtu N"])
+    notes: list[str] = []
+    done = [change(notes) for change in changes]
+    # One line for the changes, then one per device on what IP lost or regained.
+    return MessageResult(
+        summary="\n".join(["; ".join(done), *notes]),
+        data={"dev": dev.name, "up": dev.up, "mtu": dev.mtu},
+    )
+
+
+def _set_updown(session: Session, node: Node, dev: NetDev, up: bool, notes: list[str]) -> str:
+    lines, more = session.lab.set_link(node.name, dev.name, up)
+    notes += more
+    return "; ".join(lines)
+
+
+def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
+    dev.check_mtu(mtu)
+    if dev.conduit is not None:
+        conduit = node.dev(dev.conduit)
+        # DSA: user MTU + tag must fit the conduit and the switch (1.3) [C].
+        limit = min(conduit.max_mtu, dev.max_mtu + DSA_TAG_LEN)
+        if mtu + DSA_TAG_LEN > limit:
+            raise KernelError("ERANGE", f"{dev.name} mtu {mtu} + 4-byte tag > {limit}")
+
+
+def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str] | None = None) -> str:
+    """``dev_set_mtu`` (net/core/dev.c) returns early when the MTU does not change.
+
+    A DSA user port's change sets the conduit to the largest user MTU + the tag,
+    down or up ports alike (net/dsa/user.c ``dsa_user_change_mtu``). A conduit's own
+    change is not vetoed: net/dsa registers no NETDEV_PRECHANGEMTU handler and
+    ``airoha_dev_change_mtu`` always succeeds, so a conduit MTU below what its user
+    ports need is accepted, and said so, until the next user-port change resets it.
+    ``notes`` is the list ``ip link set`` collects from its changes; MTU adds none."""
+    if mtu == dev.mtu:
+        return f"{dev.name} mtu {mtu} (unchanged)"
+    dev.mtu = mtu
+    if dev.conduit is None:
+        users = [d for d in node.devs.values() if d.conduit == dev.name]
+        if not users:
+            return f"{dev.name} mtu {mtu}"
+        widest = max(users, key=lambda d: d.mtu)
+        need = widest.mtu + DSA_TAG_LEN
+        if mtu >= need:
+            return f"{dev.name} mtu {mtu}"
+        return (
+            f"{dev.name} mtu {mtu}, below the {need} its user ports need ({widest.name} mtu "
+            f"{widest.mtu} + {DSA_TAG_LEN}-byte tag): Linux accepts this (no NETDEV_PRECHANGEMTU "
+            f"veto in net/dsa), and the next user-port MTU change sets {dev.name} to the "
+            f"largest user MTU + {DSA_TAG_LEN} again (dsa_user_change_mtu)"
+        )
+    conduit = node.dev(dev.conduit)
+    want = max(d.mtu for d in node.devs.values() if d.conduit == conduit.name) + DSA_TAG_LEN
+    if want == conduit.mtu:
+        return f"{dev.name} mtu {mtu}"
+    old, conduit.mtu = conduit.mtu, want
+    return (
+        f"{dev.name} mtu {mtu}; {conduit.name} mtu {old} -> {want} "
+        f"(largest user MTU + {DSA_TAG_LEN}-byte tag)"
+    )
+
+
+def ip_addr(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
+    verb = args.take("command") if args.more() else "show"
+    if verb in SHOW_VERBS:
+        fam = opts.family
+        devs = [d for d in show_devs(node, args) if fam is None or dev_addrs(d, fam)]
+        return TextResult(
+            summary="addresses",
+            text=addr_text(node, devs, fam, opts.brief),
+            data={d.name: [str(a) for a in dev_addrs(d, fam)] for d in devs},
+        )
+    if verb not in ("add", "del", "delete"):
+        raise BadArgument(f'Command "{verb}" is unknown for ip addr', valid=["show", "add", "del"])
+    try:
+        iface = ip_interface(args.take("address"))
+    except ValueError as exc:
+        raise BadArgument(f"bad address: {exc}", valid="ADDR/PLEN, e.g. 192.0.2.9/24") from None
+    if args.take("dev") != "dev":
+        raise BadArgument("expected 'dev DEVICE'")
+    dev = node.dev(args.take("device"))
+    if verb == "add":
+        if iface in dev.addrs:
+            raise KernelError("EEXIST", f"{iface} on {dev.name}")
+        dev.addrs.append(iface)
+        # net/ipv4/fib_frontend.c fib_add_ifaddr adds the prefix route only while the
+        # device is up (NETDEV_UP adds it later); inet6_addr_add adds it regardless.
+        if dev.up or iface.version == 6:
+            node.routes.append(connected_route(iface, dev.name))
+        node.invalidate()
+        later = "" if dev.up or iface.version == 6 else " (its route comes when it is up)"
+        return MessageResult(summary=f"{iface} added to {dev.name}{later}")
+    if iface not in dev.addrs:
+        raise KernelError("EADDRNOTAVAIL", f"{iface} not on {dev.name}")
+    dev.addrs.remove(iface)
+    # Only the connected route this address made: its prefix on its device.
+    node.routes = [
+        r
+        for r in node.routes
+        if not (
+            r.proto == "kernel"
+            and r.src == iface.ip
+            and r.dev == dev.name
+            and r.dst == iface.network
+        )
+    ]
+    node.invalidate()
+    return MessageResult(summary=f"{iface} removed from {dev.name}")
