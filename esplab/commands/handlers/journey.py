@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from esplab.commands.parser import Invocation, parse_int
+from esplab.commands.parser import (
+    SEQ_MAX,
+    Invocation,
+    iv_sizes,
+    packet_options,
+    parse_int,
+    parse_iv,
+    parse_seq,
+)
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import JourneyResult, MessageResult, Result
 from esplab.commands.session import Session
-from esplab.commands.tokens import Token
 from esplab.errors import BadArgument, DecodeError, NoSuchPacket, NotFound
 from esplab.model.journey import FIDELITY, Journey
 
@@ -26,17 +32,6 @@ __all__ = [
 ]
 
 _OPTIONS = ("count", "seq", "iv")
-_VALUES = {"count": "N", "seq": "N", "iv": "HEX"}
-
-# A word that may be an option key, and the endings of a token that join the next
-# token to the expression (an operator, an open bracket or a comma).
-_BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_JOINERS = ("/", "*", "+", "-", "(", "[", ",")
-
-#: The largest sequence number a packet may pin: ESN numbers are 64 bits (RFC 4303
-#: 2.2.1). Whether a number fits a given SA (32 bits without ESN) is the datapath's
-#: to judge, and counts as XfrmOutStateSeqError there.
-SEQ_MAX = (1 << 64) - 1
 
 
 @dataclass
@@ -90,87 +85,6 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
     if "iv" in options:
         req.iv = parse_iv(options["iv"])
     return req
-
-
-def _option_start(tokens: list[Token], allowed: tuple[str, ...]) -> int:
-    """Where a packet expression's options begin: at a known key, or at a bare word that
-    no operator joins to the expression before it (Python never juxtaposes two operands,
-    so ``IP(dst="192.0.2.2") frobnicate 3`` is the expression, then an option)."""
-    for i, tok in enumerate(tokens):
-        if tok.value in allowed:
-            return i
-        if i and _BARE_WORD.fullmatch(tok.raw) and not tokens[i - 1].raw.endswith(_JOINERS):
-            return i
-    return len(tokens)
-
-
-def packet_options(
-    line: str, tokens: list[Token], allowed: tuple[str, ...], command: str
-) -> tuple[str, dict[str, str]]:
-    """A packet expression, as typed, then ``KEY VALUE`` options from ``allowed``:
-    ``send``'s and ``compare``'s tail. The options begin at the first key or bare word
-    after the expression (:func:`_option_start`); an unknown key is refused by name."""
-    cut = _option_start(tokens, allowed)
-    expr_tokens, opt_tokens = tokens[:cut], tokens[cut:]
-    if not expr_tokens:
-        raise BadArgument(
-            f"{command} needs a packet",
-            valid='a packet expression such as IP(dst="192.0.2.2")/UDP() or a name given with let',
-        )
-    start = expr_tokens[0].col
-    end = expr_tokens[-1].col + len(expr_tokens[-1].raw)
-    options: dict[str, str] = {}
-    for i in range(0, len(opt_tokens), 2):
-        key = opt_tokens[i].value
-        if key not in allowed:
-            raise BadArgument(f"unknown option '{key}'", valid=list(allowed), value=key)
-        if key in options:
-            raise BadArgument(f"option '{key}' given twice", hint="give each option once")
-        if i + 1 >= len(opt_tokens):
-            raise BadArgument(
-                f"'{key}' needs a value", valid=", ".join(f"{k} {_VALUES[k]}" for k in allowed)
-            )
-        options[key] = opt_tokens[i + 1].value
-    return line[start:end], options
-
-
-def parse_seq(text: str) -> int:
-    """An ESP sequence number to pin: 0 to 2**64-1 (64 bits with ESN)."""
-    seq = parse_int(text, "seq")
-    if not 0 <= seq <= SEQ_MAX:
-        raise BadArgument(
-            f"seq {text} is out of range",
-            valid=f"0 to {SEQ_MAX:#x} (64 bits with ESN; 0xffffffff without)",
-        )
-    return seq
-
-
-def iv_sizes() -> list[int]:
-    """The IV sizes, in bytes, of the ciphers the ESP datapath models: 16 for cbc(aes)
-    (RFC 3602 3), 8 for GCM and CTR (RFC 4106 3.1, RFC 3686 3.1) and the DES ciphers."""
-    from esplab.model.esp_algos import AEAD_ALGOS, ENC_ALGOS
-
-    return sorted({a.iv_size for a in (*ENC_ALGOS.values(), *AEAD_ALGOS.values()) if a.iv_size})
-
-
-def parse_iv(text: str) -> bytes:
-    """An IV typed as hex (``0x`` allowed), of a size some modelled cipher uses; whether
-    it fits the SA is the datapath's to judge."""
-    sizes = iv_sizes()
-    valid = " or ".join(str(n) for n in sizes) + " bytes of hex, e.g. 0x" + bytes(range(16)).hex()
-    digits = text[2:] if text[:2].lower() == "0x" else text
-    if not digits:
-        raise BadArgument(f"iv '{text}' has no hex digits", valid=valid)
-    if any(c not in "0123456789abcdefABCDEF" for c in digits):
-        raise BadArgument(f"iv '{text}' is not hex", valid=valid)
-    if len(digits) % 2:
-        raise BadArgument(
-            f"iv '{text}' has an odd number of hex digits ({len(digits)})", valid=valid
-        )
-    iv = bytes.fromhex(digits)
-    if len(iv) not in sizes:
-        raise BadArgument(f"iv of {len(iv)} bytes ('{text}')", valid=valid)
-    return iv
 
 
 def _packet(session: Session, expr: str) -> Any:
