@@ -362,7 +362,7 @@ class _Builder:
     def check_value(self, kw: ast.keyword, layer: str, fld: Any, value: Any) -> None:
         """Refuse, before Scapy sees it, a value Scapy would resolve on the host, expand
         into several packets, or truncate or refuse only when building."""
-        from scapy.fields import StrField, _EnumField
+        from scapy.fields import StrField
 
         if value is None:
             return
@@ -387,7 +387,7 @@ class _Builder:
         if isinstance(value, int):
             if not bounds[0] <= value <= bounds[1]:
                 raise self.bad_value(kw, layer, "out of range", valid=valid)
-        elif isinstance(value, str) and isinstance(base, _EnumField) and base.s2i is not None:
+        elif isinstance(value, str) and isinstance(getattr(base, "s2i", None), dict):
             if value not in base.s2i:
                 raise self.bad_value(
                     kw,

@@ -146,3 +146,38 @@ def _one_line(exc: EsplabError) -> None:
     message = str(exc)
     assert message
     assert "\n" not in message.strip() or message.startswith("Usage:")
+
+
+FIELD_VALUES = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+    st.binary(max_size=8),
+    st.none(),
+    st.booleans(),
+    st.lists(st.integers(min_value=0, max_value=3), max_size=3),
+    st.sampled_from(["192.0.2.2", "2001:db8::2", "02:00:00:00:00:01", "localhost", "::1"]),
+)
+LAYERS = ["IP", "IPv6", "UDP", "TCP", "ICMP", "Ether", "Dot1Q", "ARP", "ESP", "Raw"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(LAYERS), st.data())
+def test_any_field_value_builds_or_is_one_line(layer: str, data: st.DataObject) -> None:
+    import socket
+    from unittest import mock
+
+    from esplab.commands.packetexpr import build_packet, detached, layer_whitelist
+
+    cls = layer_whitelist()[layer]
+    field = data.draw(st.sampled_from([f.name for f in cls.fields_desc]))
+    text = f"{layer}({field}={data.draw(FIELD_VALUES)!r})"
+
+    def host(*args: object, **kwargs: object) -> object:
+        raise AssertionError(f"{text} consulted the host's resolver")
+
+    with mock.patch.object(socket, "getaddrinfo", host):
+        try:
+            bytes(detached(build_packet(text)))
+        except EsplabError as exc:
+            _one_line(exc)
