@@ -84,8 +84,13 @@ class NetDev:
     def has_hw_esp(self) -> bool:
         return self.xfrmdev_ops and self.features.get("esp-hw-offload", False)
 
-    def set_feature(self, feature: str, on: bool, *, offloaded_states: int = 0) -> None:
-        """``ethtool -K DEV FEATURE on|off`` with the kernel's and driver's checks."""
+    def set_feature(
+        self, feature: str, on: bool, *, offloaded_states: int = 0, offloaded_policies: int = 0
+    ) -> None:
+        """``ethtool -K DEV FEATURE on|off`` with the kernel's and driver's checks.
+
+        ``offloaded_states`` and ``offloaded_policies`` count the SAs and the policies
+        offloaded to this device; either makes the ESP feature busy."""
         if feature not in self.features:
             raise BadArgument(
                 f"{self.name} has no feature '{feature}'",
@@ -101,13 +106,16 @@ class NetDev:
                 prefix="Could not change any device features",
                 hint="ethtool -k shows it as [fixed]",
             )
-        if feature == "esp-hw-offload" and offloaded_states:
-            # The JM series driver refuses ESP feature toggles while SAs exist (3.10) [C].
+        if feature == "esp-hw-offload" and (offloaded_states or offloaded_policies):
+            # The JM series driver refuses ESP feature toggles while SAs exist (3.10) [C]:
+            # airoha_xfrm_set_features checks its count of offloaded states. The series
+            # offloads no policy; that packet-offload policies hold the feature too is a
+            # design choice [M], as this model's policy offload is one.
             raise KernelError(
                 "EBUSY",
-                f"{offloaded_states} offloaded SA(s) on {self.name}",
+                _busy(self.name, offloaded_states, offloaded_policies),
                 prefix="Could not change any device features",
-                hint="delete the offloaded states first (ip xfrm state flush)",
+                hint=_busy_hint(offloaded_states, offloaded_policies),
             )
         if feature == "esp-tx-csum-hw-offload" and on and not self.features["esp-hw-offload"]:
             # Netdev notifier: HW_ESP_TX_CSUM without HW_ESP is refused (3.7) [C].
@@ -126,3 +134,21 @@ class NetDev:
                 f"mtu {mtu} out of range for {self.name}",
                 hint=f"valid: {self.min_mtu}..{self.max_mtu}",
             )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _busy(dev: str, states: int, policies: int) -> str:
+    """What holds the ESP feature of ``dev``: its offloaded SAs and policies, each named."""
+    held = [_count(states, "offloaded SA", "offloaded SAs")] if states else []
+    held += [_count(policies, "offloaded policy", "offloaded policies")] if policies else []
+    return f"{' and '.join(held)} on {dev}"
+
+
+def _busy_hint(states: int, policies: int) -> str:
+    flush = ["ip xfrm state flush"] if states else []
+    flush += ["ip xfrm policy flush"] if policies else []
+    what = " and ".join(w for w, n in (("states", states), ("policies", policies)) if n)
+    return f"delete the offloaded {what} first ({'; '.join(flush)})"

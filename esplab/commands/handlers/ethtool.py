@@ -12,6 +12,7 @@ from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError
 from esplab.model.netdev import ETHTOOL_FEATURES
+from esplab.model.node import Node
 
 __all__ = ["COMMANDS"]
 
@@ -44,11 +45,13 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
         for name, value in pairs:
             if value not in ("on", "off"):
                 raise BadArgument(f"'{value}' for {name}", valid=["on", "off"])
-        offloaded = session.lab.offloaded_count(node.name, dev.name)
+        states, policies = _offloaded(node, dev.name)
         saved = dict(dev.features)
         try:
             for name, value in pairs:
-                dev.set_feature(name, value == "on", offloaded_states=offloaded)
+                dev.set_feature(
+                    name, value == "on", offloaded_states=states, offloaded_policies=policies
+                )
         except EsplabError:
             dev.features = saved
             raise
@@ -63,6 +66,14 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
         text = f"Settings for {dev.name}:\n\tLink detected: {'yes' if dev.up else 'no'}"
         return TextResult(summary=dev.name, text=text, data={"up": dev.up})
     raise BadArgument(f"unknown ethtool option '{opt}'", valid=["-k", "-K", "-S"], value=opt)
+
+
+def _offloaded(node: Node, dev: str) -> tuple[int, int]:
+    """The states and the policies of ``node`` offloaded to ``dev``, counted apart."""
+    xfrm = node.xfrm
+    states = sum(1 for x in xfrm.states if x.offload is not None and x.offload.dev == dev)
+    policies = sum(1 for p in xfrm.policies if p.offload is not None and p.offload.dev == dev)
+    return states, policies
 
 
 def _ethtool_complete(session: Session, words: list[str]) -> list[str]:
