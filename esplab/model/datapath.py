@@ -369,12 +369,7 @@ class Datapath:
         try:
             out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
         except (BadArgument, DecodeError) as exc:
-            # A pinned number past the SA's sequence space is an overflow (3.9) [C].
-            counter = (
-                "XfrmOutStateSeqError"
-                if walk.opts.seq is not None and walk.opts.seq > sa.seq_max
-                else "XfrmOutStateProtoError"
-            )
+            counter = _refused_counter(walk, sa)
             node.xfrm.mib.bump(counter)
             walk.drop(tap, node.name, str(exc), counter, "the ESP output refused this packet")
             return None
@@ -501,8 +496,9 @@ class Datapath:
                     data=None,
                 )
             )
-            _count_conduit(node, dev, len(frame), tx=False)
-            walk.extend(dsa_rx_stages(frame, dev.switch_port, dev_name, walk.snap))
+            if dev.up:  # a port that is down is disabled: nothing reaches the CPU
+                _count_conduit(node, dev, len(frame), tx=False)
+                walk.extend(dsa_rx_stages(frame, dev.switch_port, dev_name, walk.snap))
         if not dev.up:
             dev.counters.rx_dropped += 1
             walk.drop(
@@ -781,12 +777,13 @@ class Datapath:
         try:
             return engine_output(self.lab, walk, node, state, packet, dev_name, datapath, info)
         except (BadArgument, DecodeError) as exc:
-            node.xfrm.mib.bump("XfrmOutStateProtoError")
+            counter = _refused_counter(walk, self.lab.sa_runtime(node.name).get(state))
+            node.xfrm.mib.bump(counter)
             walk.drop(
                 f"{dev_name}.xfrmdev",
                 dev_name,
                 str(exc),
-                "XfrmOutStateProtoError",
+                counter,
                 "the ESP output refused this packet",
             )
             return None
@@ -800,6 +797,16 @@ class Datapath:
         if inner is SW_INPUT:
             return self._sw_input(walk, node, state, packet)
         return inner if isinstance(inner, bytes) else None
+
+
+def _refused_counter(walk: Walk, sa: EspSA) -> str:
+    """The MIB counter of an ESP output that refused the packet: a pinned sequence
+    number past the SA's sequence space is an overflow, whichever datapath was to
+    carry it (the kernel checks before the device sees the packet, 3.9) [C]."""
+    seq = walk.opts.seq
+    return (
+        "XfrmOutStateSeqError" if seq is not None and seq > sa.seq_max else "XfrmOutStateProtoError"
+    )
 
 
 def _count_conduit(node: Node, user: NetDev, size: int, *, tx: bool) -> None:

@@ -23,3 +23,14 @@ def test_user_port_traffic_counts_on_the_conduit_with_the_tag() -> None:
     assert trace is not None
     dma = trace.stage("eth0.dma")
     assert dma is not None and dma.counters == {"tx_packets": 1}
+
+
+def test_a_frame_for_a_port_that_is_down_never_reaches_the_conduit() -> None:
+    s = Session()
+    s.execute("ip link set lan3 down")
+    s.execute('pc3 send eth0 IP(dst="198.51.100.129")/UDP()')
+    ap = s.lab.node("ap")
+    assert ap.devs["eth0"].counters.rx_packets == 0
+    assert ap.devs["lan3"].counters.rx_dropped == 1
+    j = s.lab.journeys.get()
+    assert j is not None and "eth0.dma" not in j.taps()

@@ -316,3 +316,16 @@ def test_tunnel_mode_offload_is_checked_for_the_tunnels_device() -> None:
     offload = j.stage("wan.xfrmdev")
     assert offload is not None and offload.decision.startswith("offload_ok: yes"), j.taps()
     assert "wan.wire" in j.taps() and not any("pmtu" in tap for tap in j.taps())
+
+
+@pytest.mark.parametrize("offload", ["", CRYPTO])
+def test_a_pinned_seq_past_the_sequence_space_is_an_overflow_on_every_datapath(
+    offload: str,
+) -> None:
+    # The kernel checks the sequence number before the device sees the packet
+    # (airoha-dsa-xfrm.md 3.9): software and crypto offload count the same error.
+    s = session(offload)
+    j = send(s, f"send ap wan {seed.UDP} seq 4294967296")
+    assert not j.delivered
+    assert s.lab.node("ap").xfrm.mib["XfrmOutStateSeqError"] == 1
+    assert s.lab.node("ap").xfrm.mib["XfrmOutStateProtoError"] == 0
