@@ -222,6 +222,8 @@ def engine_output(
         # Packet offload: the engine counts; a pinned seq is written into the SA record
         # first (sa_seqnum holds the last number used, eip93.md 4.6) [M].
         scratch = runtime.scratch(state)
+        if walk.opts.seq is not None:
+            esp_core.check_seq(scratch, walk.opts.seq)  # the engine's counter is 32 bits
         skb, off, proto = build_skb(scratch, packet, 1, info)
         if walk.opts.seq is not None:
             drv.memory.write(

@@ -50,6 +50,7 @@ __all__ = [
     "Lifetime",
     "Mode",
     "UdpEncap",
+    "check_seq",
     "decrypt",
     "encrypt",
 ]
@@ -86,6 +87,13 @@ DECRYPT_REASONS: Mapping[str, str | None] = MappingProxyType(
 
 
 # --------------------------------------------------------------------------- output
+
+
+def check_seq(sa: EspSA, seq: int) -> None:
+    """A pinned sequence number must lie in the SA's sequence space (32 bits, or 64
+    with ESN): BadArgument otherwise."""
+    if not 0 <= seq <= sa.seq_max:
+        raise BadArgument(f"sequence number {seq:#x}", valid=f"0 to {sa.seq_max:#x}")
 
 
 def _take_seq(sa: EspSA, seq: int | None, nbytes: int) -> int:
@@ -157,8 +165,8 @@ def encrypt(
     lifetime (``XfrmOutStateExpired``).
     """
     # Refuse bad arguments before anything is counted or consumed.
-    if seq is not None and not 0 <= seq <= sa.seq_max:
-        raise BadArgument(f"sequence number {seq:#x}", valid=f"0 to {sa.seq_max:#x}")
+    if seq is not None:
+        check_seq(sa, seq)
     if iv is not None and len(iv) != sa.iv_size:
         raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for this SA")
     tunnel = sa.mode == "tunnel"

@@ -318,14 +318,15 @@ def test_tunnel_mode_offload_is_checked_for_the_tunnels_device() -> None:
     assert "wan.wire" in j.taps() and not any("pmtu" in tap for tap in j.taps())
 
 
-@pytest.mark.parametrize("offload", ["", CRYPTO])
+@pytest.mark.parametrize(("offload", "policy"), [("", ""), (CRYPTO, ""), (PACKET, PACKET_POLICY)])
 def test_a_pinned_seq_past_the_sequence_space_is_an_overflow_on_every_datapath(
-    offload: str,
+    offload: str, policy: str
 ) -> None:
     # The kernel checks the sequence number before the device sees the packet
-    # (airoha-dsa-xfrm.md 3.9): software and crypto offload count the same error.
-    s = session(offload)
-    j = send(s, f"send ap wan {seed.UDP} seq 4294967296")
-    assert not j.delivered
+    # (airoha-dsa-xfrm.md 3.9): every datapath counts the same error, and packet
+    # offload does not cut 2**32 + 5 down to the engine's 32-bit counter.
+    s = session(offload, policy)
+    j = send(s, f"send ap wan {seed.UDP} seq {2**32 + 5}")
+    assert not j.delivered and "0x100000005" in j.verdict
     assert s.lab.node("ap").xfrm.mib["XfrmOutStateSeqError"] == 1
     assert s.lab.node("ap").xfrm.mib["XfrmOutStateProtoError"] == 0
