@@ -61,6 +61,10 @@ def test_compare_errors() -> None:
         s.execute("compare 0x1000")
     with pytest.raises(BadArgument, match="iv of 3 bytes"):
         s.execute(f"compare 0x1000 {seed.UDP} iv 000102")
+    # The same bounds as send: 64 bits at most, never negative.
+    for bad in ("-1", str(2**64)):
+        with pytest.raises(BadArgument, match=f"seq {bad} is out of range"):
+            s.execute(f"compare 0x1000 {seed.UDP} seq {bad}")
 
 
 def test_compare_options_are_read_as_send_reads_them() -> None:

@@ -10,6 +10,7 @@ from scapy.layers.inet import IP
 
 from esplab.commands.handlers import all_commands, diff
 from esplab.commands.handlers.diff import DiffResult, esp_details
+from esplab.commands.packetexpr import detached
 from esplab.commands.registry import Registry
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NoSuchPacket, PacketExpressionError, UsageError
@@ -85,7 +86,7 @@ def test_named_packets_expressions_and_hex(session: Session) -> None:
     assert [tuple(r) for r in result.rows] == [("IP", "ttl", "3", "4")]
     result = run(session, 'diff p1 IP(dst="192.0.2.3",ttl=3)/UDP(dport=9) --ignore chksum')
     assert [tuple(r) for r in result.rows] == [("IP", "dst", "192.0.2.2", "192.0.2.3")]
-    raw = bytes(session.named["p2"]).hex()
+    raw = bytes(detached(session.named["p2"])).hex()  # the bytes diff reads for p2
     result = run(session, f"diff p1 {raw} --ignore chksum")  # hex takes p1's class
     assert [tuple(r) for r in result.rows] == [("IP", "ttl", "3", "4")]
     result = run(session, f"diff {raw} {raw}")
@@ -149,3 +150,15 @@ def test_help_has_usage_and_example() -> None:
     result = new_session().execute("help diff")
     assert result.data["usage"] == "diff A B [--ignore FIELD,...]"
     assert result.data["example"].startswith("diff wan.wire#1")
+
+
+def test_expressions_take_nothing_from_the_host(session: Session) -> None:
+    # An Ether() without dst and an IP() without src would be filled from the
+    # machine running the lab; diff compares the fixed bytes (broadcast, zeros).
+    session.execute('let p = Ether()/IP(dst="192.0.2.2")')
+    for left in ("p", 'Ether()/IP(dst="192.0.2.2")'):
+        result = run(session, f'diff {left} Ether()/IP(dst="192.0.2.3") --ignore chksum')
+        assert [tuple(r) for r in result.rows] == [("IP", "dst", "192.0.2.2", "192.0.2.3")]
+        wire = result.views[0]
+        assert wire.left[:12] == b"\xff" * 6 + bytes(6)  # broadcast, zero source MAC
+        assert wire.left[14 + 12 : 14 + 16] == bytes(4)  # IP src 0.0.0.0

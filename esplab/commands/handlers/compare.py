@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from esplab.commands.parser import Invocation, parse_int
+from esplab.commands.parser import Invocation, parse_int, parse_seq
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import Result
 from esplab.commands.session import Session
@@ -118,7 +118,7 @@ def _compare(session: Session, inv: Invocation) -> Result:
     spi = parse_int(words[0], "SPI")
     node, state = _outbound_state(session, inv.node, spi)
     expr, options = packet_options(inv.line, inv.tokens[2:], ("seq", "iv"), "compare")
-    seq = parse_int(options["seq"], "seq") if "seq" in options else 1
+    seq = parse_seq(options["seq"]) if "seq" in options else 1
     iv = parse_iv(options["iv"]) if "iv" in options else b""
     if state.sa_dir == "in":
         raise BadArgument(f"SPI {spi:#x} is an inbound SA", hint="compare an outbound SA")

@@ -113,20 +113,22 @@ def resolve_operand(session: Session, text: str) -> Operand | str:
     for its last packet), hex digits, then a packet expression (whose error
     lists the valid names when nothing matches).
     """
+    from esplab.commands.packetexpr import build_packet, detached
+
+    # detached: the bytes compared come from the packet as written, never from the
+    # host's routes or neighbours (an Ether() without dst, an IP() without src).
     if text in session.named:
-        return Operand(text, session.named[text])
+        return Operand(text, detached(session.named[text]))
     if "#" in text or text in session.lab.captures.known:
         from esplab.commands.handlers.capture import resolve_ref
 
         return Operand(text, resolve_ref(session, text).packet())
     if "(" not in text and set(text) <= _HEX_CHARS and any(c.isdigit() for c in text):
         return text
-    from esplab.commands.packetexpr import build_packet
-
     if "(" in text or "/" in text:
-        return Operand(text, build_packet(text, session.named))
+        return Operand(text, detached(build_packet(text, session.named)))
     try:
-        return Operand(text, build_packet(text, session.named))
+        return Operand(text, detached(build_packet(text, session.named)))
     except PacketExpressionError:
         raise NoSuchPacket(
             f"'{text}' is not a packet",
