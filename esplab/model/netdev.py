@@ -9,9 +9,10 @@ Facts (airoha-dsa-xfrm.md, tags as there):
   own MTU change is not vetoed (net/dsa has no NETDEV_PRECHANGEMTU handler) [C].
 * A value outside [min_mtu, max_mtu] fails with EINVAL from the core range check [C].
 * ESP features (1.5, 3.7): ``esp-hw-offload`` exists only where the device has
-  xfrmdev_ops; ``esp-tx-csum-hw-offload`` needs ``esp-hw-offload`` [C]. On the
-  emulated Airoha ports the ops are a modelled design (the withdrawn JM series,
-  3.10 [M]), which advertises neither ESP TX checksum nor ESP GSO.
+  xfrmdev_ops; ``esp-tx-csum-hw-offload`` and ``tx-esp-segmentation`` need
+  ``esp-hw-offload``, and the driver drops them with it [C] (:func:`_fix_features`).
+  On the emulated Airoha ports the ops are a modelled design (the withdrawn JM
+  series, 3.10 [M]), which advertises neither ESP TX checksum nor ESP GSO.
 """
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ from typing import Literal
 
 from esplab.errors import BadArgument, KernelError
 
-__all__ = ["ETHTOOL_FEATURES", "DevCounters", "NetDev"]
+__all__ = ["ESP_DEPENDENTS", "ESP_HW_OFFLOAD", "ETHTOOL_FEATURES", "DevCounters", "NetDev"]
 
 DevKind = Literal["gdm", "dsa-user", "ether"]
+
+ESP_HW_OFFLOAD = "esp-hw-offload"  # NETIF_F_HW_ESP
+# NETIF_F_HW_ESP_TX_CSUM and NETIF_F_GSO_ESP: offloads of the ESP packet that need HW_ESP.
+ESP_DEPENDENTS = ("esp-tx-csum-hw-offload", "tx-esp-segmentation")
 
 # ethtool -k names this model knows, in ethtool's print order.
 ETHTOOL_FEATURES = (
@@ -72,6 +77,8 @@ class NetDev:
     addrs: list[IPv4Interface | IPv6Interface] = field(default_factory=list)
     features: dict[str, bool] = field(default_factory=dict)
     fixed: frozenset[str] = frozenset()
+    # dev->wanted_features: what ethtool -K asked for; ``features`` is what is active.
+    wanted: dict[str, bool] = field(default_factory=dict)
     xfrmdev_ops: bool = False
     conduit: str | None = None
     switch_port: int | None = None
@@ -82,31 +89,67 @@ class NetDev:
 
     @property
     def has_hw_esp(self) -> bool:
-        return self.xfrmdev_ops and self.features.get("esp-hw-offload", False)
+        return self.xfrmdev_ops and self.features.get(ESP_HW_OFFLOAD, False)
 
-    def set_feature(
-        self, feature: str, on: bool, *, offloaded_states: int = 0, offloaded_policies: int = 0
-    ) -> None:
-        """``ethtool -K DEV FEATURE on|off`` with the kernel's and driver's checks.
+    def __post_init__(self) -> None:
+        # dev->wanted_features starts as the active set (register_netdevice) [C].
+        for name, on in self.features.items():
+            self.wanted.setdefault(name, on)
 
-        ``offloaded_states`` and ``offloaded_policies`` count the SAs and the policies
-        offloaded to this device; either makes the ESP feature busy."""
-        if feature not in self.features:
-            raise BadArgument(
-                f"{self.name} has no feature '{feature}'",
-                valid=sorted(self.features),
-                value=feature,
-            )
-        if self.features[feature] == on:
-            return
-        if feature in self.fixed:
-            raise KernelError(
-                "EOPNOTSUPP",
-                f"{feature} is fixed on {self.name}",
-                prefix="Could not change any device features",
-                hint="ethtool -k shows it as [fixed]",
-            )
-        if feature == "esp-hw-offload" and (offloaded_states or offloaded_policies):
+    def requested(self, feature: str) -> bool | None:
+        """The value asked for ``feature`` when it differs from the active one: ethtool -k
+        prints it as "[requested on|off]" (ethtool netlink/features.c ``dump_feature``)."""
+        wanted = self.wanted.get(feature, self.features[feature])
+        return wanted if wanted != self.features[feature] else None
+
+    def set_features(
+        self,
+        request: dict[str, bool],
+        *,
+        offloaded_states: int = 0,
+        offloaded_policies: int = 0,
+    ) -> dict[str, bool]:
+        """``ethtool -K DEV FEATURE on|off ...`` with the kernel's and driver's checks.
+
+        The request updates the wanted set as a whole (net/ethtool/features.c
+        ``ethnl_set_features``); the active set is the wanted one after the driver's
+        ``ndo_fix_features`` (:func:`_fix_features`), as ``__netdev_update_features``
+        computes it. ``offloaded_states`` and ``offloaded_policies`` count the SAs and
+        the policies offloaded to this device; either makes the ESP feature busy.
+        Returns each active feature that changed, with its new value. On a refusal
+        nothing changes."""
+        for feature in request:
+            if feature not in self.features:
+                raise BadArgument(
+                    f"{self.name} has no feature '{feature}'",
+                    valid=sorted(self.features),
+                    value=feature,
+                )
+        for feature, on in request.items():
+            if feature in self.fixed and self.features[feature] != on:
+                raise KernelError(
+                    "EOPNOTSUPP",
+                    f"{feature} is fixed on {self.name}",
+                    prefix="Could not change any device features",
+                    hint="ethtool -k shows it as [fixed]",
+                )
+        wanted = {**self.wanted, **request}
+        active = _fix_features(wanted)
+        for feature, on in request.items():
+            if active[feature] != on:
+                # The driver's fix_features keeps the ESP checksum and GSO offloads off
+                # without HW_ESP [C] (see _fix_features); ethtool then prints the feature
+                # as "off [requested on]" and "Could not change any device features".
+                # The kernel would still record the wish in wanted_features; refusing
+                # with the model unchanged, and this errno, are the model's [M].
+                raise KernelError(
+                    "EINVAL",
+                    f"{feature} needs {ESP_HW_OFFLOAD}",
+                    prefix="Could not change any device features",
+                    hint=f"turn {ESP_HW_OFFLOAD} on first, or in the same command",
+                )
+        changed = {name: on for name, on in active.items() if self.features[name] != on}
+        if changed.get(ESP_HW_OFFLOAD) is not None and (offloaded_states or offloaded_policies):
             # The JM series driver refuses ESP feature toggles while SAs exist (3.10) [C]:
             # airoha_xfrm_set_features checks its count of offloaded states. The series
             # offloads no policy; that packet-offload policies hold the feature too is a
@@ -117,14 +160,9 @@ class NetDev:
                 prefix="Could not change any device features",
                 hint=_busy_hint(offloaded_states, offloaded_policies),
             )
-        if feature == "esp-tx-csum-hw-offload" and on and not self.features["esp-hw-offload"]:
-            # Netdev notifier: HW_ESP_TX_CSUM without HW_ESP is refused (3.7) [C].
-            raise KernelError(
-                "EINVAL",
-                "esp-tx-csum-hw-offload needs esp-hw-offload",
-                prefix="Could not change any device features",
-            )
-        self.features[feature] = on
+        self.wanted = wanted
+        self.features = active
+        return changed
 
     def check_mtu(self, mtu: int) -> None:
         """The core's range check (EINVAL) [C]."""
@@ -134,6 +172,25 @@ class NetDev:
                 f"mtu {mtu} out of range for {self.name}",
                 hint=f"valid: {self.min_mtu}..{self.max_mtu}",
             )
+
+
+def _fix_features(wanted: dict[str, bool]) -> dict[str, bool]:
+    """The active features for ``wanted``: ``ndo_fix_features`` of the modelled driver.
+
+    The JM series' ``airoha_xfrm_fix_features`` (intel-lab-lkp/linux ddcdac81,
+    drivers/net/ethernet/airoha/airoha_xfrm.c) clears NETIF_F_HW_ESP_TX_CSUM and
+    NETIF_F_GSO_ESP whenever NETIF_F_HW_ESP is off [C]. The core adds no ESP rule:
+    ``netdev_fix_features`` (net/core/dev.c) has none, and the NOTIFY_BAD that
+    ``xfrm_api_check`` returns on NETDEV_FEAT_CHANGE is ignored, as
+    ``netdev_features_change`` drops the notifier's answer after the change is made [C].
+    The wanted bits stay, so turning esp-hw-offload on again brings them back.
+    """
+    active = dict(wanted)
+    if not active.get(ESP_HW_OFFLOAD, False):
+        for name in ESP_DEPENDENTS:
+            if name in active:
+                active[name] = False
+    return active
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from esplab.commands.result import TextResult
 from esplab.commands.session import Session
 from esplab.errors import KernelError
 from tests.commands import seed
@@ -47,3 +48,58 @@ def test_busy_names_a_lone_sa_or_a_lone_policy() -> None:
     s.execute("ip xfrm policy flush")
     s.execute("ethtool -K wan esp-hw-offload off")
     assert s.lab.node("ap").devs["wan"].features["esp-hw-offload"] is False
+
+
+def summary(s: Session, line: str) -> str:
+    return s.execute(line).summary
+
+
+def features(s: Session, dev: str) -> str:
+    result = s.execute(f"ethtool -k {dev}")
+    assert isinstance(result, TextResult)
+    return result.text
+
+
+def test_esp_off_drops_the_esp_checksum_offload_with_it() -> None:
+    # The JM driver's ndo_fix_features (airoha_xfrm_fix_features) clears
+    # NETIF_F_HW_ESP_TX_CSUM and NETIF_F_GSO_ESP while NETIF_F_HW_ESP is off; ethtool
+    # lists the extra change as "[not requested]" (netlink/features.c).
+    s = Session()
+    wan = s.lab.node("ap").devs["wan"]
+    assert summary(s, "ethtool -K wan esp-tx-csum-hw-offload on") == "esp-tx-csum-hw-offload on"
+    assert summary(s, "ethtool -K wan esp-hw-offload off") == (
+        "Actual changes:\nesp-hw-offload: off\nesp-tx-csum-hw-offload: off [not requested]"
+    )
+    assert wan.features["esp-hw-offload"] is False
+    assert wan.features["esp-tx-csum-hw-offload"] is False
+    # The wish stays in wanted_features: ethtool -k shows it, and it comes back.
+    assert "esp-tx-csum-hw-offload: off [requested on]" in features(s, "wan")
+    assert summary(s, "ethtool -K wan esp-hw-offload on") == (
+        "Actual changes:\nesp-hw-offload: on\nesp-tx-csum-hw-offload: on [not requested]"
+    )
+    assert wan.features["esp-tx-csum-hw-offload"] is True
+
+
+def test_turning_a_held_off_feature_off_forgets_the_wish() -> None:
+    s = Session()
+    wan = s.lab.node("ap").devs["wan"]
+    s.execute("ethtool -K wan esp-tx-csum-hw-offload on")
+    s.execute("ethtool -K wan esp-hw-offload off")
+    assert summary(s, "ethtool -K wan esp-tx-csum-hw-offload off") == "esp-tx-csum-hw-offload off"
+    assert "esp-tx-csum-hw-offload: off\n" in features(s, "wan")
+    assert summary(s, "ethtool -K wan esp-hw-offload on") == "esp-hw-offload on"
+    assert wan.features["esp-tx-csum-hw-offload"] is False
+
+
+def test_an_esp_dependent_needs_esp_hw_offload_in_the_same_request() -> None:
+    s = Session()
+    wan = s.lab.node("ap").devs["wan"]
+    s.execute("ethtool -K wan esp-hw-offload off")
+    before = (dict(wan.features), dict(wan.wanted))
+    with pytest.raises(KernelError, match=r"tx-esp-segmentation needs esp-hw-offload"):
+        s.execute("ethtool -K wan tx-esp-segmentation on")
+    with pytest.raises(KernelError, match=r"esp-tx-csum-hw-offload needs esp-hw-offload"):
+        s.execute("ethtool -K wan esp-tx-csum-hw-offload on esp-hw-offload off")
+    assert (wan.features, wan.wanted) == before
+    s.execute("ethtool -K wan esp-tx-csum-hw-offload on esp-hw-offload on")
+    assert wan.features["esp-hw-offload"] and wan.features["esp-tx-csum-hw-offload"]

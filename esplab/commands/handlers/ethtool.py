@@ -10,7 +10,7 @@ from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, EsplabError
+from esplab.errors import BadArgument
 from esplab.model.netdev import ETHTOOL_FEATURES
 from esplab.model.node import Node
 
@@ -33,8 +33,14 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
         for name in ETHTOOL_FEATURES:
             if name in dev.features:
                 fixed_esp = not dev.xfrmdev_ops and "esp" in name
-                fixed = " [fixed]" if name in dev.fixed or fixed_esp else ""
-                lines.append(f"{name}: {'on' if dev.features[name] else 'off'}{fixed}")
+                requested = dev.requested(name)
+                if name in dev.fixed or fixed_esp:
+                    suffix = " [fixed]"
+                elif requested is not None:
+                    suffix = f" [requested {_onoff(requested)}]"
+                else:
+                    suffix = ""
+                lines.append(f"{name}: {_onoff(dev.features[name])}{suffix}")
         return TextResult(
             summary=f"features of {dev.name}", text="\n".join(lines), data=dict(dev.features)
         )
@@ -46,18 +52,9 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
             if value not in ("on", "off"):
                 raise BadArgument(f"'{value}' for {name}", valid=["on", "off"])
         states, policies = _offloaded(node, dev.name)
-        saved = dict(dev.features)
-        try:
-            for name, value in pairs:
-                dev.set_feature(
-                    name, value == "on", offloaded_states=states, offloaded_policies=policies
-                )
-        except EsplabError:
-            dev.features = saved
-            raise
-        return MessageResult(
-            summary=", ".join(f"{n} {v}" for n, v in pairs), data=dict(dev.features)
-        )
+        request = {name: value == "on" for name, value in pairs}
+        changed = dev.set_features(request, offloaded_states=states, offloaded_policies=policies)
+        return MessageResult(summary=_changes(request, changed), data=dict(dev.features))
     if opt in ("-S", "--statistics"):
         stats = {**dev.counters.as_dict(), **dev.stats}
         text = "NIC statistics:\n" + "\n".join(f"     {k}: {v}" for k, v in stats.items())
@@ -66,6 +63,26 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
         text = f"Settings for {dev.name}:\n\tLink detected: {'yes' if dev.up else 'no'}"
         return TextResult(summary=dev.name, text=text, data={"up": dev.up})
     raise BadArgument(f"unknown ethtool option '{opt}'", valid=["-k", "-K", "-S"], value=opt)
+
+
+def _onoff(on: bool) -> str:
+    return "on" if on else "off"
+
+
+def _changes(request: dict[str, bool], changed: dict[str, bool]) -> str:
+    """The confirmation of ``ethtool -K``: the request, or, when a feature changed that
+    was not asked for, ethtool's "Actual changes:" list, each changed feature with its
+    new value and "[not requested]" on the others (ethtool netlink/features.c
+    ``show_feature_changes``)."""
+    extra = [name for name in changed if name not in request]
+    if not extra:
+        return ", ".join(f"{name} {_onoff(on)}" for name, on in request.items())
+    lines = ["Actual changes:"]
+    for name in ETHTOOL_FEATURES:
+        if name in changed:
+            note = " [not requested]" if name in extra else ""
+            lines.append(f"{name}: {_onoff(changed[name])}{note}")
+    return "\n".join(lines)
 
 
 def _offloaded(node: Node, dev: str) -> tuple[int, int]:

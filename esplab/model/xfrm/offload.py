@@ -14,6 +14,7 @@ from collections.abc import Callable, Set
 from typing import Protocol, TypeAlias
 
 from esplab.errors import KernelError
+from esplab.model.netdev import ESP_HW_OFFLOAD
 from esplab.model.xfrm.objects import IPPROTO_ESP, XfrmOffload, XfrmPolicy, XfrmState
 
 __all__ = [
@@ -24,9 +25,6 @@ __all__ = [
     "offload_policy",
     "offload_state",
 ]
-
-# ethtool name of NETIF_F_HW_ESP (reference 3.7).
-ESP_HW_OFFLOAD = "esp-hw-offload"
 
 
 class OffloadDevice(Protocol):
