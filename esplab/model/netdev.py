@@ -149,9 +149,11 @@ class NetDev:
                     hint=f"turn {ESP_HW_OFFLOAD} on first, or in the same command",
                 )
         changed = {name: on for name, on in active.items() if self.features[name] != on}
-        if changed.get(ESP_HW_OFFLOAD) is not None and (offloaded_states or offloaded_policies):
+        esp = [name for name in (ESP_HW_OFFLOAD, *ESP_DEPENDENTS) if name in changed]
+        if esp and (offloaded_states or offloaded_policies):
             # The JM series driver refuses ESP feature toggles while SAs exist (3.10) [C]:
-            # airoha_xfrm_set_features checks its count of offloaded states. The series
+            # airoha_xfrm_set_features returns EBUSY when any of HW_ESP, HW_ESP_TX_CSUM
+            # and GSO_ESP changes while its count of offloaded states is not 0. The series
             # offloads no policy; that packet-offload policies hold the feature too is a
             # design choice [M], as this model's policy offload is one.
             raise KernelError(

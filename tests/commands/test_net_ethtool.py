@@ -50,6 +50,19 @@ def test_busy_names_a_lone_sa_or_a_lone_policy() -> None:
     assert s.lab.node("ap").devs["wan"].features["esp-hw-offload"] is False
 
 
+def test_every_esp_feature_is_busy_while_sas_are_offloaded() -> None:
+    # airoha_xfrm_set_features: EBUSY when HW_ESP, HW_ESP_TX_CSUM or GSO_ESP changes
+    # while offloaded states exist; other features stay free.
+    s = Session()
+    s.execute(CRYPTO_SA)
+    wan = s.lab.node("ap").devs["wan"]
+    busy(s, "ethtool -K wan esp-tx-csum-hw-offload on")
+    busy(s, "ethtool -K wan tx-esp-segmentation on")
+    assert not wan.features["esp-tx-csum-hw-offload"] and not wan.features["tx-esp-segmentation"]
+    s.execute("ethtool -K wan hw-tc-offload off")
+    assert wan.features["hw-tc-offload"] is False
+
+
 def summary(s: Session, line: str) -> str:
     return s.execute(line).summary
 
