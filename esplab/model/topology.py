@@ -96,6 +96,10 @@ def build_nodes(seed: int) -> dict[str, Node]:
         max_mtu=AIROHA_MAX_MTU,
         gdm=1,
         qdma=0,
+        # The JM series gives every GDM netdev the ops, the conduit included
+        # (airoha_alloc_gdm_port calls airoha_xfrm_build_netdev), and attaches them to
+        # a DSA user port only when its conduit has them (airoha_xfrm_dsa_attach_user)
+        # [C for that series, airoha-dsa-xfrm.md 3.10; M for its use here].
         xfrmdev_ops=True,
         features=_esp_features(True),
     )

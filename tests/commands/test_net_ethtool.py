@@ -116,3 +116,12 @@ def test_an_esp_dependent_needs_esp_hw_offload_in_the_same_request() -> None:
     assert (wan.features, wan.wanted) == before
     s.execute("ethtool -K wan esp-tx-csum-hw-offload on esp-hw-offload on")
     assert wan.features["esp-hw-offload"] and wan.features["esp-tx-csum-hw-offload"]
+
+
+def test_the_conduit_offers_esp_offload_as_a_gdm_port() -> None:
+    # JM series: airoha_alloc_gdm_port calls airoha_xfrm_build_netdev for every GDM
+    # port, GDM1 (eth0, the DSA conduit) included; the lan ports borrow its ops.
+    s = Session()
+    assert "esp-hw-offload: on\n" in features(s, "eth0")
+    sa = seed.SA_OUT.replace("192.0.2.1 dst 192.0.2.2", "198.51.100.1 dst 198.51.100.2")
+    assert "crypto offload on eth0" in summary(s, sa + " offload dev eth0 dir out")
