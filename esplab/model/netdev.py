@@ -102,6 +102,15 @@ class NetDev:
         wanted = self.wanted.get(feature, self.features[feature])
         return wanted if wanted != self.features[feature] else None
 
+    def check_feature(self, feature: str) -> None:
+        """Refuse a feature name this device does not have."""
+        if feature not in self.features:
+            raise BadArgument(
+                f"{self.name} has no feature '{feature}'",
+                valid=sorted(self.features),
+                value=feature,
+            )
+
     def set_features(
         self,
         request: dict[str, bool],
@@ -119,12 +128,7 @@ class NetDev:
         Returns each active feature that changed, with its new value. On a refusal
         nothing changes."""
         for feature in request:
-            if feature not in self.features:
-                raise BadArgument(
-                    f"{self.name} has no feature '{feature}'",
-                    valid=sorted(self.features),
-                    value=feature,
-                )
+            self.check_feature(feature)
         for feature, on in request.items():
             if feature in self.fixed and self.features[feature] != on:
                 raise KernelError(

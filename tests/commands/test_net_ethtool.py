@@ -6,7 +6,7 @@ import pytest
 
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
-from esplab.errors import KernelError
+from esplab.errors import BadArgument, KernelError
 from tests.commands import seed
 
 # Seed SAs on wan: SA_OUT with crypto offload, a second SA (spi 0x2000) with packet
@@ -125,3 +125,37 @@ def test_the_conduit_offers_esp_offload_as_a_gdm_port() -> None:
     assert "esp-hw-offload: on\n" in features(s, "eth0")
     sa = seed.SA_OUT.replace("192.0.2.1 dst 192.0.2.2", "198.51.100.1 dst 198.51.100.2")
     assert "crypto offload on eth0" in summary(s, sa + " offload dev eth0 dir out")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "ethtool",
+            "ethtool needs a device name; valid: eth0, lan1, lan2, lan3, lan4, wan; "
+            "usage: ethtool [-k|-K|-S] DEV [FEATURE on|off ...]",
+        ),
+        ("ethtool -k", "ethtool -k needs a device name; valid: eth0, lan1"),
+        ("ethtool -K wan esp-hw-offload", "ethtool -K wan esp-hw-offload needs on or off"),
+        (
+            "ethtool -K wan esp-hw-offload maybe",
+            "ethtool -K wan esp-hw-offload needs on or off, not 'maybe'",
+        ),
+        (
+            "ethtool -K wan esp-hw-offload tx-esp-segmentation on",
+            "ethtool -K wan esp-hw-offload needs on or off, not 'tx-esp-segmentation'",
+        ),
+        ("ethtool -K wan", "ethtool -K wan needs a feature and on or off; valid: rx-checksumming"),
+        ("ethtool -K wan on", "wan has no feature 'on'"),
+        ("ethtool -X wan", "unknown ethtool option '-X'; valid: -k, -K, -S"),
+        ("ethtool -k wan extra", "ethtool -k wan takes nothing after the device, not 'extra'"),
+    ],
+)
+def test_bad_input_is_one_line_naming_what_is_missing(line: str, message: str) -> None:
+    s = Session()
+    before = dict(s.lab.node("ap").devs["wan"].features)
+    with pytest.raises(BadArgument) as info:
+        s.execute(line)
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
+    assert s.lab.node("ap").devs["wan"].features == before

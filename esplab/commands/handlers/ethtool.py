@@ -11,24 +11,37 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model.netdev import ETHTOOL_FEATURES
+from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Node
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "USAGE"]
+
+USAGE = "ethtool [-k|-K|-S] DEV [FEATURE on|off ...]"
+_SHOW = ("-k", "--show-features", "--show-offload")
+_SET = ("-K", "--features", "--offload")
+_STATS = ("-S", "--statistics")
+_OPTIONS = (*_SHOW, *_SET, *_STATS)
 
 
 def _ethtool(session: Session, inv: Invocation) -> Result:
     node = session.lab.node(inv.node)
     words = list(inv.args["args"])
+    opt = words.pop(0) if words and words[0].startswith("-") else ""
+    if opt and opt not in _OPTIONS:
+        raise BadArgument(f"unknown ethtool option '{opt}'", valid=["-k", "-K", "-S"], value=opt)
     if not words:
+        command = f"ethtool {opt}" if opt else "ethtool"
         raise BadArgument(
-            "ethtool needs a device or an option", valid=["-k DEV", "-K DEV ...", "-S DEV", "DEV"]
+            f"{command} needs a device name", valid=list(node.devs), hint=f"usage: {USAGE}"
         )
-    opt = words.pop(0) if words[0].startswith("-") else ""
-    if not words:
-        raise BadArgument(f"ethtool {opt} needs a device", valid=list(node.devs))
     dev = node.dev(words.pop(0))
-    if opt in ("-k", "--show-features", "--show-offload"):
+    if words and opt not in _SET:
+        raise BadArgument(
+            f"ethtool {opt + ' ' if opt else ''}{dev.name} takes nothing after the device, "
+            f"not '{words[0]}'",
+            hint=f"usage: {USAGE}",
+        )
+    if opt in _SHOW:
         lines = [f"Features for {dev.name}:"]
         for name in ETHTOOL_FEATURES:
             if name in dev.features:
@@ -44,25 +57,37 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
         return TextResult(
             summary=f"features of {dev.name}", text="\n".join(lines), data=dict(dev.features)
         )
-    if opt in ("-K", "--features", "--offload"):
-        if not words or len(words) % 2:
-            raise BadArgument("ethtool -K DEV FEATURE on|off [FEATURE on|off ...]")
-        pairs = list(zip(words[::2], words[1::2], strict=True))
-        for name, value in pairs:
-            if value not in ("on", "off"):
-                raise BadArgument(f"'{value}' for {name}", valid=["on", "off"])
+    if opt in _SET:
+        request = _feature_request(dev, words)
         states, policies = _offloaded(node, dev.name)
-        request = {name: value == "on" for name, value in pairs}
         changed = dev.set_features(request, offloaded_states=states, offloaded_policies=policies)
         return MessageResult(summary=_changes(request, changed), data=dict(dev.features))
-    if opt in ("-S", "--statistics"):
+    if opt in _STATS:
         stats = {**dev.counters.as_dict(), **dev.stats}
         text = "NIC statistics:\n" + "\n".join(f"     {k}: {v}" for k, v in stats.items())
         return TextResult(summary=f"statistics of {dev.name}", text=text, data=stats)
-    if opt == "":
-        text = f"Settings for {dev.name}:\n\tLink detected: {'yes' if dev.up else 'no'}"
-        return TextResult(summary=dev.name, text=text, data={"up": dev.up})
-    raise BadArgument(f"unknown ethtool option '{opt}'", valid=["-k", "-K", "-S"], value=opt)
+    text = f"Settings for {dev.name}:\n\tLink detected: {'yes' if dev.up else 'no'}"
+    return TextResult(summary=dev.name, text=text, data={"up": dev.up})
+
+
+def _feature_request(dev: NetDev, words: list[str]) -> dict[str, bool]:
+    """``FEATURE on|off ...`` after ``ethtool -K DEV``: each feature must be the device's
+    and be followed by on or off."""
+    if not words:
+        raise BadArgument(
+            f"ethtool -K {dev.name} needs a feature and on or off",
+            valid=[name for name in ETHTOOL_FEATURES if name in dev.features],
+        )
+    request: dict[str, bool] = {}
+    for at in range(0, len(words), 2):
+        name = words[at]
+        dev.check_feature(name)
+        value = words[at + 1] if at + 1 < len(words) else None
+        if value not in ("on", "off"):
+            got = "" if value is None else f", not '{value}'"
+            raise BadArgument(f"ethtool -K {dev.name} {name} needs on or off{got}")
+        request[name] = value == "on"
+    return request
 
 
 def _onoff(on: bool) -> str:
@@ -108,8 +133,9 @@ COMMANDS = (
         name="ethtool",
         summary="device features (-k/-K), statistics (-S) and link state",
         handler=_ethtool,
-        params=(Param("args", kind="rest", metavar="ARGS"),),
-        usage_text="[NODE] ethtool [-k|-K|-S] DEV [FEATURE on|off ...]",
+        # Optional, so that a bare "ethtool" reaches the handler, which names the devices.
+        params=(Param("args", kind="rest", optional=True, metavar="ARGS"),),
+        usage_text=f"[NODE] {USAGE}",
         example="ethtool -K wan esp-hw-offload off",
         complete=_ethtool_complete,
     ),
