@@ -25,10 +25,13 @@ from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import (
     ETH_P_8021AD,
     ETH_P_8021Q,
+    ETH_P_IP,
+    ETH_P_IPV6,
     MTK_TAG_LEN,
     dsa_rx_stages,
     dsa_tx_stages,
     ether_frame,
+    mac_bytes,
 )
 from esplab.model.netdev import NetDev
 from esplab.model.node import Node
@@ -532,6 +535,8 @@ class Datapath:
                 data=frame,
             )
             return
+        if not self._for_us(walk, node, dev, frame, etype):
+            return
         packet = frame[14:]
         walk.add(
             Stage(
@@ -545,6 +550,60 @@ class Datapath:
             )
         )
         self._input(walk, node, dev_name, packet, hops)
+
+    def _for_us(self, walk: Walk, node: Node, dev: NetDev, frame: bytes, etype: int) -> bool:
+        """What ``eth_type_trans`` and the protocol handlers check before IP sees a
+        frame [C]: a unicast destination that is not the device's address is
+        PACKET_OTHERHOST (ip_rcv drops it, ``rx_otherhost_dropped``); an EtherType no
+        handler takes is ``rx_nohandler``; an IP header whose version is not the
+        EtherType's, or that does not parse, is a header error (ip_rcv_core,
+        ipv6_rcv: InHdrErrors / Ip6InHdrErrors)."""
+        tap = f"{tapname(node, dev.name)}.rx"
+        dst = frame[:6]
+        if not dst[0] & 1 and dst != mac_bytes(dev.mac):
+            dev.counters.rx_otherhost_dropped += 1
+            walk.drop(
+                tap,
+                dev.name,
+                f"frame for {dst.hex(':')}, not {dev.mac}",
+                "rx_otherhost_dropped",
+                "eth_type_trans marks a unicast frame for another address PACKET_OTHERHOST, "
+                "and IP drops it",
+                data=frame,
+            )
+            return False
+        if etype not in (ETH_P_IP, ETH_P_IPV6):
+            dev.counters.rx_nohandler += 1
+            walk.drop(
+                tap,
+                dev.name,
+                f"no protocol handler for EtherType {etype:#06x}",
+                "rx_nohandler",
+                "the nodes model IPv4 (0x0800) and IPv6 (0x86dd) only; a frame no handler "
+                "takes is counted in rx_nohandler",
+                data=frame,
+            )
+            return False
+        version = 4 if etype == ETH_P_IP else 6
+        counter = "InHdrErrors" if version == 4 else "Ip6InHdrErrors"
+        try:
+            info = parse_ip(frame[14:])
+        except DecodeError as exc:
+            reason = str(exc)
+        else:
+            if info.version == version:
+                return True
+            reason = f"IPv{info.version} header in a frame of EtherType {etype:#06x}"
+        walk.drop(
+            f"{node.name}.ip",
+            node.name,
+            reason,
+            counter,
+            f"ip{'v6' if version == 6 else ''}_rcv checks the header before anything else "
+            f"and counts {counter}",
+            data=frame,
+        )
+        return False
 
     # -- IP input ----------------------------------------------------------------
     def _input(self, walk: Walk, node: Node, dev_name: str, packet: bytes, hops: int) -> None:

@@ -39,8 +39,17 @@ ETH_P_8021Q = 0x8100
 ETH_P_8021AD = 0x88A8
 
 
+_MACS: dict[str, bytes] = {}
+
+
 def mac_bytes(mac: str) -> bytes:
-    return bytes(int(x, 16) for x in mac.split(":"))
+    """``aa:bb:cc:dd:ee:ff`` as six bytes (remembered: a lab has a few dozen MACs)."""
+    raw = _MACS.get(mac)
+    if raw is None:
+        if len(_MACS) >= 4096:
+            _MACS.clear()
+        raw = _MACS[mac] = bytes(int(x, 16) for x in mac.split(":"))
+    return raw
 
 
 def parse_mac(text: str) -> str:

@@ -56,6 +56,10 @@ class DevCounters:
     tx_bytes: int = 0
     tx_errors: int = 0
     tx_dropped: int = 0
+    # Core drops (netdev core stats, Linux 4.6 / 6.0): a frame no protocol takes, and
+    # a unicast frame for another MAC address (PACKET_OTHERHOST).
+    rx_nohandler: int = 0
+    rx_otherhost_dropped: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)

@@ -1,0 +1,53 @@
+"""What a node checks before IP sees a frame: the destination MAC, the EtherType and
+the IP version (eth_type_trans, ip_rcv_core, ipv6_rcv)."""
+
+from __future__ import annotations
+
+from esplab.commands.result import JourneyResult
+from esplab.commands.session import Session
+from esplab.model.journey import Journey
+
+
+def send(s: Session, line: str) -> Journey:
+    result = s.execute(line)
+    assert isinstance(result, JourneyResult)
+    return result.journeys[0]
+
+
+def test_a_unicast_frame_for_another_mac_is_otherhost() -> None:
+    s = Session()
+    j = send(s, 'send ap wan Ether(dst="02:00:00:00:00:99")/IP(dst="192.0.2.2")/UDP()')
+    eth0 = s.lab.node("host").devs["eth0"]
+    assert j.verdict == "dropped at host.rx: frame for 02:00:00:00:00:99, not " + eth0.mac
+    assert eth0.counters.rx_otherhost_dropped == 1
+    assert eth0.counters.rx_packets == 1  # received by the device, dropped by IP
+    assert not s.lab.node("host").flows
+
+
+def test_broadcast_and_the_devices_own_mac_pass() -> None:
+    s = Session()
+    eth0 = s.lab.node("host").devs["eth0"]
+    for dst in ("ff:ff:ff:ff:ff:ff", eth0.mac):
+        j = send(s, f'send ap wan Ether(dst="{dst}")/IP(dst="192.0.2.2")/UDP()')
+        assert j.delivered, j.verdict
+    assert eth0.counters.rx_otherhost_dropped == 0
+
+
+def test_the_ethertype_must_match_the_ip_version() -> None:
+    s = Session()
+    j = send(s, 'send ap wan Ether(type=0x86dd)/IP(dst="192.0.2.2")/UDP()')
+    dropped = j.dropped
+    assert dropped is not None and dropped.tap == "host.ip"
+    assert dropped.counters == {"Ip6InHdrErrors": 1}
+    assert "IPv4 header in a frame of EtherType 0x86dd" in j.verdict
+
+
+def test_a_frame_no_protocol_takes_is_nohandler() -> None:
+    # send refuses such a frame up front; the model's own path (an AF_XDP transmit,
+    # a frame given to Datapath.send_frame) still meets the receive check.
+    s = Session()
+    host = s.lab.node("host").devs["eth0"]
+    arp = bytes.fromhex(host.mac.replace(":", "")) + bytes(6) + b"\x08\x06" + bytes(28)
+    j = s.lab.datapath.send_frame("ap", "wan", arp)
+    assert j.verdict == "dropped at host.rx: no protocol handler for EtherType 0x0806"
+    assert host.counters.rx_nohandler == 1
