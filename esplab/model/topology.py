@@ -65,6 +65,12 @@ def _esp_features(on: bool) -> dict[str, bool]:
     }
 
 
+#: The JM series advertises neither ESP GSO nor the ESP TX checksum: they are not in
+#: the ap devices' hw_features, so ethtool shows them "off [fixed]"
+#: (airoha-dsa-xfrm.md 3.10) [C].
+AP_FIXED_FEATURES = frozenset({"esp-tx-csum-hw-offload", "tx-esp-segmentation"})
+
+
 def _peer(name: str, rng: random.Random, ifindex: int = 2) -> Node:
     node = Node(name=name, role="peer")
     node.devs["eth0"] = NetDev(
@@ -102,6 +108,7 @@ def build_nodes(seed: int) -> dict[str, Node]:
         # [C for that series, airoha-dsa-xfrm.md 3.10; M for its use here].
         xfrmdev_ops=True,
         features=_esp_features(True),
+        fixed=AP_FIXED_FEATURES,
     )
     for n in range(1, 5):
         ap.devs[f"lan{n}"] = NetDev(
@@ -115,6 +122,7 @@ def build_nodes(seed: int) -> dict[str, Node]:
             switch_port=n,
             xfrmdev_ops=True,
             features=_esp_features(True),
+            fixed=AP_FIXED_FEATURES,
             addrs=[IPv4Interface(f"{lan_addr(n, 1)}/26"), IPv6Interface(f"2001:db8:1:{n}::1/64")],
         )
     ap.devs["wan"] = NetDev(
@@ -128,6 +136,7 @@ def build_nodes(seed: int) -> dict[str, Node]:
         qdma=1,
         xfrmdev_ops=True,
         features=_esp_features(True),
+        fixed=AP_FIXED_FEATURES,
         addrs=[IPv4Interface("192.0.2.1/24"), IPv6Interface("2001:db8:2::1/64")],
     )
     host = _peer("host", rng)
