@@ -32,7 +32,7 @@ def test_route_get_connected_prints_the_address_not_the_prefix(session: Session)
     get = session.execute("ip route get 198.51.100.2")
     assert isinstance(get, TextResult)
     assert get.text == "198.51.100.2 dev lan1 src 198.51.100.1 uid 0 \n    cache "
-    assert get.data == {"dev": "lan1", "via": "", "src": "198.51.100.1"}
+    assert get.data == {"dev": "lan1", "via": "", "src": "198.51.100.1", "mtu": 1500}
 
 
 def test_route_get_through_the_default_route_prints_no_default(session: Session) -> None:

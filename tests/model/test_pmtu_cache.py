@@ -62,3 +62,17 @@ def test_the_sender_learns_and_later_packets_are_measured_against_it() -> None:
     # Other destinations still use the link MTU.
     ok = s.execute('send pc1 eth0 IP(dst="203.0.113.2", flags="DF")/UDP()/Raw(b"x"*1300)')
     assert isinstance(ok, JourneyResult) and "ap.pmtu" not in ok.journeys[0].verdict
+
+
+def test_route_get_shows_the_learned_mtu_and_flush_cache_forgets_it() -> None:
+    s = Session()
+    s.execute("ip link set wan mtu 1400")
+    s.execute('send pc1 eth0 IP(dst="203.0.113.1", flags="DF")/UDP()/Raw(b"x"*1400)')
+    get = s.execute("pc1 ip route get 203.0.113.1")
+    # iproute2 print_route: the RTAX_MTU metric on the "cache" line.
+    assert get.summary == "203.0.113.1 via 198.51.100.1 dev eth0 src 198.51.100.2 uid 0"
+    assert get.data["mtu"] == 1400 and "cache mtu 1400" in str(getattr(get, "text", ""))
+    flushed = s.execute("pc1 ip route flush cache")
+    assert flushed.data == {"forgotten": 1}
+    assert s.lab.node("pc1").pmtu == {}
+    assert s.execute("pc1 ip route get 203.0.113.1").data["mtu"] == 1500

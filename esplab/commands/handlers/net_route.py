@@ -27,10 +27,12 @@ def ip_route(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result
         )
     if verb == "get":
         return _route_get(node, args, family)
+    if verb == "flush":
+        return _flush_cache(node, args, family)
     if verb not in ("add", "del", "delete", "replace"):
         raise BadArgument(
             f'Command "{verb}" is unknown for ip route',
-            valid=["show", "get", "add", "del", "replace"],
+            valid=["show", "get", "add", "del", "replace", "flush cache"],
         )
     dst_word = args.take("prefix")
     via: IPv4Address | IPv6Address | None = None
@@ -123,15 +125,47 @@ def _route_get(node: Node, args: IpArgs, family: int | None) -> Result:
     if dst.version == 6 and route.proto == "kernel":
         parts.append("proto kernel")
     parts += [f"src {src}"] if src is not None else []
+    # A path MTU learned from ICMP is the route exception's metric (RTAX_MTU); the lab
+    # does not age it, so no "expires" is shown (esplab.model.pmtu_cache) [M].
+    pmtu = node.pmtu.get(dst)
     if dst.version == 4:
-        text = " ".join([*parts, "uid 0"]) + " \n    cache "
+        text = " ".join([*parts, "uid 0"]) + " \n    cache " + (f"mtu {pmtu} " if pmtu else "")
     else:
         metric = 256 if route.proto == "kernel" else 1024
-        text = " ".join([*parts, f"metric {metric}", "pref medium"])
+        mtu = [f"mtu {pmtu}"] if pmtu else []
+        text = " ".join([*parts, f"metric {metric}", *mtu, "pref medium"])
     return TextResult(
         summary=text.splitlines()[0].strip(),
         text=text,
-        data={"dev": route.dev, "via": str(route.via or ""), "src": str(src or "")},
+        data={
+            "dev": route.dev,
+            "via": str(route.via or ""),
+            "src": str(src or ""),
+            "mtu": pmtu or node.dev(route.dev).mtu,
+        },
+    )
+
+
+def _flush_cache(node: Node, args: IpArgs, family: int | None) -> Result:
+    """``ip route flush cache``: the kernel forgets its cached routes, and with them
+    the path MTUs learned from ICMP (rt_cache_flush: an exception of an older
+    generation is stale) [C]. Flushing routes themselves is not modelled."""
+    what = args.take("'cache'") if args.more() else ""
+    if what != "cache":
+        raise BadArgument(
+            f"ip route flush {what}".strip() + ": only the cache is flushed here",
+            valid="ip route flush cache",
+        )
+    if args.more():
+        raise BadArgument(
+            f'"{args.peek()}" after ip route flush cache', valid="ip route flush cache"
+        )
+    gone = [d for d in node.pmtu if family is None or d.version == family]
+    for dst in gone:
+        del node.pmtu[dst]
+    return MessageResult(
+        summary=f"{node.name}: route cache flushed ({len(gone)} path MTU(s) forgotten)",
+        data={"forgotten": len(gone)},
     )
 
 
