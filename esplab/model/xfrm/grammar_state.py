@@ -25,6 +25,7 @@ from esplab.model.xfrm.objects import (
 )
 from esplab.model.xfrm.parsing import (
     ID_WORDS,
+    INCOMPLETE,
     Cursor,
     XfrmId,
     bad,
@@ -98,7 +99,9 @@ def _offload(cur: Cursor) -> XfrmOffload:
         hint = 'the RFC called it "full"; iproute2 says "packet"' if word == "full" else None
         raise bad(word, "Missing dev keyword", valid=_OFFLOAD_FORM, hint=hint)
     dev = cur.value("dev")
-    word = cur.value(dev)
+    if not cur.more():  # iproute2's NEXT_ARG: "not complete"; say what is missing
+        raise BadArgument(INCOMPLETE, hint=f'"dev {dev}" must be followed by "dir in|out"')
+    word = cur.take()
     if word != "dir":
         raise bad(word, "Missing DIR keyword", valid=_OFFLOAD_FORM)
     d = parse_choice(cur.value("dir"), ("in", "out"), "DIR")

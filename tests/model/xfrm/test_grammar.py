@@ -67,6 +67,7 @@ def test_offload_mode_defaults_to_crypto_and_packet_word() -> None:
         # Reference 5.1: offload needs dev and dir.
         (f"{GCM} offload crypto wan dir out", 'argument "wan" is wrong: Missing dev keyword'),
         (f"{GCM} offload dev wan out", 'argument "out" is wrong: Missing DIR keyword'),
+        (f"{GCM} offload dev wan", '"dev wan" must be followed by "dir in|out"'),
         (f"{GCM} offload full dev wan dir out", 'the RFC called it "full"'),
         (f"{GCM} offload dev wan dir fwd", 'argument "fwd" is wrong: DIR value is invalid'),
         # ESP needs enc or aead; AH needs auth.
