@@ -126,10 +126,15 @@ def _is_address(kind: str, text: str) -> bool:
 
 def _int_range(fld: Any) -> tuple[int, int] | None:
     """The integers a field can hold on the wire, or None for a field of another kind."""
-    from scapy.fields import _BitField
+    from scapy.fields import FieldListField, PacketField, PacketListField, StrField, _BitField
 
     if isinstance(fld, _BitField):
         return 0, (1 << abs(fld.size)) - 1
+    # Strings, packets and lists carry a struct format too ("H"), but hold no number.
+    if isinstance(fld, (StrField, PacketField, PacketListField, FieldListField)) or getattr(
+        fld, "islist", False
+    ):
+        return None
     fmt = getattr(fld, "fmt", "")
     if not isinstance(fmt, str) or not fmt or fmt[-1] not in "bBhHiIlLqQ":
         return None
