@@ -17,15 +17,22 @@ it and reports the port in RX ``msg0.SPTAG`` (``eth0.dma``) [C].
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument
 from esplab.model.journey import Stage
+from esplab.model.topology import DSA_TAG_LEN
+
+if TYPE_CHECKING:
+    from esplab.model.netdev import NetDev
+    from esplab.model.node import Node
 
 __all__ = [
     "ETH_P_8021AD",
     "ETH_P_8021Q",
     "ETH_P_IP",
     "ETH_P_IPV6",
+    "count_conduit",
     "dsa_rx_stages",
     "dsa_tx_stages",
     "ether_frame",
@@ -39,17 +46,9 @@ ETH_P_8021Q = 0x8100
 ETH_P_8021AD = 0x88A8
 
 
-_MACS: dict[str, bytes] = {}
-
-
 def mac_bytes(mac: str) -> bytes:
-    """``aa:bb:cc:dd:ee:ff`` as six bytes (remembered: a lab has a few dozen MACs)."""
-    raw = _MACS.get(mac)
-    if raw is None:
-        if len(_MACS) >= 4096:
-            _MACS.clear()
-        raw = _MACS[mac] = bytes(int(x, 16) for x in mac.split(":"))
-    return raw
+    """``aa:bb:cc:dd:ee:ff`` as six bytes."""
+    return bytes(int(x, 16) for x in mac.split(":"))
 
 
 def parse_mac(text: str) -> str:
@@ -81,9 +80,6 @@ def ether_frame(dst: str, src: str, payload: bytes) -> bytes:
         head = _HEADERS[key] = mac_bytes(dst) + mac_bytes(src) + struct.pack("!H", etype)
     return head + payload
 
-
-#: The MTK special tag's length on the GDM1 <-> switch link (airoha-dsa-xfrm.md 2.2).
-MTK_TAG_LEN = 4
 
 #: Why the conduit's counters move with its user ports' traffic.
 CONDUIT_COUNTS = (
@@ -178,3 +174,17 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             kind="qdma-rx",
         ),
     ]
+
+
+def count_conduit(node: Node, user: NetDev, size: int, *, tx: bool) -> None:
+    """A user port's frame crosses the conduit (GDM1) with its special tag: the
+    conduit's MIB counts it (see ``CONDUIT_COUNTS``) [D]."""
+    if user.conduit is None:
+        return
+    counters = node.dev(user.conduit).counters
+    if tx:
+        counters.tx_packets += 1
+        counters.tx_bytes += size + DSA_TAG_LEN
+    else:
+        counters.rx_packets += 1
+        counters.rx_bytes += size + DSA_TAG_LEN

@@ -90,6 +90,18 @@ class NetDev:
     qdma: int | None = None
     counters: DevCounters = field(default_factory=DevCounters)
     stats: dict[str, int] = field(default_factory=dict)
+    # ``mac`` as bytes, for the receive path's destination check (and what it was
+    # made from, so a changed address is noticed).
+    _mac_raw: tuple[str, bytes] = field(default=("", b""), init=False, repr=False, compare=False)
+
+    @property
+    def mac_raw(self) -> bytes:
+        """The device's MAC address as six bytes."""
+        text, raw = self._mac_raw
+        if text != self.mac:
+            raw = bytes.fromhex(self.mac.replace(":", ""))
+            self._mac_raw = (self.mac, raw)
+        return raw
 
     @property
     def has_hw_esp(self) -> bool:

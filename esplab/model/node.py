@@ -25,6 +25,7 @@ from typing import Any
 
 from esplab.errors import KernelError, NoSuchPort
 from esplab.model.netdev import NetDev
+from esplab.model.pmtu_cache import TooBig, learn
 
 __all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route", "connected_route"]
 
@@ -104,8 +105,13 @@ class Node:
     neigh: list[Neighbour] = field(default_factory=list)
     forwarding: bool = False
     flows: dict[FlowId, Flow] = field(default_factory=dict)
-    # Path MTUs learned from ICMP, by destination (route exceptions; pmtu_cache).
+    # Path MTUs learned from ICMP, by destination (route exceptions; pmtu_cache), and
+    # the route each hangs off: an exception goes with its route (fnhe, rt6 exception
+    # table). Read them through learned_pmtus() / path_mtu(), which drop stale ones.
     pmtu: dict[IPAddress, int] = field(default_factory=dict)
+    _pmtu_route: dict[IPAddress, Route | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     xfrm: Any = None
     # Lookup caches (see invalidate): dst -> route, (addr, dev) -> neighbour, the
     # addresses the node owns, route -> its rendered text; and the lists they were
@@ -280,12 +286,14 @@ class Node:
         return text
 
     def owns(self, addr: IPAddress) -> bool:
+        """``addr`` is local: one of the devices' addresses, or the loopback network
+        lo holds (127.0.0.0/8, ::1; the local table routes all of 127/8 to lo)."""
         owned = self._owned
         if owned is None:
             owned = self._owned = frozenset(
                 iface.ip for dev in self.devs.values() for iface in dev.addrs
             )
-        return addr in owned
+        return addr in owned or addr.is_loopback
 
     def source_for(self, dev: str, version: int) -> IPAddress | None:
         for iface in self.dev(dev).addrs:
@@ -310,6 +318,30 @@ class Node:
             memo.clear()
         memo[key] = found
         return found
+
+    def learn_pmtu(self, report: TooBig) -> tuple[int | None, int]:
+        """ICMP too big for a packet this node sent: keep the MTU as an exception on
+        the route to the destination when it lowers the path MTU (pmtu_cache.learn).
+        Returns (the MTU kept or None, the path MTU before)."""
+        route = self.route(report.dst)
+        current = self.path_mtu(report.dst) or (self.dev(route.dev).mtu if route else 0xFFFF)
+        mtu = learn(self.pmtu, report, current)
+        if mtu is not None:
+            self._pmtu_route[report.dst] = route
+        return mtu, current
+
+    def path_mtu(self, dst: IPAddress) -> int | None:
+        """The path MTU learned for ``dst``, while the route it was learned on stands."""
+        mtu = self.pmtu.get(dst)
+        if mtu is not None and self.route(dst) is not self._pmtu_route.get(dst):
+            del self.pmtu[dst]  # the route went (down, deleted, replaced): so did it
+            self._pmtu_route.pop(dst, None)
+            return None
+        return mtu
+
+    def learned_pmtus(self) -> dict[IPAddress, int]:
+        """Every path MTU still learned, by destination (stale ones dropped)."""
+        return {dst: mtu for dst in list(self.pmtu) if (mtu := self.path_mtu(dst)) is not None}
 
     def count_flow(self, key: tuple[Any, ...], size: int) -> None:
         """The sink received ``size`` bytes of the flow ``key`` (a policy lookup's flow

@@ -1,14 +1,17 @@
 """Path MTU learned from ICMP: the route exceptions a node keeps per destination.
 
 When ICMP fragmentation needed (IPv4, type 3 code 4) or packet too big (ICMPv6
-type 2) reaches the node that sent the packet, the kernel records the MTU as an
-exception on the route to the packet's destination (``__ip_rt_update_pmtu``,
-``rt6_do_update_pmtu``); later packets to that destination are measured against it
-and ``ip route get`` shows it (``cache expires ... mtu N``) [C]. A report only
-lowers the MTU, and is raised to the protocol's floor first: ``ip_rt_min_pmtu``
-(552) for IPv4, ``IPV6_MIN_MTU`` (1280) for IPv6 [C]. The kernel forgets an
-exception after ``ip_rt_mtu_expires`` (10 minutes); the lab clock does not run that
-long, so here it lasts until ``ip route flush cache`` or a reset [M].
+type 2) reaches the node that sent the packet, the error handler of the socket that
+sent it records the MTU as an exception on the route to the packet's destination
+(``ipv4_sk_update_pmtu`` -> ``__ip_rt_update_pmtu``; ``rt6_do_update_pmtu``) [C];
+the lab has no sockets, and its sender stands for one [D]. Later packets the node
+sends to that destination are measured against it (forwarded ones are not) and
+``ip route get`` shows it (``cache ... mtu N``) [C]. A report only lowers the MTU,
+and is raised to the protocol's floor first: ``ip_rt_min_pmtu`` (552) for IPv4,
+``IPV6_MIN_MTU`` (1280) for IPv6 [C]. An exception goes with its route (a device
+going down, the route deleted or replaced) [C]. The kernel forgets one after
+``ip_rt_mtu_expires`` (10 minutes); the lab clock does not run that long, so here it
+lasts until ``ip route flush cache``, its route goes, or a reset [M].
 """
 
 from __future__ import annotations

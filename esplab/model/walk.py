@@ -19,6 +19,7 @@ from esplab.model.journey import Captured, Fidelity, Journey, Stage
 from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
+    from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
     from esplab.model.node import Node
     from esplab.model.xfrm.objects import XfrmState
@@ -32,6 +33,7 @@ __all__ = [
     "flow_key",
     "icmp_too_big",
     "is_natt",
+    "software_sa",
     "tapname",
 ]
 
@@ -197,3 +199,24 @@ def is_natt(info: IpInfo, packet: bytes) -> bool:
         and packet[off + 2 : off + 4] == b"\x11\x94"
         and packet[off + 8 : off + 12] != b"\x00\x00\x00\x00"
     )
+
+
+def software_sa(walk: Walk, node: Node, state: XfrmState, tap: str, counter: str) -> EspSA | None:
+    """The state's software SA, or a drop counted on ``counter`` when the ESP datapath
+    does not model what the state holds (an algorithm or mode ``ip xfrm`` accepts)."""
+    from esplab.errors import EsplabError
+
+    try:
+        sa: EspSA = walk.lab.sa_runtime(node.name).get(state)
+    except EsplabError as exc:
+        node.xfrm.mib.bump(counter)
+        walk.drop(
+            tap,
+            node.name,
+            f"not modelled by the ESP datapath: {exc}",
+            counter,
+            "the state is valid for ip xfrm, but this lab's ESP has no such algorithm or mode",
+            "M",
+        )
+        return None
+    return sa

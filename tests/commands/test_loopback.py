@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
+from esplab.model.journey import Journey
 from tests.commands import seed
 
 
@@ -21,16 +22,40 @@ def test_ping_own_address_is_delivered_through_lo() -> None:
     assert "1 received" in result.summary
 
 
-def test_a_policy_matching_loopback_traffic_is_a_labelled_drop() -> None:
+def test_outbound_policy_on_loopback_traffic() -> None:
     s = Session()
-    s.execute(seed.SA_OUT)
+    line = 'send ap wan IP(dst="192.0.2.1")/UDP()'
+    # A block policy and a template without an SA refuse the flow as on any device,
+    # with their counters (transport mode: the template's addresses are the flow's,
+    # so the SA looked up is 192.0.2.1 -> 192.0.2.1, xfrm_tmpl_resolve_one).
     s.execute(
         "ip xfrm policy add src 0.0.0.0/0 dst 192.0.2.1/32 dir out "
-        "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode transport"
+        "tmpl proto esp reqid 7 mode transport"
     )
-    result = s.execute('send ap wan IP(dst="192.0.2.1")/UDP()')
-    assert isinstance(result, JourneyResult)
-    j = result.journeys[0]
+    j = send(s, line)
+    assert j.verdict == "dropped at ap.xfrm.policy(out): no SA for the template"
+    assert s.lab.node("ap").xfrm.mib["XfrmOutNoStates"] == 1
+    # With the SA there, IPsec through lo is the lab's limit, and says so.
+    s.execute(seed.SA_OUT.replace("dst 192.0.2.2", "dst 192.0.2.1").replace("reqid 1", "reqid 7"))
+    j = send(s, line)
     dropped = j.dropped
     assert dropped is not None and dropped.fidelity == "M"
     assert "loopback is not modelled" in j.verdict
+    s.execute("ip xfrm policy add src 0.0.0.0/0 dst 127.0.0.0/8 dir out action block")
+    j = send(s, 'send ap wan IP(dst="127.0.0.1")/UDP()')
+    assert j.verdict == "dropped at ap.xfrm.policy(out): policy action block"
+
+
+def test_the_loopback_network_is_local() -> None:
+    s = Session()
+    for dst in ("127.0.0.1", "127.3.2.1"):
+        j = send(s, f'send ap wan IP(src="127.0.0.1", dst="{dst}")/UDP()')
+        assert j.delivered, j.verdict
+        assert j.taps() == ["ap.out", "ap.route", "ap.lo", "ap.deliver"]
+    assert s.lab.node("ap").devs["wan"].counters.tx_packets == 0
+
+
+def send(s: Session, line: str) -> Journey:
+    result = s.execute(line)
+    assert isinstance(result, JourneyResult)
+    return result.journeys[0]

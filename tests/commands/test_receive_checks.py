@@ -51,3 +51,20 @@ def test_a_frame_no_protocol_takes_is_nohandler() -> None:
     j = s.lab.datapath.send_frame("ap", "wan", arp)
     assert j.verdict == "dropped at host.rx: no protocol handler for EtherType 0x0806"
     assert host.counters.rx_nohandler == 1
+    dropped = j.dropped
+    assert dropped is not None and dropped.fidelity == "M"  # Linux has ARP; the lab has not
+    # The protocol is chosen first: a non-IP frame for another MAC is nohandler too.
+    other = bytes.fromhex("020000000099") + bytes(6) + b"\x08\x06" + bytes(28)
+    s.lab.datapath.send_frame("ap", "wan", other)
+    assert (host.counters.rx_nohandler, host.counters.rx_otherhost_dropped) == (2, 0)
+
+
+def test_a_total_length_past_the_frame_is_a_truncated_packet() -> None:
+    # ip_rcv_core: skb->len < iph->tot_len counts InTruncatedPkts, not InHdrErrors.
+    s = Session()
+    host = s.lab.node("host").devs["eth0"]
+    ip = bytearray(bytes.fromhex("45000064000100004011") + bytes(10))
+    frame = bytes.fromhex(host.mac.replace(":", "")) + bytes(6) + b"\x08\x00" + bytes(ip)
+    j = s.lab.datapath.send_frame("ap", "wan", frame)
+    dropped = j.dropped
+    assert dropped is not None and dropped.counters == {"InTruncatedPkts": 1}

@@ -76,3 +76,43 @@ def test_route_get_shows_the_learned_mtu_and_flush_cache_forgets_it() -> None:
     assert flushed.data == {"forgotten": 1}
     assert s.lab.node("pc1").pmtu == {}
     assert s.execute("pc1 ip route get 203.0.113.1").data["mtu"] == 1500
+
+
+def test_a_forwarded_packet_ignores_the_forwarders_learned_pmtu() -> None:
+    # ip_dst_mtu_maybe_forward: with ip_forward_use_pmtu 0 a router measures forwarded
+    # packets against the device MTU, not against exceptions it learned for itself.
+    s = Session()
+    ap = s.lab.node("ap")
+    ap.learn_pmtu(TooBig(ip_address("203.0.113.1"), 1000))
+    assert ap.path_mtu(ip_address("203.0.113.1")) == 1000
+    fwd = s.execute('send pc1 eth0 IP(dst="203.0.113.1", flags="DF")/UDP()/Raw(b"x"*1200)')
+    assert isinstance(fwd, JourneyResult) and fwd.journeys[0].delivered
+    own = s.execute('send ap wan IP(dst="203.0.113.1", flags="DF")/UDP()/Raw(b"x"*1200)')
+    assert isinstance(own, JourneyResult)
+    assert own.journeys[0].verdict == (
+        "dropped at ap.pmtu: 1228 > path mtu 1000: ICMP fragmentation needed"
+    )
+
+
+def test_an_exception_goes_with_its_route() -> None:
+    s = Session()
+    pc1 = s.lab.node("pc1")
+    dst = ip_address("203.0.113.1")
+    pc1.learn_pmtu(TooBig(dst, 1000))
+    assert pc1.learned_pmtus() == {dst: 1000}
+    s.execute("pc1 ip route del default")
+    s.execute("pc1 ip route add default via 198.51.100.1")
+    # The route it hung off was deleted: a new route starts without it.
+    assert pc1.path_mtu(dst) is None and pc1.learned_pmtus() == {}
+
+
+def test_ipv6_packet_too_big_teaches_the_sender() -> None:
+    s = Session()
+    s.execute("ip link set wan mtu 1300")
+    line = 'send pc1 eth0 IPv6(dst="2001:db8:2::2")/UDP()/Raw(b"x"*1300)'
+    first = s.execute(line)
+    assert isinstance(first, JourneyResult) and "ap.pmtu" in first.journeys[0].verdict
+    assert s.lab.node("pc1").learned_pmtus() == {ip_address("2001:db8:2::2"): 1300}
+    again = s.execute(line)
+    assert isinstance(again, JourneyResult)
+    assert again.journeys[0].verdict.startswith("dropped at pc1.pmtu: 1348 > path mtu 1300")

@@ -1,0 +1,439 @@
+"""The receiving half of the walk: a frame arrives at a device, IP input, XFRM input
+(the engine or software ESP, then the policy check), and delivery to the node's sink
+or forwarding onwards.
+
+:class:`ReceivePath` is the part of :class:`~esplab.model.datapath.Datapath` that
+starts at a wire; the sending half (route, XFRM output, transmit) is in
+:mod:`~esplab.model.datapath`, and forwarding hands a packet back to it.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv6Address
+from typing import TYPE_CHECKING, Literal
+
+from esplab.errors import DecodeError
+from esplab.model import esp as esp_core
+from esplab.model.esp_ip import IpInfo, parse_ip
+from esplab.model.journey import LazyTextStage, Stage
+from esplab.model.l2 import (
+    ETH_P_8021AD,
+    ETH_P_8021Q,
+    ETH_P_IP,
+    ETH_P_IPV6,
+    count_conduit,
+    dsa_rx_stages,
+)
+from esplab.model.netdev import NetDev
+from esplab.model.node import Node
+from esplab.model.pmtu_cache import too_big_report
+from esplab.model.walk import (
+    IPPROTO_UDP,
+    Walk,
+    addrs,
+    flow_key,
+    is_natt,
+    software_sa,
+    tapname,
+)
+from esplab.model.xfrm.objects import XfrmState
+from esplab.model.xfrm.tables import FlowKey
+
+if TYPE_CHECKING:
+    from esplab.model.lab import Lab
+
+__all__ = ["MAX_HOPS", "ReceivePath"]
+
+IPPROTO_ESP = 50
+MAX_HOPS = 8
+
+
+def _truncated(packet: bytes, version: int) -> bool:
+    """The header's total length runs past the bytes received (ip_rcv_core
+    ``skb->len < len``; ipv6_rcv ``pkt_len + 40 > skb->len``)."""
+    if version == 4:
+        return len(packet) >= 4 and int.from_bytes(packet[2:4], "big") > len(packet)
+    return len(packet) >= 6 and 40 + int.from_bytes(packet[4:6], "big") > len(packet)
+
+
+class ReceivePath:
+    """From a wire to delivery (the Datapath's receiving half)."""
+
+    lab: Lab
+
+    def _output(
+        self,
+        walk: Walk,
+        node: Node,
+        packet: bytes,
+        bound: str | None,
+        hops: int,
+        *,
+        forwarded: bool = False,
+    ) -> None:
+        """The sending half's IP output (Datapath): forwarding hands packets to it."""
+        raise NotImplementedError
+
+    def _receive(self, walk: Walk, node: Node, dev_name: str, frame: bytes, hops: int) -> None:
+        dev = node.dev(dev_name)
+        if dev.kind == "dsa-user" and dev.switch_port is not None:
+            walk.add(
+                Stage(
+                    f"{dev_name}.wire",
+                    dev_name,
+                    f"frame enters switch port {dev.switch_port}",
+                    data=None,
+                )
+            )
+            if dev.up:  # a disabled switch port passes nothing to the CPU
+                count_conduit(node, dev, len(frame), tx=False)
+                walk.extend(dsa_rx_stages(frame, dev.switch_port, dev_name, walk.snap))
+        if not dev.up:
+            dev.counters.rx_dropped += 1
+            walk.drop(
+                f"{tapname(node, dev_name)}.rx",
+                dev_name,
+                "device is down",
+                "rx_dropped",
+                f"{node.name} {dev_name} is down: a real port that is down receives "
+                "nothing; the lab counts the lost frame in its rx_dropped so the loss shows",
+                "M",
+            )
+            return
+        counters = dev.counters
+        counters.rx_packets += 1
+        counters.rx_bytes += len(frame)
+        if self.lab.xdp_state is not None:
+            from esplab.model.xdp_lab import xdp_rx_hook
+
+            if xdp_rx_hook(self.lab, node.name, dev_name, frame, walk.journey):
+                return
+        etype = int.from_bytes(frame[12:14], "big")
+        if etype in (ETH_P_8021Q, ETH_P_8021AD):
+            vid = int.from_bytes(frame[14:16], "big") & 0x0FFF
+            dev.counters.rx_dropped += 1
+            walk.drop(
+                f"{tapname(node, dev_name)}.rx",
+                dev_name,
+                f"VLAN {vid} frame, no {dev_name}.{vid} device",
+                "rx_dropped",
+                "a tagged frame for a VLAN the node has no device for is dropped "
+                "(no VLAN devices are modelled)",
+                "D",
+                data=frame,
+            )
+            return
+        packet = frame[14:]
+        info = self._for_us(walk, node, dev, frame, packet, etype)
+        if info is None:
+            return
+        walk.add(
+            Stage(
+                f"{tapname(node, dev_name)}.rx",
+                dev_name,
+                f"{node.name} {dev_name} receives {len(frame)} bytes",
+                "",
+                "C",
+                {"rx_packets": 1},
+                packet if walk.snap else None,
+            )
+        )
+        self._input(walk, node, dev_name, packet, hops, info)
+
+    def _for_us(
+        self, walk: Walk, node: Node, dev: NetDev, frame: bytes, packet: bytes, etype: int
+    ) -> IpInfo | None:
+        """What the stack checks before IP sees a frame, in its order: the EtherType
+        picks a protocol handler (none: ``rx_nohandler``); the handler drops a unicast
+        frame ``eth_type_trans`` marked PACKET_OTHERHOST (``rx_otherhost_dropped``);
+        then the header: a total length past the frame is InTruncatedPkts, any other
+        fault (the version, the header length) InHdrErrors (ip_rcv_core; ipv6_rcv:
+        Ip6InTruncatedPkts, Ip6InHdrErrors) [C]. The parsed header, or None."""
+        tap = f"{tapname(node, dev.name)}.rx"
+        if etype not in (ETH_P_IP, ETH_P_IPV6):
+            dev.counters.rx_nohandler += 1
+            walk.drop(
+                tap,
+                dev.name,
+                f"no protocol handler for EtherType {etype:#06x}",
+                "rx_nohandler",
+                "the nodes model IPv4 (0x0800) and IPv6 (0x86dd) only (no ARP: neighbours "
+                "are static); a frame no handler takes is counted in rx_nohandler",
+                "M",
+                data=frame,
+            )
+            return None
+        dst = frame[:6]
+        if not dst[0] & 1 and dst != dev.mac_raw:
+            dev.counters.rx_otherhost_dropped += 1
+            walk.drop(
+                tap,
+                dev.name,
+                f"frame for {dst.hex(':')}, not {dev.mac}",
+                "rx_otherhost_dropped",
+                "eth_type_trans marks a unicast frame for another address PACKET_OTHERHOST, "
+                "and ip_rcv_core / ipv6_rcv drop it",
+                data=frame,
+            )
+            return None
+        version = 4 if etype == ETH_P_IP else 6
+        v6 = "Ip6" if version == 6 else ""
+        try:
+            info = parse_ip(packet)
+        except DecodeError as exc:
+            reason, counter = str(exc), f"{v6}InHdrErrors"
+            if packet and packet[0] >> 4 == version and _truncated(packet, version):
+                counter = f"{v6}InTruncatedPkts"
+        else:
+            if info.version == version:
+                return info
+            reason = f"IPv{info.version} header in a frame of EtherType {etype:#06x}"
+            counter = f"{v6}InHdrErrors"
+        walk.drop(
+            f"{node.name}.ip",
+            node.name,
+            reason,
+            counter,
+            f"ip{'v6' if version == 6 else ''}_rcv checks the header before anything else "
+            f"and counts {counter}",
+            data=frame,
+        )
+        return None
+
+    # -- IP input ----------------------------------------------------------------
+    def _input(
+        self,
+        walk: Walk,
+        node: Node,
+        dev_name: str,
+        packet: bytes,
+        hops: int,
+        info: IpInfo | None = None,
+    ) -> None:
+        """IP input of ``packet`` (``info``: its parsed header, when the caller has it)."""
+        if hops > MAX_HOPS:
+            walk.drop(f"{node.name}.route", node.name, "too many hops", None, "routing loop")
+            return
+        if info is None:
+            info = parse_ip(packet)
+        src, dst = addrs(packet)
+        walk.secpath = []
+        if (info.proto == IPPROTO_ESP or is_natt(info, packet)) and node.owns(dst):
+            inner = self._esp_input(walk, node, dev_name, packet, info, dst)
+            if inner is None:
+                return
+            packet = inner
+            info = parse_ip(packet)
+            src, dst = addrs(packet)
+        local = node.owns(dst)
+        key = flow_key(info, packet, src, dst, dev_name)
+        if not self._policy_check(walk, node, key, local):
+            return
+        if local:
+            node.count_flow(key, len(packet))
+            walk.add(
+                LazyTextStage(
+                    f"{node.name}.deliver",
+                    node.name,
+                    "delivered to {} (proto {}, {} bytes)",
+                    "",
+                    "C",
+                    None,
+                    packet if walk.snap else None,
+                    "ip",
+                    args=(dst, info.proto, len(packet)),
+                )
+            )
+            if info.proto in (1, 58):
+                self._learn_pmtu(walk, node, packet, info)
+            walk.journey.verdict = f"delivered to {node.name}"
+            walk.journey.delivered = True
+            return
+        if not node.forwarding:
+            walk.drop(
+                f"{node.name}.route",
+                node.name,
+                f"{dst} is not local and forwarding is off",
+                None,
+                "a host does not forward (net.ipv4.ip_forward = 0)",
+            )
+            return
+        walk.add(Stage(f"{node.name}.forward", node.name, f"forward towards {dst}"))
+        self._output(walk, node, packet, None, hops, forwarded=True)
+
+    def _learn_pmtu(self, walk: Walk, node: Node, packet: bytes, info: IpInfo) -> None:
+        """ICMP too big reached its sender: the path MTU to the packet's destination
+        becomes a route exception (:mod:`~esplab.model.pmtu_cache`). Linux learns it
+        through the socket that sent the packet (udp_err, ping_err, tcp_v4_err ->
+        ipv4_sk_update_pmtu; their IPv6 twins): the lab's sender stands for that
+        socket [D]."""
+        report = too_big_report(packet, info.hlen, info.proto)
+        if report is None:
+            return
+        mtu, current = node.learn_pmtu(report)
+        if mtu is None:
+            walk.add(
+                LazyTextStage(
+                    f"{node.name}.pmtu",
+                    node.name,
+                    "ICMP reports mtu {} for {}: not below the path MTU {}, ignored",
+                    "a report only lowers the path MTU (__ip_rt_update_pmtu, rt6_do_update_pmtu)",
+                    "C",
+                    args=(report.mtu, report.dst, current),
+                )
+            )
+            return
+        walk.add(
+            LazyTextStage(
+                f"{node.name}.pmtu",
+                node.name,
+                "path MTU to {} is now {} (route exception, from ICMP mtu {})",
+                "the sending socket's error handler keeps the reported MTU as an exception "
+                "on the route to the destination (floor 552 for IPv4, 1280 for IPv6); ip "
+                "route get shows it. The lab's sender stands for that socket",
+                "D",
+                args=(report.dst, mtu, report.mtu),
+            )
+        )
+
+    # -- IPsec input and the engine ------------------------------------------------
+    def _esp_input(
+        self,
+        walk: Walk,
+        node: Node,
+        dev_name: str,
+        packet: bytes,
+        info: IpInfo,
+        dst: IPv4Address | IPv6Address,
+    ) -> bytes | None:
+        """XFRM input for an ESP packet addressed to ``node`` (at ``dst``): the inner
+        packet or None."""
+        off = info.hlen + (8 if info.proto == IPPROTO_UDP else 0)
+        if len(packet) < off + 8:
+            node.xfrm.mib.bump("XfrmInHdrError")
+            walk.drop(
+                f"{node.name}.xfrm",
+                node.name,
+                "ESP header truncated",
+                "XfrmInHdrError",
+                "no room for SPI and sequence number (xfrm_parse_spi)",
+            )
+            return None
+        spi = int.from_bytes(packet[off : off + 4], "big")
+        state = node.xfrm.lookup_state_input(dst, spi, IPPROTO_ESP)
+        if state is None:
+            node.xfrm.mib.bump("XfrmInNoStates")
+            walk.drop(
+                f"{node.name}.xfrm",
+                node.name,
+                f"no SA for spi {spi:#010x} dst {dst}",
+                "XfrmInNoStates",
+                "xfrm_state_lookup found nothing (XfrmInNoStates)",
+            )
+            return None
+        if state.offload is not None and state.offload.dev == dev_name:
+            inner = self._offload_input(walk, node, state, packet, dev_name)
+        else:
+            inner = self._sw_input(walk, node, state, packet)
+        if inner is not None:
+            walk.secpath.append(state)
+        return inner
+
+    def _policy_check(self, walk: Walk, node: Node, key: FlowKey, local: bool) -> bool:
+        """``__xfrm_policy_check`` for the flow ``key``: the inbound (or forward) policy
+        must be satisfied by the states that decrypted the packet (airoha-dsa-xfrm.md
+        3.2, 3.8) [C]."""
+        direction: Literal["in", "fwd"] = "in" if local else "fwd"
+        policy = node.xfrm.lookup_policy_key(key, direction)
+        if policy is None:
+            return True  # no policy: the default is to allow
+        tap = f"{node.name}.xfrm.policy({direction})"
+        if policy.action == "block":
+            node.xfrm.mib.bump("XfrmInPolBlock")
+            walk.drop(
+                tap,
+                node.name,
+                "policy action block",
+                "XfrmInPolBlock",
+                f"the {direction} policy blocks this flow",
+            )
+            return False
+        if any(x.is_packet_offload for x in walk.secpath):
+            # Packet offload: the check is CRYPTO_DONE and CRYPTO_SUCCESS, no MIB change.
+            return True
+        for tmpl in policy.templates:
+            if tmpl.level == "use":
+                continue
+            if not any(
+                x.proto == tmpl.proto
+                and x.mode == tmpl.mode
+                and (tmpl.reqid == 0 or x.reqid == tmpl.reqid)
+                and (tmpl.spi == 0 or x.spi == tmpl.spi)
+                for x in walk.secpath
+            ):
+                node.xfrm.mib.bump("XfrmInTmplMismatch")
+                what = "arrived in clear" if not walk.secpath else "came through another SA"
+                walk.drop(
+                    tap,
+                    node.name,
+                    f"the {direction} policy requires ESP reqid {tmpl.reqid}; the packet {what}",
+                    "XfrmInTmplMismatch",
+                    "xfrm_policy_check: the secpath does not satisfy the policy's "
+                    "templates (XfrmInTmplMismatch)",
+                )
+                return False
+        return True
+
+    def _use_engine_aead(self, node: Node) -> bool:
+        return node.role == "ap" and self.lab.settings.crypto_provider == "eip93"
+
+    def _sw_input(self, walk: Walk, node: Node, state: XfrmState, packet: bytes) -> bytes | None:
+        if self._use_engine_aead(node):
+            from esplab.model.engine_path import SW_INPUT, aead_input
+
+            out = aead_input(self.lab, walk, node, state, packet)
+            if out is not SW_INPUT:
+                return out if isinstance(out, bytes) else None
+        runtime = self.lab.sa_runtime(node.name)
+        sa = software_sa(walk, node, state, f"{node.name}.xfrm", "XfrmInStateProtoError")
+        if sa is None:
+            return None
+        res = esp_core.decrypt(sa, packet)
+        runtime.sync(state, sa)
+        if not res.ok:
+            if res.mib:
+                node.xfrm.mib.bump(res.mib)
+            walk.drop(
+                f"{node.name}.xfrm",
+                node.name,
+                f"{res.reason}: {res.detail}",
+                res.mib,
+                "software ESP input (esp_input / xfrm_input)",
+                data=packet,
+            )
+            return None
+        walk.add(
+            LazyTextStage(
+                f"{node.name}.xfrm",
+                node.name,
+                "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
+                "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)",
+                "C",
+                None,
+                res.packet if walk.snap else None,
+                "ip",
+                meta={"spi": f"{state.spi:#010x}", "seq": res.seq, "datapath": "sw"},
+                args=(state.spi, res.seq, res.next_header, res.pad_len),
+            )
+        )
+        return res.packet
+
+    def _offload_input(
+        self, walk: Walk, node: Node, state: XfrmState, packet: bytes, dev_name: str
+    ) -> bytes | None:
+        from esplab.model.engine_path import SW_INPUT, engine_input
+
+        inner = engine_input(self.lab, walk, node, state, packet, dev_name)
+        if inner is SW_INPUT:
+            return self._sw_input(walk, node, state, packet)
+        return inner if isinstance(inner, bytes) else None
