@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from esplab.errors import NoSuchNode
 from esplab.model.journey import Captures, JourneyLog
@@ -13,6 +14,9 @@ from esplab.model.offload_port import PortOffload
 from esplab.model.topology import LINKS, build_nodes
 from esplab.model.xfrm.offload import OffloadDevice
 from esplab.model.xfrm.tables import XfrmNode
+
+if TYPE_CHECKING:
+    from esplab.model.xfrm.objects import XfrmState
 
 __all__ = ["Lab", "LabSettings"]
 
@@ -89,8 +93,8 @@ class Lab:
                 on_state=self._state_hook(node.name),
             )
 
-    def _state_hook(self, node: str) -> Any:
-        def changed(state: Any, gone: bool) -> None:
+    def _state_hook(self, node: str) -> Callable[[XfrmState, bool], None]:
+        def changed(state: XfrmState, gone: bool) -> None:
             """What the lab built for a state goes when it changes or leaves the SAD:
             its software SA (rebuilt from the state on next use) and, once it is gone,
             its sw+aead transform (esp_destroy frees the AEAD) and any refusal note."""
@@ -148,13 +152,6 @@ class Lab:
             return self.nodes[key]
         except KeyError:
             raise NoSuchNode(f"unknown node '{key}'", valid=list(self.nodes), value=key) from None
-
-    def offloaded_count(self, node: str, dev: str) -> int:
-        """States and policies of ``node`` offloaded to ``dev``."""
-        xfrm = self.node(node).xfrm
-        states = sum(1 for x in xfrm.states if x.offload is not None and x.offload.dev == dev)
-        pols = sum(1 for p in xfrm.policies if p.offload is not None and p.offload.dev == dev)
-        return states + pols
 
     def set_link(self, node: str, dev: str, up: bool) -> tuple[list[str], list[str]]:
         """``ip link set DEV up|down``, with what DSA does around it (net/dsa/user.c)

@@ -21,11 +21,14 @@ from ipaddress import (
     IPv6Interface,
     IPv6Network,
 )
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from esplab.errors import KernelError, NoSuchPort
 from esplab.model.netdev import NetDev
 from esplab.model.pmtu_cache import TooBig, learn
+
+if TYPE_CHECKING:
+    from esplab.model.xfrm.tables import FlowKey
 
 __all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route", "connected_route"]
 
@@ -343,10 +346,10 @@ class Node:
         """Every path MTU still learned, by destination (stale ones dropped)."""
         return {dst: mtu for dst in list(self.pmtu) if (mtu := self.path_mtu(dst)) is not None}
 
-    def count_flow(self, key: tuple[Any, ...], size: int) -> None:
+    def count_flow(self, key: FlowKey, size: int) -> None:
         """The sink received ``size`` bytes of the flow ``key`` (a policy lookup's flow
         key: its first five items name the flow, the device is left out)."""
-        fid: FlowId = key[:5]
+        fid: FlowId = key[:5]  # the device (key[5]) is not part of the flow
         flow = self.flows.get(fid)
         if flow is None:
             flow = self.flows[fid] = Flow()

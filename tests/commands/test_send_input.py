@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.cli import main
-from esplab.commands.handlers.journey import SEQ_MAX, iv_sizes, parse_iv, parse_seq
+from esplab.commands.parser import SEQ_MAX, iv_sizes, parse_iv, parse_seq
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from esplab.commands.parser import Invocation, parse_int, parse_seq
+from esplab.commands.parser import Invocation, packet_options, parse_int, parse_iv, parse_seq
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import Result
 from esplab.commands.session import Session
@@ -107,7 +107,7 @@ def run_datapaths(
 
 def _compare(session: Session, inv: Invocation) -> Result:
     from esplab.commands.handlers.diff import Operand, build_diff
-    from esplab.commands.handlers.journey import packet_bytes, packet_options, parse_iv
+    from esplab.commands.handlers.journey import packet_bytes
 
     words = list(inv.args["args"])
     if len(words) < 2:

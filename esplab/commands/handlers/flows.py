@@ -11,7 +11,6 @@ from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument
 from esplab.model.node import Node
 
 __all__ = ["COMMANDS"]
@@ -34,8 +33,6 @@ def _flows(session: Session, inv: Invocation) -> Result:
         for node in nodes:
             node.flows.clear()
         return MessageResult(summary=f"{n} flow(s) cleared", data={"cleared": n})
-    if what is not None:
-        raise BadArgument(f"flows takes 'clear' or nothing, not '{what}'", valid=["clear"])
     rows: list[tuple[str, ...]] = []
     data: list[dict[str, object]] = []
     for node in nodes:

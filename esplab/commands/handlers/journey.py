@@ -8,7 +8,6 @@ from typing import Any
 from esplab.commands.parser import (
     SEQ_MAX,
     Invocation,
-    iv_sizes,
     packet_options,
     parse_int,
     parse_iv,
@@ -19,16 +18,12 @@ from esplab.commands.result import JourneyResult, MessageResult, Result
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, DecodeError, NoSuchPacket, NotFound
 from esplab.model.journey import FIDELITY, Journey
+from esplab.model.l2 import ETH_P_8021AD, ETH_P_8021Q
 
 __all__ = [
     "COMMANDS",
-    "SEQ_MAX",
-    "iv_sizes",
     "journey_data",
     "packet_bytes",
-    "packet_options",
-    "parse_iv",
-    "parse_seq",
 ]
 
 _OPTIONS = ("count", "seq", "iv")
@@ -167,7 +162,7 @@ def _routed_bytes(session: Session, expr: str, packet: Any, node: str, dev: str 
     return bytes(detached(packet))
 
 
-_VLAN_TYPES = (0x8100, 0x88A8)  # 802.1Q, 802.1ad
+_VLAN_TYPES = (ETH_P_8021Q, ETH_P_8021AD)
 
 
 def _frame_bytes(session: Session, node: str, dev: str, packet: Any) -> bytes:
