@@ -136,9 +136,10 @@ def icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None:
     if v6:
         head6: Packet = IPv6(src=str(src), dst=dst)
         return bytes(head6 / ICMPv6PacketTooBig(mtu=mtu) / Raw(packet[: 1280 - 48]))
-    hlen = (packet[0] & 0x0F) * 4
+    # __icmp_send quotes as much of the packet as fits a 576-byte ICMP message
+    # (RFC 1812 4.3.2.3): 576 - 20 (IP) - 8 (ICMP) bytes [C].
     head4: Packet = IP(src=str(src), dst=dst)
-    return bytes(head4 / ICMP(type=3, code=4, nexthopmtu=mtu) / Raw(packet[: hlen + 8]))
+    return bytes(head4 / ICMP(type=3, code=4, nexthopmtu=mtu) / Raw(packet[: 576 - 28]))
 
 
 def tapname(node: Node, dev: str) -> str:

@@ -116,3 +116,15 @@ def test_ipv6_packet_too_big_teaches_the_sender() -> None:
     again = s.execute(line)
     assert isinstance(again, JourneyResult)
     assert again.journeys[0].verdict.startswith("dropped at pc1.pmtu: 1348 > path mtu 1300")
+
+
+def test_the_icmp_error_quotes_what_fits_576_bytes() -> None:
+    # __icmp_send: room = 576 - IP header - ICMP header of the offending packet.
+    s = Session()
+    s.execute("ip link set wan mtu 1400")
+    s.execute('send pc1 eth0 IP(dst="203.0.113.1", flags="DF")/UDP()/Raw(b"x"*1400)')
+    icmp = s.lab.journeys.get()
+    assert icmp is not None
+    delivered = icmp.stage("pc1.deliver")
+    assert delivered is not None and "56" not in delivered.decision
+    assert delivered.decision == "delivered to 198.51.100.2 (proto 1, 576 bytes)"
