@@ -12,7 +12,8 @@ Every problem is a :class:`~esplab.errors.LabFileError` at ``file:line:col``
 (both 1-based). A successful load gives a :class:`Document`: the plain values
 (dict, list, str, int, float, bool, None, and whatever else the YAML core schema
 builds, such as dates) plus the position of every value and every key, looked up
-by path (``("steps", 2, "run")``).
+by path (``("steps", 2, "run")``), and of a word inside a text value
+(:meth:`Document.offset_mark`).
 """
 
 from __future__ import annotations
@@ -57,12 +58,18 @@ _TAGS = frozenset(
 
 @dataclass(frozen=True)
 class Mark:
-    """Where a value starts: 1-based line and column; ``text`` and ``style`` of a scalar."""
+    """Where a value starts: 1-based line and column; ``text`` and ``style`` of a scalar.
+
+    ``start`` and ``end`` are the value's character offsets in the file's text (-1 when
+    unknown), for :meth:`Document.offset_mark`.
+    """
 
     line: int
     col: int
     text: str | None = None
     style: str | None = None
+    start: int = field(default=-1, compare=False)
+    end: int = field(default=-1, compare=False)
 
 
 @dataclass
@@ -74,6 +81,7 @@ class Document:
     data: Any
     marks: dict[PathKey, Mark] = field(default_factory=dict)
     key_marks: dict[PathKey, Mark] = field(default_factory=dict)
+    source: str = ""
 
     def mark(self, path: PathKey) -> Mark:
         """Position of the value at ``path`` (or of its nearest known ancestor)."""
@@ -86,6 +94,28 @@ class Document:
     def key_mark(self, path: PathKey) -> Mark:
         """Position of the key naming ``path`` (falls back to the value's)."""
         return self.key_marks.get(path) or self.mark(path)
+
+    def offset_mark(self, path: PathKey, offset: int) -> Mark:
+        """Position of character ``offset`` of the text value at ``path``.
+
+        Exact when every line of the scalar appears verbatim in its value (plain,
+        quoted without escapes, literal and folded scalars); otherwise, and for an
+        offset the value does not have, the scalar's start.
+        """
+        mark = self.mark(path)
+        if mark.text is None or mark.start < 0 or not 0 <= offset < len(mark.text):
+            return mark
+        spans = _scalar_spans(self.source[mark.start : mark.end], mark.text, mark.style)
+        if not spans:
+            return mark
+        where = next(
+            (src + max(0, offset - at) for at, src, size in spans if offset < at + size),
+            None,
+        )
+        if where is None:
+            return mark
+        line, col = _position(self.source, mark.start + where)
+        return Mark(line, col)
 
     def error(self, mark: Mark, what: str, **kw: Any) -> LabFileError:
         return LabFileError(self.file, mark.line, mark.col, what, **kw)
@@ -137,11 +167,12 @@ class LabLoader(yaml.SafeLoader):
 
     @staticmethod
     def _mark(node: Node) -> Mark:
+        start, end = node.start_mark, node.end_mark
         if isinstance(node, ScalarNode):
             return Mark(
-                node.start_mark.line + 1, node.start_mark.column + 1, node.value, node.style
+                start.line + 1, start.column + 1, node.value, node.style, start.index, end.index
             )
-        return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
+        return Mark(start.line + 1, start.column + 1, start=start.index, end=end.index)
 
     def load_marked(self) -> Any:
         """The single document's value; None for a file without content."""
@@ -210,6 +241,32 @@ class LabLoader(yaml.SafeLoader):
             self.key_marks[here] = mark
             result[key] = self._value(value_node, here)
         return result
+
+
+def _scalar_spans(segment: str, value: str, style: str | None) -> list[tuple[int, int, int]]:
+    """``(value offset, segment offset, length)`` of each line of a scalar's source
+    ``segment`` in its ``value``; empty when a line is not found verbatim (an escape,
+    a ``''``), so columns cannot be recovered."""
+    spans: list[tuple[int, int, int]] = []
+    lines = segment.splitlines(keepends=True)
+    offset = 0
+    if style in ("|", ">") and lines:  # the header line: '|', '>-', '|2' and a comment
+        offset = len(lines[0])
+        lines = lines[1:]
+    elif style in ('"', "'"):  # the quotes are no part of the value
+        offset = 1
+        lines = segment[1:-1].splitlines(keepends=True)
+    at = 0
+    for raw in lines:
+        content = raw.rstrip("\r\n").strip(" ")
+        if content and at < len(value.rstrip()):
+            found = value.find(content, at)
+            if found < 0 or value[at:found].strip():
+                return []
+            spans.append((found, offset + raw.index(content), len(content)))
+            at = found + len(content)
+        offset += len(raw)
+    return spans
 
 
 def _position(text: str, offset: int) -> tuple[int, int]:
@@ -324,7 +381,9 @@ def load_text(text: str, file: str, path: Path | None = None) -> Document:
             f"the top level must be a mapping, got {describe_value(data)}",
             valid="a mapping with name, description and steps",
         )
-    return Document(file, path or Path(file), data, loader.value_marks, loader.key_marks)
+    return Document(
+        file, path or Path(file), data, loader.value_marks, loader.key_marks, source=text
+    )
 
 
 def load_document(path: str | Path, file: str | None = None) -> Document:

@@ -95,3 +95,60 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
         load_document(tmp_path / "nope.yaml", "nope.yaml")
     with pytest.raises(LabFileError, match="is a directory"):
         load_document(tmp_path)
+
+
+SCALARS = """\
+plain: send ap wan IP(dst="192.0.2.2")
+quoted: "send ap wan IP()"
+single: 'send ap wan IP()'
+escaped: "send \\"ap\\" wan IP()"
+doubled: 'it''s wan IP()'
+folded: >-
+  send ap wan
+  IP(dst="192.0.2.2")
+
+  UDP()
+literal: |
+  send ap
+    wan IP()
+multiline: send ap
+  wan IP()
+number: 42
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "word", "position"),
+    [
+        ("plain", "IP(", (1, 20)),
+        ("plain", "send", (1, 8)),
+        ("quoted", "IP(", (2, 22)),
+        ("single", "wan", (3, 18)),
+        ("folded", "IP(", (8, 3)),
+        ("folded", "UDP", (10, 3)),
+        ("folded", "wan", (7, 11)),
+        ("literal", "wan", (13, 5)),
+        ("multiline", "wan", (15, 3)),
+        # Escapes (\" and '') change lengths: the scalar's start.
+        ("escaped", "wan", (4, 10)),
+        ("doubled", "wan", (5, 10)),
+    ],
+)
+def test_offset_mark_finds_a_word_inside_a_scalar(
+    key: str, word: str, position: tuple[int, int]
+) -> None:
+    doc = load_text(SCALARS, "f.yaml")
+    offset = doc.data[key].index(word)
+    mark = doc.offset_mark((key,), offset)
+    assert (mark.line, mark.col) == position
+    line = SCALARS.splitlines()[mark.line - 1]
+    if key not in ("escaped", "doubled"):
+        assert line[mark.col - 1 :].startswith(word)
+
+
+def test_offset_mark_outside_the_value_is_the_start() -> None:
+    doc = load_text(SCALARS, "f.yaml")
+    start = doc.mark(("plain",))
+    assert doc.offset_mark(("plain",), 999) == start
+    assert doc.offset_mark(("plain",), -1) == start
+    assert doc.offset_mark(("number",), 5) == doc.mark(("number",))
