@@ -62,9 +62,10 @@ def too_big(
         walk.drop(
             f"{node.name}.pmtu",
             node.name,
-            f"{len(packet)} > mtu {mtu}",
-            "OutFragFails",
-            "IPv4 fragmentation is not modelled in this lab",
+            f"{len(packet)} > mtu {mtu}: IPv4 fragmentation is not modelled",
+            None,
+            "without DF Linux would fragment the packet (ip_fragment; OutFragOKs, "
+            "FragCreates); the lab does not model fragmentation, so it stops here",
             "M",
         )
 

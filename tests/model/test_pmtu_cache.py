@@ -128,3 +128,14 @@ def test_the_icmp_error_quotes_what_fits_576_bytes() -> None:
     delivered = icmp.stage("pc1.deliver")
     assert delivered is not None and "56" not in delivered.decision
     assert delivered.decision == "delivered to 198.51.100.2 (proto 1, 576 bytes)"
+
+
+def test_a_packet_without_df_says_fragmentation_is_not_modelled() -> None:
+    s = Session()
+    s.execute("ip link set wan mtu 1400")
+    result = s.execute('send pc1 eth0 IP(dst="203.0.113.1")/UDP()/Raw(b"x"*1450)')
+    assert isinstance(result, JourneyResult)
+    j = result.journeys[0]
+    assert j.verdict == "dropped at ap.pmtu: 1478 > mtu 1400: IPv4 fragmentation is not modelled"
+    dropped = j.dropped
+    assert dropped is not None and dropped.fidelity == "M" and dropped.counters == {}
