@@ -3,10 +3,13 @@
 :func:`check_file` loads a file, validates its structure (:mod:`esplab.lab.schema`)
 and then what the schema cannot know:
 
-* every ``run:`` line tokenizes and parses with the session's parser (a line
-  with references is parsed with each reference standing in as ``0``; if it
-  then fails on an argument, that part is left to run time), and is not a
-  ``lab`` or ``quit`` command;
+* every ``run:`` line parses as the run will parse it (:mod:`esplab.lab.runline`:
+  the command, a leading node name, options and arguments, the words of ``ip``
+  and ``ip xfrm``, packet expressions through the whitelist parser), without
+  running anything; it is not a ``lab`` or ``quit`` command. A reference stands
+  in as ``0``, and a problem in a word holding one is left to run time. A step
+  whose ``error:`` expects the very error may refuse to parse. Each problem points
+  at the word it is about;
 * every ``${NAME...}`` names ``lab`` or the ``save:`` of an earlier step, and
   its path parses; ``save:`` does not take the reserved name ``lab``;
 * every ``expect:`` path parses and every ``matches:`` compiles; numbers given
@@ -28,20 +31,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from esplab.commands.registry import NOT_LAB_STEPS
 from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
-from esplab.commands.tokens import tokenize
-from esplab.errors import EsplabError, LabFileError, UnknownCommand, UsageError, did_you_mean
+from esplab.errors import LabFileError, did_you_mean
 from esplab.lab.expect import (
     Check,
     PathError,
     PathPart,
     as_number,
+    evaluate,
     parse_path,
     path_text,
     references,
 )
 from esplab.lab.loader import Document, PathKey, describe_value, load_document
+from esplab.lab.runline import RunLines, RunProblem
 from esplab.lab.schema import Issue, json_type, validate
 
 __all__ = [
@@ -136,10 +139,10 @@ class _Meaning:
         self.doc = doc
         self.errors: list[LabFileError] = []
         self.bad = {issue.path for issue in structure}
-        self.session = Session()
+        self.lines = RunLines()
+        self.bad_error = False
         self.saved: set[str] = set()
         self.names: dict[str, int] = {}
-        self.current = "ap"
         self.sas: dict[tuple[str, str, str, int], int] = {}
 
     def fail(self, path: PathKey, what: str, *, key: bool = False, **kw: Any) -> None:
@@ -225,8 +228,9 @@ class _Meaning:
             self.fail(
                 (*base, "wait"), "'wait' needs 'expect' or 'error' to know when to stop", key=True
             )
+        self.bad_error = any(b[:3] == (*base, "error") for b in self.bad)
         if self.ok((*base, "run"), str):
-            self.command((*base, "run"), step["run"], expects_error="error" in step)
+            self.command((*base, "run"), step["run"], step.get("error"))
         if isinstance(step.get("expect"), dict):
             self.expectations((*base, "expect"), step["expect"])
         if "error" in step and not any(b[:3] == (*base, "error") for b in self.bad):
@@ -271,38 +275,38 @@ class _Meaning:
                 good = False
         return good
 
-    def command(self, path: PathKey, line: str, *, expects_error: bool) -> None:
+    def command(self, path: PathKey, line: str, error: Any) -> None:
+        """Parse ``line`` as the run will (:mod:`esplab.lab.runline`); ``error`` is the
+        step's ``error:``, or None."""
         if not self.refs(path, line):
             return
-        has_refs = "${" in line
-        text = re.sub(r"\$\{[^{}]*\}", "0", line)
-        words = text.split(None, 2)  # the node and command names are plain words
-        try:
-            if len(words) > 1 and words[0] in self.session.node_names():
-                words = words[1:]
-            if words and words[0] in NOT_LAB_STEPS:
-                self.fail(path, f"'{words[0]}' cannot be a step: {NOT_LAB_STEPS[words[0]]}")
-                return
-            invocation = self.session.parse(text)
-        except UnknownCommand:
-            guess = did_you_mean(words[0], self.session.registry.names(aliases=True))
-            self.fail(
-                path,
-                f"'run': unknown command '{words[0]}'",
-                hint=f"did you mean {guess}?" if guess else "'help' lists the commands",
+        invocation, problem = self.lines.check(line)
+        if problem is not None and not self.expected(problem, error):
+            mark = self.doc.offset_mark(path, problem.offset)
+            self.errors.append(
+                self.doc.error(mark, problem.what, valid=problem.valid, hint=problem.hint)
             )
-            return
-        except UsageError as exc:
-            if not has_refs or not _tokenizes(text):
-                self.fail(path, f"'run' does not parse: {exc.what}", valid=exc.valid, hint=exc.hint)
-            return
-        except EsplabError:
-            return
-        name = invocation.command.name
-        if name == "node" and invocation.args.get("name"):
-            self.current = str(invocation.args["name"])
-        if name == "ip" and not has_refs and not expects_error:
-            self.xfrm(path, invocation.node or self.current, list(invocation.args["args"]))
+        if (
+            invocation is not None
+            and problem is None
+            and invocation.command.name == "ip"
+            and "${" not in line
+            and error is None
+        ):
+            node = invocation.node or self.lines.current
+            if node is not None:
+                self.xfrm(path, node, list(invocation.args["args"]))
+
+    def expected(self, problem: RunProblem, error: Any) -> bool:
+        """Whether the step's ``error:`` expects the error the run would give; one with
+        references is judged only at run time, so it counts as expecting it."""
+        if error is None or self.bad_error:
+            return False
+        if "${" in repr(error):
+            return True
+        check = Check.of(error if isinstance(error, dict) else {"contains": error})
+        message = problem.runtime
+        return evaluate(check, "error", lambda: message, {}) is None
 
     def xfrm(self, path: PathKey, node: str, words: list[str]) -> None:
         words = [w for w in words if not w.startswith("-")]
@@ -379,14 +383,6 @@ class _Meaning:
         elif isinstance(value, dict):
             for key, item in value.items():
                 self.json_only((*path, key), item)
-
-
-def _tokenizes(text: str) -> bool:
-    try:
-        tokenize(text)
-    except UsageError:
-        return False
-    return True
 
 
 def _build(doc: Document) -> Lab:
