@@ -77,7 +77,8 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Step:
-    """One checked step."""
+    """One checked step; ``line`` is where it starts, ``run_at`` and ``error_at`` the
+    line and column of its ``run:`` value and ``error:`` key."""
 
     index: int
     name: str
@@ -90,6 +91,8 @@ class Step:
     attempts: int = 1
     interval: float = 0.0
     level: str = "error"
+    run_at: tuple[int, int] | None = None
+    error_at: tuple[int, int] | None = None
 
     @property
     def warning(self) -> bool:
@@ -401,6 +404,8 @@ def _build(doc: Document) -> Lab:
             for key, spec in raw.get("expect", {}).items()
         )
         error = raw.get("error")
+        run_at = doc.mark((*base, "run"))
+        error_at = doc.key_mark((*base, "error"))
         wait = raw.get("wait", 1)
         attempts, interval = (
             (wait, 0.0)
@@ -422,6 +427,8 @@ def _build(doc: Document) -> Lab:
                 attempts=int(attempts),
                 interval=interval,
                 level=raw.get("level", "error"),
+                run_at=(run_at.line, run_at.col),
+                error_at=None if error is None else (error_at.line, error_at.col),
             )
         )
     return Lab(

@@ -469,11 +469,14 @@ class Check:
 
 @dataclass(frozen=True)
 class Failure:
-    """An expectation that did not hold: what was looked at, wanted, and found."""
+    """An expectation that did not hold: what was looked at, wanted, and found; ``at``
+    is the line and column in the lab file of what failed (the ``run:`` line, the
+    ``error:`` key or the ``expect:`` key)."""
 
     what: str
     expected: str
     actual: str
+    at: tuple[int, int] | None = None
 
     def line(self) -> str:
         return f"{self.what}: expected {self.expected}, got {self.actual}"

@@ -8,7 +8,11 @@ JSON (``esplab run --json``)::
                "steps": [{"number": 1, "name": ..., "line": 12, "level": "error",
                           "status": "passed", "command": ..., "summary": ...,
                           "attempts": 1, "note": "",
-                          "failures": [{"what": ..., "expected": ..., "actual": ...}]}]}]}
+                          "failures": [{"what": ..., "expected": ..., "actual": ...,
+                                        "line": 15, "col": 7}]}]}]}
+
+A step's ``line`` is where it starts; a failure's ``line`` and ``col`` are those of
+its ``run:`` value (the command failed) or its ``expect:`` or ``error:`` key.
 
 JUnit: one ``testsuite`` per lab, one ``testcase`` per step (``classname`` is the
 lab file's stem, ``file`` and ``line`` locate the step); a failed step has a
@@ -26,6 +30,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from esplab.lab.expect import Failure
 from esplab.lab.runner import LabReport, StepReport
 
 __all__ = [
@@ -50,13 +55,20 @@ def _status(step: StepReport) -> str:
     return "warning" if step.warned else step.status
 
 
+def _where(file: str, at: tuple[int, int] | None, line: int) -> str:
+    return f"{file}:{at[0]}:{at[1]}:" if at is not None else f"{file}:{line}:"
+
+
 def failure_text(file: str, step: StepReport) -> list[str]:
-    """The lines that explain a failed step: where it is, then expected against actual."""
-    head = f"{file}:{step.line}: step {step.index + 1} '{step.name}' failed"
+    """The lines that explain a failed step: where it failed (its ``run:`` line for a
+    command that failed, else the first ``expect:`` or ``error:`` key that did not
+    hold), what it ran, then each failure at its own place, expected against actual."""
+    first = step.failures[0].at if step.failures else None
+    head = f"{_where(file, first, step.line)} step {step.index + 1} '{step.name}' failed"
     if step.level == "warning":
         head += " (a warning: the lab goes on)"
     lines = [head, f"  ran: {step.command}"]
-    lines += ["  " + failure.line() for failure in step.failures]
+    lines += [f"  {_where(file, f.at, step.line)} {f.line()}" for f in step.failures]
     if step.attempts > 1:
         lines.append(f"  (still failing after {step.attempts} attempts)")
     return lines
@@ -122,9 +134,18 @@ def _step_dict(step: StepReport) -> dict[str, Any]:
         "summary": step.summary,
         "attempts": step.attempts,
         "note": step.note,
-        "failures": [
-            {"what": f.what, "expected": f.expected, "actual": f.actual} for f in step.failures
-        ],
+        "failures": [_failure_dict(f) for f in step.failures],
+    }
+
+
+def _failure_dict(failure: Failure) -> dict[str, Any]:
+    line, col = failure.at if failure.at is not None else (None, None)
+    return {
+        "what": failure.what,
+        "expected": failure.expected,
+        "actual": failure.actual,
+        "line": line,
+        "col": col,
     }
 
 

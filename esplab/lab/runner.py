@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -214,10 +214,12 @@ class LabRun:
         return LabReport(self.lab.file, self.lab.name, self.lab.seed, reports, stem=self.lab.stem)
 
     def _attempt(self, step: Step) -> _Attempt:
+        run_at = step.run_at
         try:
             line = substitute(step.run, self.saved)
         except PathError as exc:
-            return _Attempt(step.run, failures=[Failure("run", "usable references", str(exc))])
+            failure = Failure("run", "usable references", str(exc), run_at)
+            return _Attempt(step.run, failures=[failure])
         attempt = _Attempt(line)
         try:
             attempt.result = self.session.execute(line)
@@ -227,35 +229,39 @@ class LabRun:
             setup_logging()
             LOG.exception("internal error in lab %s step %r", self.lab.file, line)
             attempt.error = f"internal error: {type(exc).__name__}: {exc}"
-            attempt.failures.append(Failure("the command", "to run", attempt.error))
+            attempt.failures.append(Failure("the command", "to run", attempt.error, run_at))
             return attempt
         if step.error is not None:
             if attempt.error is None:
                 summary = attempt.result.summary if attempt.result is not None else ""
                 attempt.failures.append(
                     Failure(
-                        "error", step.error.describe(), f"no error; the command gave: {summary}"
+                        "error",
+                        step.error.describe(),
+                        f"no error; the command gave: {summary}",
+                        step.error_at,
                     )
                 )
             else:
                 message = attempt.error
-                failure = evaluate(step.error, "error", lambda: message, self.saved)
-                if failure is not None:
-                    attempt.failures.append(failure)
+                missed = evaluate(step.error, "error", lambda: message, self.saved)
+                if missed is not None:
+                    attempt.failures.append(replace(missed, at=step.error_at))
             return attempt
         if attempt.error is not None or attempt.result is None:
             attempt.failures.append(
-                Failure("the command", "to succeed", f"an error: {attempt.error}")
+                Failure("the command", "to succeed", f"an error: {attempt.error}", run_at)
             )
             return attempt
         view = result_view(attempt.result)
         for expectation in step.expect:
-            failure = evaluate(
+            missed = evaluate(
                 expectation.check,
                 expectation.path,
                 partial(resolve, view, list(expectation.parts)),
                 self.saved,
             )
-            if failure is not None:
-                attempt.failures.append(failure)
+            if missed is not None:
+                at = (expectation.line, expectation.col)
+                attempt.failures.append(replace(missed, at=at))
         return attempt

@@ -108,11 +108,32 @@ def test_a_failing_step_reports_name_line_expected_and_actual(
     assert main_run([str(failing)]) == 1
     out = capsys.readouterr().out
     assert "FAIL  2/3  expects the wrong tap" in out
-    assert f"{failing}:8: step 2 'expects the wrong tap' failed" in out
-    assert 'stages[-1].tap: expected "host.xfrm", got "host.deliver"' in out
-    assert 'verdict: expected containing "dropped", got "delivered to host"' in out
+    # The step is reported at its first failed expect key; each failure at its own key.
+    assert f"{failing}:11:7: step 2 'expects the wrong tap' failed" in out
+    assert f'{failing}:11:7: stages[-1].tap: expected "host.xfrm", got "host.deliver"' in out
+    assert f'{failing}:12:7: verdict: expected containing "dropped", got "delivered to host"' in out
     assert "skip  3/3  never runs" in out
     assert "(step 2 'expects the wrong tap' failed)" in out
+
+
+def test_a_failed_command_is_reported_at_its_run_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lab = write_lab(
+        tmp_path,
+        """\
+  - name: first
+    run: help
+  - name: no such device
+    run: >-
+      ip route add 10.0.0.0/8
+      dev nope
+""",
+    )
+    assert main_run([str(lab)]) == 1
+    out = capsys.readouterr().out
+    assert f"{lab}:7:10: step 2 'no such device' failed" in out
+    assert f"{lab}:7:10: the command: expected to succeed, got an error: ap has no device" in out
 
 
 def test_a_failed_warning_does_not_fail_the_lab(
@@ -152,6 +173,8 @@ def test_json_output(passing: Path, failing: Path, capsys: pytest.CaptureFixture
         "what": "stages[-1].tap",
         "expected": '"host.xfrm"',
         "actual": '"host.deliver"',
+        "line": 11,
+        "col": 7,
     }
     assert second["steps"][2]["status"] == "skipped"
 

@@ -194,3 +194,51 @@ def test_packet_view_names_repeated_layers() -> None:
     assert view["layers"]["IP_2"]["dst"] == "192.0.2.3"
     assert view["layers"]["UDP"]["dport"] == 53
     assert view["summary"] == "x" and view["tap"] == "t"
+
+
+def test_failures_point_at_the_run_line_or_the_key(tmp_path: Path) -> None:
+    lab = _lab(
+        tmp_path,
+        """\
+  - name: a command that fails
+    level: warning
+    run: ip route add 10.0.0.0/8 dev nope
+  - name: a folded command that fails
+    level: warning
+    run: >-
+      ip route add 10.0.0.0/8
+      dev nope
+  - name: no error came
+    level: warning
+    run: help
+    error: anything
+  - name: the wrong error came
+    level: warning
+    run: send ap wan UDP()
+    error:  {contains: no such thing}
+  - name: expectations
+    level: warning
+    run: help
+    expect:
+      commands: {len: 0}
+      summary: {contains: "commands"}
+      nope: 1
+  - name: keep
+    run: capture list
+    save: caps
+  - name: a reference with nothing behind it
+    level: warning
+    run: capture show ${caps.counts.nope}
+""",
+    )
+    report = LabRun(lab).run_all()
+    at = [[f.at for f in s.failures] for s in report.steps]
+    assert at == [
+        [(6, 10)],
+        [(9, 10)],  # the '>-' on the run: line
+        [(15, 5)],
+        [(19, 5)],
+        [(24, 7), (26, 7)],
+        [],
+        [(32, 10)],
+    ]
