@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from esplab.capfile.formats import linktype_name
 from esplab.capfile.hypotheses import HYPOTHESES, Hypothesis, Suspect, TrialContext
 from esplab.capfile.pipeline import RunResult, decode_capture
 from esplab.capfile.records import PacketRecord
@@ -109,8 +110,11 @@ class _Collector:
         self.groups: dict[tuple[str, int, int], Group] = {}
         self.unknown_groups = 0
         self.not_examined = 0
+        self.spi_seen = False  # a packet carried the SPI asked for
 
     def __call__(self, rec: PacketRecord) -> None:
+        if self.spi is not None and rec.spi == self.spi:
+            self.spi_seen = True
         if rec.status not in PROBLEMS or rec.spi < 0:
             return
         if self.spi is not None and rec.spi != self.spi:
@@ -154,6 +158,8 @@ class Diagnosis:
     run: RunResult
     groups: list[Group]
     not_examined: int = 0
+    #: The SPI asked for (``--spi``) when no ESP packet of the capture carries it.
+    spi_absent: int | None = None
 
 
 def diagnose(
@@ -174,7 +180,8 @@ def diagnose(
     )
     for group in groups:
         _evaluate(group, ctx)
-    return Diagnosis(run, groups, collect.not_examined)
+    absent = spi if spi is not None and not collect.spi_seen else None
+    return Diagnosis(run, groups, collect.not_examined, absent)
 
 
 def group_dict(group: Group) -> dict[str, object]:
@@ -202,6 +209,13 @@ def group_dict(group: Group) -> dict[str, object]:
     }
 
 
+def spi_choices(sa_file: SaFile, run: RunResult) -> str:
+    """What --spi could have been: the SPIs of the SA file and those the capture saw."""
+    spis = {spec.spi for spec in sa_file.sas if spec.spi is not None}  # None: a wildcard
+    spis |= {spi for spi in run.summary.unknown_spi if spi >= 0}
+    return "valid: " + (", ".join(f"0x{v:08x}" for v in sorted(spis)) or "no SPI at all")
+
+
 def render_diagnosis(console: Console, capture: str, sa_file: SaFile, found: Diagnosis) -> None:
     """The human report."""
     run, groups = found.run, found.groups
@@ -213,7 +227,15 @@ def render_diagnosis(console: Console, capture: str, sa_file: SaFile, found: Dia
     )
     if run.truncated is not None:
         console.print(f"capture damaged: {run.truncated}", style="bold red", markup=False)
-    if not groups:
+    for lt, n in sorted(s.linktypes_skipped.items()):
+        console.print(f"{n} frame(s) of {linktype_name(lt)} not decoded", style="yellow")
+    if found.spi_absent is not None:
+        console.print(
+            f"no ESP packet carries SPI 0x{found.spi_absent:08x}; " + spi_choices(sa_file, run),
+            style="bold red",
+            markup=False,
+        )
+    elif not groups:
         console.print("no packet fails the ICV, lacks an SA or has the wrong encapsulation")
     if found.not_examined:
         console.print(
@@ -253,7 +275,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     sa_file = load_sa_file(args.sa_file)
     found = diagnose(args.capture, sa_file, sample=args.sample, spi=args.spi, limit=args.limit)
     run, groups = found.run, found.groups
-    if run.truncated is not None:
+    if run.truncated is not None or found.spi_absent is not None:
         code = EXIT_UNUSABLE
     elif all(g.explained for g in groups):
         code = EXIT_OK
@@ -269,6 +291,10 @@ def run_diagnose(args: argparse.Namespace) -> int:
             "truncated": run.truncated,
             "groups": [group_dict(g) for g in groups],
             "not_examined": found.not_examined,
+            "spi_absent": None if found.spi_absent is None else f"0x{found.spi_absent:08x}",
+            "linktypes_skipped": {
+                linktype_name(lt): n for lt, n in sorted(run.summary.linktypes_skipped.items())
+            },
             "exit": code,
         }
         print(json.dumps(report))

@@ -221,9 +221,11 @@ def test_cli_report_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture
         True,
     )
     assert group["findings"][0]["hypothesis"] == "hmac-state-byte-order"
-    # Another SPI filter leaves nothing to explain.
-    assert main(["diagnose", str(cap), "--sa-file", str(sa_path), "--spi", "0x2000"]) == 0
-    assert "no packet fails" in capsys.readouterr().out
+    # An SPI no packet carries is a question the capture cannot answer: said, exit 2,
+    # with the SPIs that could be asked about.
+    assert main(["diagnose", str(cap), "--sa-file", str(sa_path), "--spi", "0x2000"]) == 2
+    out = capsys.readouterr().out
+    assert "no ESP packet carries SPI 0x00002000; valid: 0x00001000" in out
     garbage = [esp_icv_patch(p, 12, lambda b: bytes(12)) for p in make_packets(sender(spec(1)), 3)]
     cap2 = write_frames(tmp_path / "g.pcapng", [(LINKTYPE_RAW, p) for p in garbage])
     assert main(["diagnose", str(cap2), "--sa-file", str(sa_path)]) == 1
