@@ -262,3 +262,16 @@ def test_spis_without_sa_are_examined_up_to_a_bound(tmp_path: Path) -> None:
     # Made with SA 1's keys: each group is explained as a wrong SPI-to-SA mapping.
     assert all(g.problem == "no-sa" and g.explained for g in found.groups)
     assert {g.findings[0].hypothesis.key for g in found.groups} == {"wrong-sa"}
+
+
+def test_frames_of_an_undecoded_link_type_are_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sa_path = tmp_path / "sa.txt"
+    sa_path.write_text(SA_TEXT)
+    good = make_packets(sender(spec(1)), 2)
+    cap = write_frames(
+        tmp_path / "w.pcapng", [(105, b"\x00" * 24), *((LINKTYPE_RAW, p) for p in good)]
+    )
+    assert main(["diagnose", str(cap), "--sa-file", str(sa_path)]) == 0
+    assert "1 frame(s) of" in capsys.readouterr().out
