@@ -45,7 +45,9 @@ class Route:
     dev: str
     via: IPAddress | None = None
     src: IPAddress | None = None
-    proto: str = "static"
+    # rtm_protocol: "kernel" for a prefix route an address brings, "boot" (RTPROT_BOOT)
+    # for one ip route add makes (iproute2 iproute_modify) or the boot config sets up.
+    proto: str = "boot"
 
     def render(self) -> str:
         default = self.dst.prefixlen == 0

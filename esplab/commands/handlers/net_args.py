@@ -1,14 +1,25 @@
 """What every ``ip`` object handler shares: iproute2's global options, a cursor over
-the words after the object, the ``show`` verbs and the address argument."""
+the words after the object, the ``show`` verbs, keyword abbreviations, and the address
+and prefix arguments (lib/utils.c)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ipaddress import IPv4Address, IPv6Address, ip_address
+from ipaddress import IPv4Address, IPv6Address, ip_address, ip_network
 
 from esplab.errors import BadArgument
 
-__all__ = ["FAMILIES", "SHOW_VERBS", "IpArgs", "IpOpts", "addr_arg"]
+__all__ = [
+    "FAMILIES",
+    "FAMILY_NAME",
+    "SHOW_VERBS",
+    "IpArgs",
+    "IpOpts",
+    "Prefix",
+    "addr_arg",
+    "get_prefix",
+    "matches",
+]
 
 FAMILIES = {"inet": 4, "inet6": 6}
 
@@ -50,3 +61,53 @@ def addr_arg(text: str) -> IPv4Address | IPv6Address:
         return ip_address(text)
     except ValueError:
         raise BadArgument(f"'{text}' is not an IP address", valid="IPv4 or IPv6 address") from None
+
+
+FAMILY_NAME = {None: "any valid", 4: "inet", 6: "inet6"}
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """iproute2's ``inet_prefix`` as ``get_prefix`` (lib/utils.c) fills it: the family
+    (None for default/all/any without -4/-6), the address bits, the length and
+    whether a length was given (PREFIXLEN_SPECIFIED; "default" sets it too)."""
+
+    family: int | None
+    addr: int
+    bitlen: int
+    specified: bool
+
+
+def matches(word: str, keyword: str) -> bool:
+    """iproute2 ``matches``: ``word`` is a non-empty abbreviation of ``keyword``."""
+    return bool(word) and keyword.startswith(word)
+
+
+def get_prefix(word: str, family: int | None) -> Prefix:
+    """lib/utils.c ``get_prefix``: default (length 0, PREFIXLEN_SPECIFIED), all or any
+    (no length), or ADDR[/LEN] of ``family``; an address without a length is a host."""
+    name, slash, length = word.partition("/")
+    refuse = BadArgument(
+        f'{FAMILY_NAME[family]} prefix is expected rather than "{word}"',
+        valid="ADDR[/LEN], default, all or any" + ("" if family is None else f" (IPv{family})"),
+        value=word,
+    )
+    if name in ("default", "all", "any"):
+        if slash:
+            raise refuse
+        return Prefix(family, 0, 0, name == "default")
+    try:
+        addr = ip_address(name)
+    except ValueError:
+        raise refuse from None
+    if family is not None and addr.version != family:
+        raise refuse
+    bitlen: int = addr.max_prefixlen
+    if slash:
+        try:
+            bitlen = int(length) if length.isdigit() else ip_network(f"0.0.0.0/{length}").prefixlen
+        except ValueError:
+            raise refuse from None
+        if bitlen > addr.max_prefixlen:
+            raise refuse
+    return Prefix(addr.version, int(addr), bitlen, bool(slash))

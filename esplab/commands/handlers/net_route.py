@@ -1,30 +1,100 @@
-"""``ip route``: show, get, add, del and replace on a node's routing table."""
+"""``ip route``: show (with iproute2's selectors), get, add, del, replace and flush
+cache on a node's routing table.
+
+Every listing goes through one printer, ``net_show.route_line`` (iproute2 ip/iproute.c
+``print_route``), fed the message the kernel would dump: a main-table route
+(``fib_dump_info``, net/ipv6/route.c ``rt6_fill_node``), a local-table route made for
+an address (net/ipv4/fib_frontend.c ``fib_add_ifaddr``), a path-MTU exception (the
+route cache) or the answer to ``ip route get``.
+"""
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv6Address, ip_network
+from dataclasses import dataclass, replace
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_network
 
-from esplab.commands.handlers.net_args import SHOW_VERBS, IpArgs, IpOpts, addr_arg
+from esplab.commands.handlers.net_args import (
+    SHOW_VERBS,
+    IpArgs,
+    IpOpts,
+    Prefix,
+    addr_arg,
+    get_prefix,
+    matches,
+)
+from esplab.commands.handlers.net_show import (
+    RtHide,
+    RtMsg,
+    cache_msgs,
+    cached_msg,
+    fib_order,
+    local_table,
+    main_msg,
+    route_line,
+)
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, KernelError
+from esplab.errors import BadArgument, KernelError, NoSuchPort
 from esplab.model.node import Node, Route
 
 __all__ = ["ip_route"]
+
+IPAddress = IPv4Address | IPv6Address
+IPNetwork = IPv4Network | IPv6Network
+
+# Names iproute2 reads for a table, protocol, scope and route type (lib/rt_names.c and
+# its /etc/iproute2/rt_tables and rt_protos; rtnl_rtntype_a2n), with their numbers.
+_TABLES = {"unspec": 0, "default": 253, "main": 254, "local": 255}
+_PROTOS = {
+    "unspec": 0,
+    "redirect": 1,
+    "kernel": 2,
+    "boot": 3,
+    "static": 4,
+    "gated": 8,
+    "ra": 9,
+    "mrt": 10,
+    "zebra": 11,
+    "bird": 12,
+    "dnrouted": 13,
+    "xorp": 14,
+    "ntk": 15,
+    "dhcp": 16,
+}
+_SCOPES = {"global": 0, "site": 200, "link": 253, "host": 254, "nowhere": 255}
+_TYPES = {
+    "unicast": 1,
+    "local": 2,
+    "broadcast": 3,
+    "brd": 3,
+    "anycast": 4,
+    "multicast": 5,
+    "blackhole": 6,
+    "unreachable": 7,
+    "prohibit": 8,
+    "throw": 9,
+    "nat": 10,
+    "xresolve": 11,
+}
+_SELECTORS = [
+    "dev|oif DEVICE",
+    "[to] [root|match|exact] PREFIX",
+    "proto RTPROTO",
+    "scope SCOPE",
+    "type TYPE",
+    "via [inet|inet6] PREFIX",
+    "src PREFIX",
+    "metric N",
+    "table main|local|default|NUMBER",
+    "cache",
+]
 
 
 def ip_route(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
     family = opts.family
     verb = args.take("command") if args.more() else "show"
     if verb in SHOW_VERBS:
-        routes = [r for r in node.routes if family is None or r.dst.version == family]
-        if family is None:
-            routes = [r for r in routes if r.dst.version == 4]
-        return TextResult(
-            summary=f"{len(routes)} route(s)",
-            text="\n".join(r.render() for r in routes),
-            data={"routes": [r.render() for r in routes]},
-        )
+        return _show(node, args, family)
     if verb == "get":
         return _route_get(node, args, family)
     if verb == "flush":
@@ -34,8 +104,207 @@ def ip_route(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result
             f'Command "{verb}" is unknown for ip route',
             valid=["show", "get", "add", "del", "replace", "flush cache"],
         )
+    return _modify(node, verb, args, family)
+
+
+# -- ip route show ---------------------------------------------------------------------
+
+
+@dataclass
+class _Selector:
+    """The SELECTOR of ``ip route show`` (iproute_list_flush_or_save's ``filter``)."""
+
+    table: int = _TABLES["main"]
+    cloned: bool = False
+    proto: int | None = None
+    scope: int | None = None
+    type: int | None = None
+    dev: str | None = None
+    metric: int | None = None
+    via: Prefix | None = None
+    prefsrc: Prefix | None = None
+    rdst: Prefix | None = None
+    mdst: Prefix | None = None
+
+
+def _named(word: str, names: dict[str, int], what: str) -> int:
+    """A name of ``names`` or a number up to 255 (lib/rt_names.c ``*_a2n``), else
+    iproute2's ``invarg`` line."""
+    if word in names:
+        return names[word]
+    if word.isdigit() and int(word) <= 255:
+        return int(word)
+    raise BadArgument(f'argument "{word}" is wrong: {what}', valid=[*names, "NUMBER"], value=word)
+
+
+def _not_modelled(word: str) -> BadArgument:
+    return BadArgument(f'"{word}" is not modelled by ip route show', valid=_SELECTORS, value=word)
+
+
+def _selector(node: Node, args: IpArgs, family: int | None) -> _Selector:
+    """Parse the selector as iproute2's ``iproute_list_flush_or_save`` does, keyword by
+    keyword in its order; a word that is no keyword is a prefix (exact match)."""
+    sel = _Selector()
+    while args.more():
+        word = args.take("selector")
+        if matches(word, "table"):
+            name = args.take("table id after 'table'")
+            if name == "cache":
+                sel.cloned = True
+                continue
+            if name not in _TABLES and not name.isdigit() and name != "all":
+                raise BadArgument(
+                    f'argument "{name}" is wrong: table id value is invalid',
+                    valid=["main", "local", "default", "all", "NUMBER", "cache"],
+                    value=name,
+                )
+            sel.table = _TABLES.get(name, 0) if not name.isdigit() else int(name)
+            if sel.table == 0:  # all (filter.tb 0): every table, IPv6 local included
+                raise BadArgument(
+                    f"table {name} (every table at once) is not modelled",
+                    valid="table main, local, default or NUMBER",
+                )
+        elif matches(word, "cached") or matches(word, "cloned"):
+            sel.cloned = True
+        elif matches(word, "protocol"):
+            name = args.take("protocol after 'proto'")
+            if name != "all":
+                sel.proto = _named(name, _PROTOS, 'invalid "protocol"')
+        elif matches(word, "scope"):
+            name = args.take("scope after 'scope'")
+            if name != "all":
+                sel.scope = _named(name, _SCOPES, 'invalid "scope"')
+        elif matches(word, "type"):
+            sel.type = _named(args.take("type after 'type'"), _TYPES, "node type value is invalid")
+        elif word in ("dev", "oif"):
+            sel.dev = args.take(f"device after '{word}'")
+        elif matches(word, "metric") or matches(word, "priority") or word == "preference":
+            value = args.take("metric")
+            if not value.isdigit() or int(value) > 0xFFFFFFFF:
+                raise BadArgument(
+                    f'argument "{value}" is wrong: "metric" value is invalid',
+                    valid="0 to 4294967295",
+                    value=value,
+                )
+            sel.metric = int(value)
+        elif word == "via":
+            value = args.take("gateway after 'via'")
+            fam = {"inet": 4, "inet6": 6}.get(value, family)
+            if value in ("inet", "inet6"):
+                value = args.take(f"gateway after 'via {value}'")
+            sel.via = get_prefix(value, fam)
+        elif word == "src":
+            sel.prefsrc = get_prefix(args.take("address after 'src'"), family)
+        elif word in ("tos", "iif", "mark") or any(
+            matches(word, k) for k in ("vrf", "dsfield", "realms", "from")
+        ):
+            raise _not_modelled(word)
+        else:
+            if matches(word, "to"):
+                word = args.take(f"prefix after '{word}'")
+            if matches(word, "root"):
+                sel.rdst = get_prefix(args.take("prefix after 'root'"), family)
+            elif matches(word, "match"):
+                sel.mdst = get_prefix(args.take("prefix after 'match'"), family)
+            else:
+                if matches(word, "exact"):
+                    word = args.take("prefix after 'exact'")
+                sel.mdst = sel.rdst = get_prefix(word, family)
+    if sel.dev is not None and sel.dev not in node.devs and sel.dev != "lo":
+        # ll_name_to_index fails: nodev() (lib/utils.c).
+        raise NoSuchPort(f'Cannot find device "{sel.dev}"', valid=[*node.devs, "lo"], value=sel.dev)
+    return sel
+
+
+def _bits_match(a: int, b: int, bits: int, width: int) -> bool:
+    """iproute2 ``inet_addr_match``: the first ``bits`` bits of ``a`` and ``b`` agree."""
+    return bits <= 0 or (a >> (width - bits)) == (b >> (width - bits))
+
+
+def _selected(msg: RtMsg, sel: _Selector) -> bool:
+    """iproute2 ``filter_nlmsg``: ``root`` keeps routes inside the prefix (at least as
+    long), ``match`` routes that hold it (at most as long, covering its address); a
+    bare prefix sets both, so only that prefix passes. ``via``/``src`` compare the
+    gateway/preferred source (0 when absent) with their prefix; ``dev`` the device."""
+    fam, width, plen = msg.dst.version, msg.dst.max_prefixlen, msg.dst.prefixlen
+    dst = int(msg.dst.network_address)
+    if sel.proto is not None and _PROTOS[msg.proto] != sel.proto:
+        return False
+    if sel.scope is not None and _SCOPES[msg.scope] != sel.scope:
+        return False
+    if sel.type is not None and _TYPES[msg.type] != sel.type:
+        return False
+    root = sel.rdst
+    if root is not None and (root.family or root.specified):
+        if (root.family and fam != root.family) or root.bitlen > plen:
+            return False
+        if not _bits_match(dst, root.addr, root.bitlen, width):
+            return False
+    match = sel.mdst
+    if match is not None and (match.family or match.specified):
+        if (match.family and fam != match.family) or match.bitlen < plen:
+            return False
+        if not _bits_match(dst, match.addr, plen, width):
+            return False
+    for want, have in ((sel.via, msg.via), (sel.prefsrc, msg.prefsrc)):
+        if want is not None and want.family:
+            if fam != want.family:
+                return False
+            if not _bits_match(int(have) if have else 0, want.addr, want.bitlen, width):
+                return False
+    if sel.dev is not None and msg.dev != sel.dev:
+        return False
+    return sel.metric is None or (msg.metric or 0) == sel.metric
+
+
+def _hide(sel: _Selector, msg: RtMsg) -> RtHide:
+    host = msg.dst.max_prefixlen
+    return RtHide(
+        dev=sel.dev is not None,
+        proto=sel.proto is not None,
+        scope=sel.scope is not None,
+        via=sel.via is not None and sel.via.bitlen == host,
+        prefsrc=sel.prefsrc is not None and sel.prefsrc.bitlen == host,
+        metric=sel.metric is not None,
+    )
+
+
+def _show(node: Node, args: IpArgs, family: int | None) -> Result:
+    """``ip route show [SELECTOR]``: without -4/-6 the dump is IPv4 (a table is always
+    selected: ``dump_family`` becomes AF_INET); the main table unless ``table`` says
+    otherwise; ``cache`` lists the path-MTU exceptions instead of routes (the kernel
+    dumps them for RTM_F_CLONED, ``fib_dump_info_fnhe``), those hanging off routes of
+    the selected table. Other tables hold nothing here: the lab adds routes to main
+    only."""
+    sel = _selector(node, args, family)
+    dump = family or 4
+    msgs: list[RtMsg] = []
+    if sel.cloned:
+        if sel.table == _TABLES["main"]:
+            msgs = cache_msgs(node, dump)
+    elif sel.table == _TABLES["main"]:
+        msgs = sorted((main_msg(r) for r in node.routes if r.dst.version == dump), key=fib_order)
+    elif sel.table == _TABLES["local"]:
+        if dump == 6:
+            raise BadArgument(
+                "the IPv6 local table is not modelled",
+                valid="ip -6 route show (the main table) or ip -4 route show table local",
+            )
+        msgs = local_table(node)
+    lines = [route_line(m, _hide(sel, m)) for m in msgs if _selected(m, sel)]
+    return TextResult(
+        summary=f"{len(lines)} route(s)",
+        text="\n".join(lines),
+        data={"routes": [line.rstrip() for line in lines]},
+    )
+
+
+# -- ip route add / del / replace -----------------------------------------------------------
+
+
+def _modify(node: Node, verb: str, args: IpArgs, family: int | None) -> Result:
     dst_word = args.take("prefix")
-    via: IPv4Address | IPv6Address | None = None
+    via: IPAddress | None = None
     dev_name = None
     while args.more():
         key = args.take("keyword")
@@ -45,13 +314,7 @@ def ip_route(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result
             dev_name = node.dev(args.take("device")).name
         else:
             raise BadArgument(f'unknown route keyword "{key}"', valid=["via", "dev"], value=key)
-    if dst_word == "default":  # the family comes from -4/-6 or the gateway (ip/iproute.c)
-        version = family or (via.version if via is not None else 4)
-        dst_word = "0.0.0.0/0" if version == 4 else "::/0"
-    try:
-        prefix = ip_network(dst_word, strict=False)
-    except ValueError as exc:
-        raise BadArgument(f"bad prefix: {exc}", valid="PREFIX/LEN or default") from None
+    prefix = _route_prefix(dst_word, family, via)
     if verb in ("del", "delete"):
         before = len(node.routes)
         node.routes = [r for r in node.routes if r.dst != prefix]
@@ -75,22 +338,39 @@ def ip_route(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result
     existing = [r for r in node.routes if r.dst == prefix]
     if existing and verb == "add":
         raise KernelError("EEXIST", f"route {prefix}")
+    route = Route(prefix, dev_name, via=via)
     node.routes = [r for r in node.routes if r.dst != prefix]
-    node.routes.append(Route(prefix, dev_name, via=via))
+    node.routes.append(route)
     node.invalidate()
-    return MessageResult(summary=f"route {prefix} via {via or '-'} dev {dev_name}")
+    # The confirmation reads like the route's line in ip route.
+    return MessageResult(summary="route " + route_line(main_msg(route)).rstrip())
+
+
+def _route_prefix(word: str, family: int | None, via: IPAddress | None) -> IPNetwork:
+    """The destination of ``ip route add|del|replace``: ``get_prefix`` of the word;
+    default (or all/any) takes its family from -4/-6 or the gateway (ip/iproute.c)."""
+    parsed = get_prefix(word, family)
+    version = parsed.family or family or (via.version if via is not None else 4)
+    width: int = 32 if version == 4 else 128
+    bits = parsed.addr & (((1 << parsed.bitlen) - 1) << (width - parsed.bitlen))
+    if version == 4:
+        return IPv4Network((bits, parsed.bitlen))
+    return IPv6Network((bits, parsed.bitlen))
+
+
+# -- ip route get / flush cache ---------------------------------------------------------------
 
 
 def _route_get(node: Node, args: IpArgs, family: int | None) -> Result:
-    """``ip route get [to] ADDR``: the RTM_GETROUTE answer as iproute2's ``print_route``
-    prints it (ip/iproute.c). The kernel answers for the address itself, never the
-    matched prefix. IPv4 (net/ipv4/route.c ``rt_fill_info``): a cloned route, so no
-    proto/scope; the gateway, device, preferred source and the asker's uid (0: lab
-    commands run as root, a design choice), then "cache" on a second line. IPv6
-    (net/ipv6/route.c ``rt6_fill_node``): "from ::" (the unset source), proto unless
-    boot, source, metric (256 for a prefix route, IP6_RT_PRIO_ADDRCONF; 1024 for a
-    user route, IP6_RT_PRIO_USER) and "pref medium". A local address is answered
-    from the local table through lo ([D] from the same printers)."""
+    """``ip route get [to] ADDR``: the RTM_GETROUTE answer, printed by ``route_line``.
+    The kernel answers for the address itself, never the matched prefix. IPv4
+    (net/ipv4/route.c ``rt_fill_info``): a cloned route, so no proto/scope; the
+    gateway, device, preferred source and the asker's uid (0: lab commands run as root,
+    a design choice), then "cache" on a second line, with a path MTU learned from ICMP
+    as its RTAX_MTU metric. IPv6 (``rt6_fill_node``): "from ::" (the unset source),
+    proto unless boot, source, metric and "pref medium"; an exception (a learned path
+    MTU) is RTM_F_CLONED, so no proto. A local address is answered from the local table
+    through lo ([D] from the same printers)."""
     word = args.take("address")
     if word == "to":
         word = args.take("address after 'to'")
@@ -102,14 +382,33 @@ def _route_get(node: Node, args: IpArgs, family: int | None) -> Result:
     if family is not None and dst.version != family:
         name = "inet" if family == 4 else "inet6"
         raise BadArgument(f'{name} prefix is expected rather than "{word}"', value=word)
+    get = RtHide(table=False)
     if node.owns(dst):
+        host = ip_network(dst)
         if dst.version == 4:
-            text = f"local {dst} dev lo table local src {dst} uid 0 \n    cache <local> "
-        else:
-            text = (
-                f"local {dst} from :: dev lo table local proto kernel src {dst} "
-                "metric 0 pref medium"
+            local = RtMsg(
+                host,
+                "lo",
+                type="local",
+                table="local",
+                prefsrc=dst,
+                uid=0,
+                cloned=True,
+                cache_flags=("local",),
             )
+        else:
+            local = RtMsg(
+                host,
+                "lo",
+                type="local",
+                src=IPv6Address(0),
+                table="local",
+                proto="kernel",
+                prefsrc=dst,
+                metric=0,
+                pref="medium",
+            )
+        text = route_line(local, get)
         return TextResult(
             summary=text.splitlines()[0].strip(),
             text=text,
@@ -119,21 +418,14 @@ def _route_get(node: Node, args: IpArgs, family: int | None) -> Result:
     if route is None:
         raise KernelError("ENETUNREACH", f"no route to {dst}")
     src = route.src if route.src is not None else _source(node, route.dev, route.via or dst)
-    parts = [str(dst)] + (["from ::"] if dst.version == 6 else [])
-    parts += [f"via {route.via}"] if route.via is not None else []
-    parts.append(f"dev {route.dev}")
-    if dst.version == 6 and route.proto == "kernel":
-        parts.append("proto kernel")
-    parts += [f"src {src}"] if src is not None else []
-    # A path MTU learned from ICMP is the route exception's metric (RTAX_MTU); the lab
-    # does not age it, so no "expires" is shown (esplab.model.pmtu_cache) [M].
-    pmtu = node.pmtu.get(dst)
+    pmtu = node.path_mtu(dst)
+    answer = cached_msg(node, dst, pmtu)
+    assert answer is not None  # node.route(dst) found the route
     if dst.version == 4:
-        text = " ".join([*parts, "uid 0"]) + " \n    cache " + (f"mtu {pmtu} " if pmtu else "")
+        answer = replace(answer, prefsrc=src, uid=0)
     else:
-        metric = 256 if route.proto == "kernel" else 1024
-        mtu = [f"mtu {pmtu}"] if pmtu else []
-        text = " ".join([*parts, f"metric {metric}", *mtu, "pref medium"])
+        answer = replace(answer, src=IPv6Address(0), prefsrc=src)
+    text = route_line(answer, get)
     return TextResult(
         summary=text.splitlines()[0].strip(),
         text=text,
@@ -169,9 +461,7 @@ def _flush_cache(node: Node, args: IpArgs, family: int | None) -> Result:
     )
 
 
-def _source(
-    node: Node, dev: str, toward: IPv4Address | IPv6Address
-) -> IPv4Address | IPv6Address | None:
+def _source(node: Node, dev: str, toward: IPAddress) -> IPAddress | None:
     """The preferred source on ``dev``: an address whose subnet holds the next hop,
     else its first of the family (``inet_select_addr``; for IPv6 a simplification of
     RFC 6724 source selection)."""
