@@ -385,7 +385,11 @@ class RunLines:
         expr = inv.line[start:].strip()
         if self._stood.holds_stand_in(start, len(inv.line)):
             self.unknown.add(name)  # checked below as far as it can be; built at run time
-        packet = self._packet(expr, start)
+        try:
+            packet = self._packet(expr, start)
+        except _Found:
+            self.unknown.add(name)  # reported here, not again where it is used
+            raise
         if packet is not None and name not in self.unknown:
             self.named[name] = packet
 

@@ -137,9 +137,17 @@ def test_packets_named_by_let(tmp_path: Path) -> None:
     run: send ap wan p1/Raw(b"x")
   - name: a name never given
     run: send ap wan p2/Raw(b"x")
+  - name: a let that is refused
+    run: let p3 = IP(ttl=300)
+  - name: is reported once, not again where its name is used
+    run: send ap wan p3/UDP()
 """
     errors = _errors(tmp_path, steps)
-    assert len(errors) == 1 and errors[0].startswith("lab.yaml:11:22: 'run': unknown name 'p2'")
+    assert [e.split(": ", 2)[:2] for e in errors] == [
+        ["lab.yaml:11:22", "'run'"],
+        ["lab.yaml:13:22", "'run'"],
+    ]
+    assert "unknown name 'p2'" in errors[0] and "IP ttl 300 out of range" in errors[1]
 
 
 def test_references_leave_only_their_own_words_to_run_time(tmp_path: Path) -> None:
