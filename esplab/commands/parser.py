@@ -88,7 +88,13 @@ def _take_options(
     short = any(p.short for p in named.values())
     args: dict[str, Any] = {p.name: False if p.kind == "flag" else None for p in named.values()}
     rest: list[Token] = []
-    rest_started = False
+    # A command that takes only the rest of the line (ip, ethtool) reads its own
+    # options, long ones included: nothing is taken from it here.
+    rest_started = (
+        not named
+        and any(p.kind == "rest" for p in command.params)
+        and (_positional_count(command) == 0)
+    )
     i = 0
     while i < len(tokens):
         tok = tokens[i]

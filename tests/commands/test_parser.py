@@ -183,3 +183,16 @@ def test_a_negative_number_is_no_option() -> None:
     assert parse("ping -1", REG).args == {"dst": "-1", "count": None, "quiet": False}
     with pytest.raises(BadArgument, match="unknown option '-x' for ping"):
         parse("ping -x", REG)
+
+
+def test_rest_only_commands_read_their_own_long_options() -> None:
+    # ethtool and ip parse their own options, long spellings included
+    # (ethtool --statistics, ip --stats as ip/ip.c reads --x as -x).
+    from esplab.commands.result import TextResult
+    from esplab.commands.session import Session
+
+    s = Session()
+    stats = s.execute("ethtool --statistics wan")
+    assert isinstance(stats, TextResult) and "tx_packets: 0" in stats.text
+    link = s.execute("ip --stats link show wan")
+    assert isinstance(link, TextResult) and "RX:  bytes packets" in link.text
