@@ -30,7 +30,7 @@ from esplab.model.pmtu_cache import TooBig, learn
 if TYPE_CHECKING:
     from esplab.model.xfrm.tables import FlowKey
 
-__all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route", "connected_route"]
+__all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route", "brings_prefix_route", "connected_route"]
 
 IPAddress = IPv4Address | IPv6Address
 IPNetwork = IPv4Network | IPv6Network
@@ -67,6 +67,16 @@ def connected_route(iface: IPv4Interface | IPv6Interface, dev: str) -> Route:
     """The prefix route an address brings (``fib_add_ifaddr`` / ``addrconf_prefix_route``):
     proto kernel, scope link, the address as preferred source."""
     return Route(iface.network, dev, src=iface.ip, proto="kernel")
+
+
+def brings_prefix_route(iface: IPv4Interface | IPv6Interface) -> bool:
+    """Whether an address brings a prefix route. IPv4 (net/ipv4/fib_frontend.c
+    ``fib_add_ifaddr``): not a /32, whose prefix is the address itself, nor one whose
+    prefix is in 0.0.0.0/8 (``ipv4_is_zeronet``). IPv6 (net/ipv6/addrconf.c
+    ``inet6_addr_add`` -> ``addrconf_prefix_route``): every one, a /128 too."""
+    if iface.version == 6:
+        return True
+    return iface.network.prefixlen < 32 and int(iface.network.network_address) >> 24 != 0
 
 
 def _short(route: Route) -> str:
@@ -259,6 +269,18 @@ class Node:
             notes.append(f"deleted IPv6 addresses {deleted} (keep_addr_on_down=0)")
         return notes
 
+    def disable_ip(self, dev: str) -> list[str]:
+        """IPv4 stops on ``dev`` (net/ipv4/fib_frontend.c ``fib_disable_ip``):
+        ``fib_sync_down_dev`` (force) marks every nexthop on it dead and ``fib_flush``
+        deletes those routes, connected and static alike. ``fib_inetaddr_event`` runs
+        it on NETDEV_DOWN of the device's last IPv4 address. One note for what went."""
+        gone = [r for r in self.routes if r.dev == dev and r.dst.version == 4]
+        if not gone:
+            return []
+        self.routes = [r for r in self.routes if r not in gone]
+        self.invalidate()
+        return [f"{dev}: flushed routes " + ", ".join(_short(r) for r in gone)]
+
     def link_up(self, dev: str) -> list[str]:
         """What IP regains when ``dev`` comes up (NETDEV_UP): ``fib_netdev_event`` runs
         ``fib_add_ifaddr`` for each IPv4 address, which adds its prefix route again
@@ -266,7 +288,7 @@ class Node:
         so do the IPv6 addresses ``addrconf_ifdown`` deleted."""
         back: list[Route] = []
         for iface in self.dev(dev).addrs:
-            if iface.version != 4:
+            if iface.version != 4 or not brings_prefix_route(iface):
                 continue
             route = connected_route(iface, dev)
             if not any(

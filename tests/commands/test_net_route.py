@@ -220,3 +220,48 @@ def test_default_takes_its_family_from_the_gateway(session: Session) -> None:
     session.execute("pc1 ip route replace default via 2001:db8:1:1::1")
     assert "default via 2001:db8:1:1::1 dev eth0" in routes(session, "pc1")
     assert "default via 198.51.100.1 dev eth0" in routes(session, "pc1")
+
+
+# -- an address going ----------------------------------------------------------------
+# net/ipv4/fib_frontend.c fib_inetaddr_event: NETDEV_DOWN of the device's last IPv4
+# address disables IP there (fib_disable_ip: every IPv4 route through it is flushed);
+# fib_add_ifaddr adds no prefix route for a /32.
+
+
+def test_deleting_the_last_ipv4_address_flushes_the_devices_routes(session: Session) -> None:
+    session.execute("ip route add 10.7.0.0/16 via 192.0.2.2")
+    out = session.execute("ip addr del 192.0.2.1/24 dev wan").summary
+    assert out.splitlines() == [
+        "192.0.2.1/24 removed from wan",
+        "wan: flushed routes default via 192.0.2.2, 10.7.0.0/16 via 192.0.2.2",
+    ]
+    assert not any(r.startswith(("default via 192", "10.7")) for r in routes(session))
+    assert "default via 2001:db8:2::2 dev wan" in routes(session)  # IPv6 is untouched
+    with pytest.raises(KernelError) as info:
+        session.execute("ip route get 203.0.113.1")
+    assert info.value.errno_name == "ENETUNREACH"
+
+
+def test_deleting_one_of_two_ipv4_addresses_keeps_the_other_routes(session: Session) -> None:
+    session.execute("ip addr add 10.9.0.1/24 dev wan")
+    out = session.execute("ip addr del 192.0.2.1/24 dev wan").summary
+    assert out == "192.0.2.1/24 removed from wan"
+    assert "default via 192.0.2.2 dev wan" in routes(session)
+    assert "10.9.0.0/24 dev wan proto kernel scope link src 10.9.0.1" in routes(session)
+
+
+def test_a_slash_32_address_brings_no_prefix_route(session: Session) -> None:
+    before = routes(session)
+    assert session.execute("ip addr add 192.0.2.5 dev wan").summary == "192.0.2.5/32 added to wan"
+    assert routes(session) == before
+    session.execute("ip link set wan down")
+    session.execute("ip link set wan up")  # NETDEV_UP: fib_add_ifaddr again, still none
+    assert not any(r.startswith("192.0.2.5") for r in routes(session))
+    # iproute2 "brd +" sets a broadcast only up to /30 (ipaddr_modify).
+    shown = text(session, "ip -4 addr show wan")
+    assert "    inet 192.0.2.5/32 scope global wan" in shown.splitlines()
+    # inet6_addr_add adds a prefix route for a /128 too.
+    session.execute("ip -6 addr add 2001:db8:2::5/128 dev wan")
+    assert "2001:db8:2::5 dev wan proto kernel metric 256 pref medium" in text(
+        session, "ip -6 route"
+    )

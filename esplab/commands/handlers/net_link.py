@@ -13,7 +13,7 @@ from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
 from esplab.model.netdev import NetDev
-from esplab.model.node import Node, connected_route
+from esplab.model.node import Node, brings_prefix_route, connected_route
 from esplab.model.topology import DSA_TAG_LEN
 
 __all__ = ["ip_addr", "ip_link"]
@@ -134,11 +134,15 @@ def ip_addr(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
             raise KernelError("EEXIST", f"{iface} on {dev.name}")
         dev.addrs.append(iface)
         # net/ipv4/fib_frontend.c fib_add_ifaddr adds the prefix route only while the
-        # device is up (NETDEV_UP adds it later); inet6_addr_add adds it regardless.
-        if dev.up or iface.version == 6:
+        # device is up (NETDEV_UP adds it later), and none for a /32; inet6_addr_add
+        # adds it regardless (brings_prefix_route).
+        routed = brings_prefix_route(iface)
+        if routed and (dev.up or iface.version == 6):
             node.routes.append(connected_route(iface, dev.name))
         node.invalidate()
-        later = "" if dev.up or iface.version == 6 else " (its route comes when it is up)"
+        later = (
+            "" if dev.up or iface.version == 6 or not routed else " (its route comes when it is up)"
+        )
         return MessageResult(summary=f"{iface} added to {dev.name}{later}")
     if iface not in dev.addrs:
         raise KernelError("EADDRNOTAVAIL", f"{iface} not on {dev.name}")
@@ -155,4 +159,9 @@ def ip_addr(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
         )
     ]
     node.invalidate()
-    return MessageResult(summary=f"{iface} removed from {dev.name}")
+    notes: list[str] = []
+    if iface.version == 4 and not any(a.version == 4 for a in dev.addrs):
+        # net/ipv4/fib_frontend.c fib_inetaddr_event, NETDEV_DOWN of the last address:
+        # "Disable IP", fib_disable_ip flushes every IPv4 route through the device.
+        notes = node.disable_ip(dev.name)
+    return MessageResult(summary="\n".join([f"{iface} removed from {dev.name}", *notes]))

@@ -121,8 +121,11 @@ def addr_text(
             lines.append(f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff")
         for iface in addrs:
             if iface.version == 4:
+                # The addresses carry a broadcast as "brd +" sets it: only up to /30
+                # (iproute2 ip/ipaddress.c ipaddr_modify).
                 brd = iface.network.broadcast_address
-                lines.append(f"    inet {iface} brd {brd} scope global {dev.name}")
+                shown = f" brd {brd}" if iface.network.prefixlen <= 30 else ""
+                lines.append(f"    inet {iface}{shown} scope global {dev.name}")
             else:
                 lines.append(f"    inet6 {iface} scope global ")
             lines.append("       valid_lft forever preferred_lft forever")
