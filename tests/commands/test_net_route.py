@@ -265,3 +265,34 @@ def test_a_slash_32_address_brings_no_prefix_route(session: Session) -> None:
     assert "2001:db8:2::5 dev wan proto kernel metric 256 pref medium" in text(
         session, "ip -6 route"
     )
+
+
+# -- ip route add: the prefix ----------------------------------------------------------
+# net/ipv4/fib_trie.c fib_valid_key_len (fib_table_insert, fib_table_delete): address
+# bits beyond the length are EINVAL; net/ipv6/route.c ip6_route_info_create masks them.
+
+
+@pytest.mark.parametrize("verb", ["add", "replace", "del"])
+def test_an_ipv4_prefix_with_host_bits_is_refused(session: Session, verb: str) -> None:
+    before = routes(session)
+    with pytest.raises(KernelError, match=r"Invalid prefix for given prefix length") as info:
+        session.execute(f"ip route {verb} 10.0.0.5/8 via 192.0.2.2")
+    assert info.value.errno_name == "EINVAL"
+    assert routes(session) == before
+
+
+def test_an_ipv6_prefix_with_host_bits_is_masked(session: Session) -> None:
+    out = session.execute("ip -6 route add 2001:db8:9::5/64 via 2001:db8:2::2").summary
+    assert out == "route 2001:db8:9::/64 via 2001:db8:2::2 dev wan metric 1024 pref medium"
+    assert session.execute("ip -6 route del 2001:db8:9::7/64").summary == (
+        "route 2001:db8:9::/64 deleted"
+    )
+
+
+def test_a_prefix_iproute2_cannot_read_is_one_line(session: Session) -> None:
+    before = routes(session)
+    with pytest.raises(BadArgument, match=r'any valid prefix is expected rather than "10/33"'):
+        session.execute("ip route add 10/33 dev wan")
+    with pytest.raises(BadArgument, match=r'inet6 prefix is expected rather than "10\.0\.0\.0/8"'):
+        session.execute("ip -6 route add 10.0.0.0/8 dev wan")
+    assert routes(session) == before

@@ -348,11 +348,17 @@ def _modify(node: Node, verb: str, args: IpArgs, family: int | None) -> Result:
 
 def _route_prefix(word: str, family: int | None, via: IPAddress | None) -> IPNetwork:
     """The destination of ``ip route add|del|replace``: ``get_prefix`` of the word;
-    default (or all/any) takes its family from -4/-6 or the gateway (ip/iproute.c)."""
+    default (or all/any) takes its family from -4/-6 or the gateway (ip/iproute.c).
+    IPv4 refuses address bits beyond the length (net/ipv4/fib_trie.c
+    ``fib_valid_key_len``, from ``fib_table_insert`` and ``fib_table_delete``:
+    EINVAL, "Invalid prefix for given prefix length"); IPv6 masks them off
+    (net/ipv6/route.c ``ip6_route_info_create``: ``ipv6_addr_prefix``)."""
     parsed = get_prefix(word, family)
     version = parsed.family or family or (via.version if via is not None else 4)
     width: int = 32 if version == 4 else 128
     bits = parsed.addr & (((1 << parsed.bitlen) - 1) << (width - parsed.bitlen))
+    if bits != parsed.addr and version == 4:
+        raise KernelError("EINVAL", "Invalid prefix for given prefix length")
     if version == 4:
         return IPv4Network((bits, parsed.bitlen))
     return IPv6Network((bits, parsed.bitlen))
