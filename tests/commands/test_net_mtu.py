@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.commands.session import Session
+from esplab.errors import BadArgument
 
 
 @pytest.fixture
@@ -58,3 +59,10 @@ def test_down_user_ports_count_for_the_conduit_mtu(session: Session) -> None:
 
 def test_a_conduit_mtu_that_fits_its_users_has_no_note(session: Session) -> None:
     assert session.execute("ip link set eth0 mtu 9000").summary == "eth0 mtu 9000"
+
+
+def test_a_second_mtu_is_iproute2s_duparg_and_changes_nothing(session: Session) -> None:
+    # iproute2 ip/iplink.c iplink_parse: if (mtu != -1) duparg("mtu", *argv).
+    with pytest.raises(BadArgument, match=r'^duplicate "mtu": "1300" is the second value; '):
+        session.execute("ip link set wan mtu 1400 mtu 1300")
+    assert session.lab.node("ap").devs["wan"].mtu == 1500

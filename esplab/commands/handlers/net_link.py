@@ -34,12 +34,19 @@ def ip_link(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
         args.take("dev")
     dev = node.dev(args.take("device"))
     changes: list[Callable[[list[str]], str]] = []
+    mtu_given = False
     while args.more():
         word = args.take("setting")
         if word in ("up", "down"):
             changes.append(partial(_set_updown, session, node, dev, word == "up"))
         elif word == "mtu":
-            mtu = parse_int(args.take("mtu value"), "mtu")
+            value = args.take("mtu value")
+            if mtu_given:  # iproute2 ip/iplink.c: if (mtu != -1) duparg("mtu", *argv)
+                raise BadArgument(
+                    f'duplicate "mtu": "{value}" is the second value', valid="one mtu N"
+                )
+            mtu_given = True
+            mtu = parse_int(value, "mtu")
             _check_mtu(node, dev, mtu)
             changes.append(partial(_set_mtu, node, dev, mtu))
         else:
