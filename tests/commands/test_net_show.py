@@ -99,3 +99,11 @@ def test_brief_link_and_addr(session: Session) -> None:
 def test_an_unknown_family_names_the_valid_ones(session: Session) -> None:
     with pytest.raises(BadArgument, match='invalid address family "ipx"; valid: inet, inet6'):
         session.execute("ip -f ipx addr")
+
+
+def test_a_family_filter_with_nothing_to_show_gives_no_text() -> None:
+    # ipaddr_filter drops a device without an address of the family: nothing at all.
+    s = Session()
+    s.execute("ip link set lan3 down")  # addrconf_ifdown deletes its IPv6 address
+    shown = s.execute("ip -6 addr show dev lan3")
+    assert isinstance(shown, TextResult) and shown.text == ""
