@@ -366,6 +366,14 @@ class Node:
             return None
         return mtu
 
+    def flush_pmtus(self, version: int) -> int:
+        """``ip [-6] route flush cache``: forget the path MTUs of one family; how many."""
+        gone = [dst for dst in self.pmtu if dst.version == version]
+        for dst in gone:
+            del self.pmtu[dst]
+            self._pmtu_route.pop(dst, None)
+        return len(gone)
+
     def learned_pmtus(self) -> dict[IPAddress, int]:
         """Every path MTU still learned, by destination (stale ones dropped)."""
         return {dst: mtu for dst in list(self.pmtu) if (mtu := self.path_mtu(dst)) is not None}

@@ -139,3 +139,16 @@ def test_a_packet_without_df_says_fragmentation_is_not_modelled() -> None:
     assert j.verdict == "dropped at ap.pmtu: 1478 > mtu 1400: IPv4 fragmentation is not modelled"
     dropped = j.dropped
     assert dropped is not None and dropped.fidelity == "M" and dropped.counters == {}
+
+
+def test_flush_cache_is_ipv4_unless_told_6() -> None:
+    # iproute2 iproute_list_flush_or_save: a flush without -6 is AF_INET's.
+    s = Session()
+    pc1 = s.lab.node("pc1")
+    v4, v6 = ip_address("203.0.113.1"), ip_address("2001:db8:2::2")
+    pc1.learn_pmtu(TooBig(v4, 1400))
+    pc1.learn_pmtu(TooBig(v6, 1400))
+    assert s.execute("pc1 ip route flush cache").data == {"forgotten": 1}
+    assert pc1.learned_pmtus() == {v6: 1400}
+    assert s.execute("pc1 ip -6 route flush cache").data == {"forgotten": 1}
+    assert pc1.learned_pmtus() == {}

@@ -445,9 +445,11 @@ def _route_get(node: Node, args: IpArgs, family: int | None) -> Result:
 
 
 def _flush_cache(node: Node, args: IpArgs, family: int | None) -> Result:
-    """``ip route flush cache``: the kernel forgets its cached routes, and with them
-    the path MTUs learned from ICMP (rt_cache_flush: an exception of an older
-    generation is stale) [C]. Flushing routes themselves is not modelled."""
+    """``ip [-4|-6] route flush cache``: the kernel forgets its cached routes, and with
+    them the path MTUs learned from ICMP (rt_cache_flush: an exception of an older
+    generation is stale) [C]. Without -6 it is IPv4's cache alone: iproute2's
+    ``iproute_list_flush_or_save`` takes AF_UNSPEC as AF_INET for a flush [C].
+    Flushing routes themselves is not modelled."""
     what = args.take("'cache'") if args.more() else ""
     if what != "cache":
         raise BadArgument(
@@ -458,12 +460,10 @@ def _flush_cache(node: Node, args: IpArgs, family: int | None) -> Result:
         raise BadArgument(
             f'"{args.peek()}" after ip route flush cache', valid="ip route flush cache"
         )
-    gone = [d for d in node.pmtu if family is None or d.version == family]
-    for dst in gone:
-        del node.pmtu[dst]
+    gone = node.flush_pmtus(family or 4)
     return MessageResult(
-        summary=f"{node.name}: route cache flushed ({len(gone)} path MTU(s) forgotten)",
-        data={"forgotten": len(gone)},
+        summary=f"{node.name}: IPv{family or 4} route cache flushed ({gone} path MTU(s) forgotten)",
+        data={"forgotten": gone},
     )
 
 
