@@ -107,3 +107,12 @@ def test_ctrl_c_ends_any_front_end_with_130(
     monkeypatch.setattr(cli, "_main", interrupted)
     assert main(["run", "labs"]) == 130
     assert capsys.readouterr().err.strip() == "esplab: interrupted"
+
+
+def test_an_empty_listing_prints_nothing() -> None:
+    # iproute2 prints no line at all for an empty list (ip -6 addr of a device
+    # without IPv6 addresses).
+    res = run("-c", "ip link set lan3 down; ip -6 addr show dev lan3")
+    assert res.returncode == 0
+    assert res.stdout.splitlines()[-1].startswith("lan3: deleted IPv6 addresses")
+    assert not res.stdout.endswith("\n\n")

@@ -60,6 +60,8 @@ def emit(out: Console, result: Result) -> None:
     if isinstance(result, QuitResult):
         return
     if isinstance(result, TextResult):
+        if not result.text:
+            return  # iproute2 prints nothing for an empty list, not an empty line
         if out.is_terminal:
             out.print(Text(result.text), soft_wrap=True)
         else:
