@@ -317,7 +317,7 @@ class RunLines:
         return _COLUMN.sub(column, what).replace(f"'{text.strip()}'", f"'{written.strip()}'")
 
     def _ip(self, inv: Invocation) -> None:
-        from esplab.commands.handlers.net import OBJECTS, _object
+        from esplab.commands.handlers.net import OBJECTS, ip_object
 
         words: list[str] = list(inv.args["args"])
         at = 0
@@ -334,7 +334,7 @@ class RunLines:
             parse_ip_xfrm(words)  # the whole of ip xfrm parses without the model
             return
         try:
-            _object(words[at])
+            ip_object(words[at])
         except EsplabError as exc:
             raise _Found(exc, _span(inv.tokens[1 + at])) from None
 

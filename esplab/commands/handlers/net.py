@@ -21,13 +21,13 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.node import Node
 
-__all__ = ["COMMANDS", "OBJECTS"]
+__all__ = ["COMMANDS", "OBJECTS", "ip_object"]
 
 # iproute2 object names and the abbreviations it accepts (ip/ip.c: matches()).
 OBJECTS = ("link", "address", "route", "neighbour", "xfrm")
 
 
-def _object(word: str) -> str:
+def ip_object(word: str) -> str:
     for obj in OBJECTS:
         if obj.startswith(word) and word:
             return obj
@@ -73,7 +73,7 @@ def _ip(session: Session, inv: Invocation) -> Result:
             )
     if not words:
         raise BadArgument("ip needs an object", valid=OBJECTS)
-    obj = _object(words.pop(0))
+    obj = ip_object(words.pop(0))
     handler = _IP_OBJECTS[obj]
     return handler(session, node, IpArgs(words), opts)
 
