@@ -146,7 +146,7 @@ class Datapath(ReceivePath):
             walk.drop(f"{name}.out", name, "not an IP packet", None, str(exc))
             return
         src, dst = addrs(packet)
-        if dst.is_loopback or node.owns(dst):
+        if node.owns(dst):  # the node's addresses and the loopback network
             self._loopback(walk, node, info, packet, src, dst, hops)
             return
         route = node.route(dst)

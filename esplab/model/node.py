@@ -320,7 +320,11 @@ class Node:
             owned = self._owned = frozenset(
                 iface.ip for dev in self.devs.values() for iface in dev.addrs
             )
-        return addr in owned or addr.is_loopback
+        if addr in owned:
+            return True
+        # addr.is_loopback, without its network arithmetic (the walk asks per hop).
+        n = int(addr)
+        return n >> 24 == 127 if addr.version == 4 else n == 1
 
     def source_for(self, dev: str, version: int) -> IPAddress | None:
         for iface in self.dev(dev).addrs:
