@@ -255,9 +255,19 @@ class Node:
         IPv6, net/ipv6/addrconf.c ``addrconf_ifdown``: with ``keep_addr_on_down`` at its
         default 0 the device's addresses are deleted (with their prefix routes), and
         ``rt6_sync_down_dev`` (route.c ``fib6_ifdown``) deletes every route via it."""
-        netdev = self.dev(dev)
-        gone = [r for r in self.routes if r.dev == dev]
+        gone = [r for r in self.routes if r.dev == dev]  # in table order, both families
         self.routes = [r for r in self.routes if r.dev != dev]
+        return self.ipv6_off(dev, "keep_addr_on_down=0", gone)
+
+    def ipv6_off(self, dev: str, why: str, gone: list[Route] | None = None) -> list[str]:
+        """``addrconf_ifdown`` (net/ipv6/addrconf.c): the device's IPv6 addresses are
+        deleted with their prefix routes, and ``rt6_sync_down_dev`` deletes every IPv6
+        route via it. It runs on NETDEV_DOWN, and on NETDEV_CHANGEMTU below
+        IPV6_MIN_MTU (1280). ``gone``: routes the caller already took away (they are
+        named in the notes first). One note per change."""
+        netdev = self.dev(dev)
+        gone = [*(gone or []), *(r for r in self.routes if r.dev == dev and r.dst.version == 6)]
+        self.routes = [r for r in self.routes if not (r.dev == dev and r.dst.version == 6)]
         lost6 = [a for a in netdev.addrs if a.version == 6]
         netdev.addrs = [a for a in netdev.addrs if a.version == 4]
         self.invalidate()
@@ -266,7 +276,7 @@ class Node:
             notes.append("flushed routes " + ", ".join(_short(r) for r in gone))
         if lost6:
             deleted = ", ".join(map(str, lost6))
-            notes.append(f"deleted IPv6 addresses {deleted} (keep_addr_on_down=0)")
+            notes.append(f"deleted IPv6 addresses {deleted} ({why})")
         return notes
 
     def disable_ip(self, dev: str) -> list[str]:

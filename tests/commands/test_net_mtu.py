@@ -66,3 +66,18 @@ def test_a_second_mtu_is_iproute2s_duparg_and_changes_nothing(session: Session) 
     with pytest.raises(BadArgument, match=r'^duplicate "mtu": "1300" is the second value; '):
         session.execute("ip link set wan mtu 1400 mtu 1300")
     assert session.lab.node("ap").devs["wan"].mtu == 1500
+
+
+def test_an_mtu_below_1280_takes_ipv6_off_the_device() -> None:
+    # addrconf_notify, NETDEV_CHANGEMTU below IPV6_MIN_MTU: addrconf_ifdown deletes
+    # the addresses and routes; raising the MTU again does not bring them back.
+    s = Session()
+    wan = s.lab.node("ap").devs["wan"]
+    out = s.execute("ip link set wan mtu 1200").summary
+    assert "wan: deleted IPv6 addresses 2001:db8:2::1/64 (mtu 1200 < 1280" in out
+    assert [a.version for a in wan.addrs] == [4]
+    assert all(r.dev != "wan" for r in s.lab.node("ap").routes if r.dst.version == 6)
+    s.execute("ip link set wan mtu 1500")
+    assert [a.version for a in wan.addrs] == [4]
+    # IPv4 is untouched.
+    assert any(r.dev == "wan" and r.dst.version == 4 for r in s.lab.node("ap").routes)

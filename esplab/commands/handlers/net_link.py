@@ -14,6 +14,7 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
 from esplab.model.netdev import NetDev
 from esplab.model.node import Node, brings_prefix_route, connected_route
+from esplab.model.pmtu_cache import IPV6_MIN_MTU
 from esplab.model.topology import DSA_TAG_LEN
 
 __all__ = ["ip_addr", "ip_link"]
@@ -88,10 +89,16 @@ def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str] | None = None) 
     change is not vetoed: net/dsa registers no NETDEV_PRECHANGEMTU handler and
     ``airoha_dev_change_mtu`` always succeeds, so a conduit MTU below what its user
     ports need is accepted, and said so, until the next user-port change resets it.
-    ``notes`` is the list ``ip link set`` collects from its changes; MTU adds none."""
+    Below IPV6_MIN_MTU (1280) a device loses IPv6: NETDEV_CHANGEMTU runs
+    ``addrconf_ifdown`` (net/ipv6/addrconf.c ``addrconf_notify``), and raising the MTU
+    again does not bring static addresses back [C]. ``notes`` is the list ``ip link
+    set`` collects from its changes: what IP lost."""
     if mtu == dev.mtu:
         return f"{dev.name} mtu {mtu} (unchanged)"
     dev.mtu = mtu
+    if mtu < IPV6_MIN_MTU and notes is not None:
+        lost = node.ipv6_off(dev.name, f"mtu {mtu} < {IPV6_MIN_MTU}, the IPv6 minimum")
+        notes += [f"{dev.name}: {note}" for note in lost]
     if dev.conduit is None:
         users = [d for d in node.devs.values() if d.conduit == dev.name]
         if not users:
