@@ -6,15 +6,10 @@ from ipaddress import ip_address
 
 import pytest
 
-from esplab.commands.result import MessageResult, TableResult
+from esplab.commands.result import MessageResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-
-
-def table(s: Session, line: str) -> TableResult:
-    result = s.execute(line)
-    assert isinstance(result, TableResult)
-    return result
+from tests.commands.results import table
 
 
 def test_flows_are_counted_with_ports_and_shown_per_node() -> None:

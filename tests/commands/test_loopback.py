@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.model.journey import Journey
 from tests.commands import seed
+from tests.commands.results import journey as send
 
 
 def test_ping_own_address_is_delivered_through_lo() -> None:
@@ -53,9 +53,3 @@ def test_the_loopback_network_is_local() -> None:
         assert j.delivered, j.verdict
         assert j.taps() == ["ap.out", "ap.route", "ap.lo", "ap.deliver"]
     assert s.lab.node("ap").devs["wan"].counters.tx_packets == 0
-
-
-def send(s: Session, line: str) -> Journey:
-    result = s.execute(line)
-    assert isinstance(result, JourneyResult)
-    return result.journeys[0]

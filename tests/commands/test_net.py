@@ -4,27 +4,15 @@ import re
 
 import pytest
 
-from esplab.commands.result import ErrorResult, JourneyResult, TextResult
+from esplab.commands.result import ErrorResult, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchNode, NoSuchPort
-from esplab.model.journey import Journey
+from tests.commands.results import journey, text
 
 
 @pytest.fixture
 def session() -> Session:
     return Session()
-
-
-def journey(session: Session, line: str) -> Journey:
-    result = session.execute(line)
-    assert isinstance(result, JourneyResult)
-    return result.journeys[0]
-
-
-def text(session: Session, line: str) -> str:
-    result = session.execute(line)
-    assert isinstance(result, TextResult)
-    return result.text
 
 
 def test_default_topology_links(session: Session) -> None:

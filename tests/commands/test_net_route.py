@@ -9,17 +9,12 @@ import pytest
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
+from tests.commands.results import text
 
 
 @pytest.fixture
 def session() -> Session:
     return Session()
-
-
-def text(session: Session, line: str) -> str:
-    result = session.execute(line)
-    assert isinstance(result, TextResult)
-    return result.text
 
 
 # -- ip route get ------------------------------------------------------------

@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from esplab.commands.result import TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NoSuchPort
+from tests.commands.results import text
 
 
 @pytest.fixture
 def session() -> Session:
     return Session()
-
-
-def text(session: Session, line: str) -> str:
-    result = session.execute(line)
-    assert isinstance(result, TextResult)
-    return result.text
 
 
 # -- layout and order ------------------------------------------------------------------

@@ -7,17 +7,12 @@ import pytest
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NoSuchPort
+from tests.commands.results import text
 
 
 @pytest.fixture
 def session() -> Session:
     return Session()
-
-
-def text(session: Session, line: str) -> str:
-    result = session.execute(line)
-    assert isinstance(result, TextResult)
-    return result.text
 
 
 def test_ip_4_addr_lists_only_ipv4_and_only_devices_holding_one(session: Session) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
 from esplab.errors import KernelError, NotFound
 from esplab.model.journey import Journey
 from tests.commands import seed
+from tests.commands.results import journey as send
 
 IV = "000102030405060708090a0b0c0d0e0f"
 CRYPTO = " offload dev wan dir out"
@@ -26,12 +26,6 @@ def session(offload: str = "", policy: str = "") -> Session:
     ):
         s.execute(line)
     return s
-
-
-def send(s: Session, line: str) -> Journey:
-    result = s.execute(line)
-    assert isinstance(result, JourneyResult)
-    return result.journeys[0]
 
 
 def wire(j: Journey, tap: str = "wan.wire") -> bytes:

@@ -3,15 +3,8 @@ the IP version (eth_type_trans, ip_rcv_core, ipv6_rcv)."""
 
 from __future__ import annotations
 
-from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.model.journey import Journey
-
-
-def send(s: Session, line: str) -> Journey:
-    result = s.execute(line)
-    assert isinstance(result, JourneyResult)
-    return result.journeys[0]
+from tests.commands.results import journey as send
 
 
 def test_a_unicast_frame_for_another_mac_is_otherhost() -> None:
