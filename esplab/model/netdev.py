@@ -30,6 +30,11 @@ DevKind = Literal["gdm", "dsa-user", "ether"]
 ESP_HW_OFFLOAD = "esp-hw-offload"  # NETIF_F_HW_ESP
 # NETIF_F_HW_ESP_TX_CSUM and NETIF_F_GSO_ESP: offloads of the ESP packet that need HW_ESP.
 ESP_DEPENDENTS = ("esp-tx-csum-hw-offload", "tx-esp-segmentation")
+# What each feature needs on to stay on (see _fix_features).
+_NEEDS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(ESP_DEPENDENTS, (ESP_HW_OFFLOAD,)),
+    "tcp-segmentation-offload": ("scatter-gather", "tx-checksumming"),
+}
 
 # ethtool -k names this model knows, in ethtool's print order.
 ETHTOOL_FEATURES = (
@@ -157,16 +162,17 @@ class NetDev:
         active = _fix_features(wanted)
         for feature, on in request.items():
             if active[feature] != on:
-                # The driver's fix_features keeps the ESP checksum and GSO offloads off
-                # without HW_ESP [C] (see _fix_features); ethtool then prints the feature
-                # as "off [requested on]" and "Could not change any device features".
-                # The kernel would still record the wish in wanted_features; refusing
-                # with the model unchanged, and this errno, are the model's [M].
+                # fix_features keeps a feature off while what it needs is off (see
+                # _fix_features); ethtool then prints it as "off [requested on]" and
+                # "Could not change any device features". The kernel would still record
+                # the wish in wanted_features; refusing with the model unchanged, and
+                # this errno, are the model's [M].
+                needs = " and ".join(_NEEDS[feature])
                 raise KernelError(
                     "EINVAL",
-                    f"{feature} needs {ESP_HW_OFFLOAD}",
+                    f"{feature} needs {needs}",
                     prefix="Could not change any device features",
-                    hint=f"turn {ESP_HW_OFFLOAD} on first, or in the same command",
+                    hint=f"turn {needs} on first, or in the same command",
                 )
         changed = {name: on for name, on in active.items() if self.features[name] != on}
         esp = [name for name in (ESP_HW_OFFLOAD, *ESP_DEPENDENTS) if name in changed]
@@ -205,13 +211,15 @@ def _fix_features(wanted: dict[str, bool]) -> dict[str, bool]:
     ``netdev_fix_features`` (net/core/dev.c) has none, and the NOTIFY_BAD that
     ``xfrm_api_check`` returns on NETDEV_FEAT_CHANGE is ignored, as
     ``netdev_features_change`` drops the notifier's answer after the change is made [C].
-    The wanted bits stay, so turning esp-hw-offload on again brings them back.
+    The core's own rules (``netdev_fix_features``): TSO is dropped without
+    scatter-gather ("Dropping TSO features since no SG feature") and without a TX
+    checksum ("... since no CSUM feature") [C].
+    The wanted bits stay, so turning what they need on again brings them back.
     """
     active = dict(wanted)
-    if not active.get(ESP_HW_OFFLOAD, False):
-        for name in ESP_DEPENDENTS:
-            if name in active:
-                active[name] = False
+    for name, needs in _NEEDS.items():
+        if name in active and not all(active.get(n, False) for n in needs):
+            active[name] = False
     return active
 
 

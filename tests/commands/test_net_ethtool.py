@@ -167,3 +167,20 @@ def test_bad_input_is_one_line_naming_what_is_missing(line: str, message: str) -
     assert str(info.value).startswith(message)
     assert "\n" not in str(info.value)
     assert s.lab.node("ap").devs["wan"].features == before
+
+
+def test_tso_follows_scatter_gather_and_the_tx_checksum() -> None:
+    # netdev_fix_features: "Dropping TSO features since no SG feature" / "... no CSUM
+    # feature"; the wish stays in wanted_features and comes back with them.
+    s = Session()
+    wan = s.lab.node("ap").devs["wan"]
+    assert summary(s, "ethtool -K wan scatter-gather off") == (
+        "Actual changes:\nscatter-gather: off\ntcp-segmentation-offload: off [not requested]"
+    )
+    assert "tcp-segmentation-offload: off [requested on]" in features(s, "wan")
+    with pytest.raises(KernelError, match="needs scatter-gather and tx-checksumming"):
+        s.execute("ethtool -K wan tcp-segmentation-offload on")
+    s.execute("ethtool -K wan scatter-gather on tx-checksumming off")
+    assert wan.features["tcp-segmentation-offload"] is False
+    s.execute("ethtool -K wan tx-checksumming on")
+    assert wan.features["tcp-segmentation-offload"] is True
