@@ -238,3 +238,29 @@ def test_the_cache_forgets_an_exception_whose_route_went(session: Session) -> No
     _learn_pmtu(session)
     session.execute("pc1 ip route replace default via 198.51.100.1 dev eth0")
     assert text(session, "pc1 ip route show cache") == ""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ip route show type ²",
+        "ip route show proto ٣",
+        "ip route show metric ١٢",
+        "ip route show scope ²",
+        "ip route show table ²",
+        "ip route show table 4294967296",
+    ],
+)
+def test_numbers_are_ascii_decimal_within_32_bits(line: str) -> None:
+    # iproute2 get_unsigned/rtnl_*_a2n read ASCII digits; str.isdigit takes others.
+    with pytest.raises(BadArgument):
+        Session().execute(line)
+
+
+def test_global_options_before_xfrm() -> None:
+    # ip/ip.c reads --x as -x before the object, ip xfrm included.
+    s = Session()
+    for line in ("ip --family inet6 xfrm state", "ip --f inet xfrm state", "ip -s -s xfrm state"):
+        s.execute(line)
+    with pytest.raises(BadArgument, match='invalid address family "inet7"'):
+        s.execute("ip -f inet7 route")

@@ -21,7 +21,7 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.node import Node
 
-__all__ = ["COMMANDS", "OBJECTS", "ip_object"]
+__all__ = ["COMMANDS", "OBJECTS", "ip_global_options", "ip_object"]
 
 # iproute2 object names and the abbreviations it accepts (ip/ip.c: matches()).
 OBJECTS = ("link", "address", "route", "neighbour", "xfrm")
@@ -36,32 +36,31 @@ def ip_object(word: str) -> str:
     raise BadArgument(f'Object "{word}" is unknown', valid=OBJECTS, value=word)
 
 
-def _ip(session: Session, inv: Invocation) -> Result:
-    node = session.lab.node(inv.node)
-    words = list(inv.args["args"])
+def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
+    """iproute2's global options, before the object (ip/ip.c ``main``): -s (repeated
+    counts), -4/-6, -f|-family FAMILY, -br; "--x" is read as "-x". Returns the options,
+    their words as ip.c reads them, and the words from the object on. Pure: the lab
+    checker parses run lines with it too."""
+    opts = IpOpts()
+    read: list[str] = []
     at = 0
     while at < len(words) and words[at].startswith("-"):
-        at += 2 if words[at] in ("-f", "-family") else 1  # -f takes a value
-    if at < len(words) and "xfrm".startswith(words[at]):
-        # ip xfrm reads its own options (-s repeated, -4/-6, -f FAMILY): its grammar's.
-        from esplab.commands.handlers.xfrm import run_ip_xfrm
-
-        result: Result = run_ip_xfrm(session, node, words)
-        return result
-    opts = IpOpts()
-    while words and words[0].startswith("-"):
-        opt = words.pop(0)
-        opt = opt[1:] if opt.startswith("--") else opt  # ip/ip.c reads "--x" as "-x"
+        opt = words[at]
+        opt = opt[1:] if opt.startswith("--") else opt
+        at += 1
+        read.append(opt)
         if opt in ("-s", "-stats", "-statistics"):
             opts.stats += 1
         elif opt in ("-4", "-6"):
             opts.family = int(opt[1])
         elif opt in ("-f", "-family"):
-            name = words.pop(0) if words else ""
+            name = words[at] if at < len(words) else ""
             if name not in FAMILIES:
                 raise BadArgument(
                     f'invalid address family "{name}"', valid=list(FAMILIES), value=name
                 )
+            read.append(name)
+            at += 1
             opts.family = FAMILIES[name]
         elif opt in ("-br", "-brief"):
             opts.brief = True
@@ -71,9 +70,22 @@ def _ip(session: Session, inv: Invocation) -> Result:
                 valid=["-s", "-4", "-6", "-f inet|inet6", "-br"],
                 value=opt,
             )
+    return opts, read, words[at:]
+
+
+def _ip(session: Session, inv: Invocation) -> Result:
+    node = session.lab.node(inv.node)
+    opts, read, words = ip_global_options(list(inv.args["args"]))
     if not words:
         raise BadArgument("ip needs an object", valid=OBJECTS)
-    obj = ip_object(words.pop(0))
+    obj = ip_object(words[0])
+    if obj == "xfrm":
+        # ip xfrm reads its own options (-s repeated, -4/-6, -f FAMILY): its grammar's.
+        from esplab.commands.handlers.xfrm import run_ip_xfrm
+
+        result: Result = run_ip_xfrm(session, node, [*read, *words])
+        return result
+    words.pop(0)
     handler = _IP_OBJECTS[obj]
     return handler(session, node, IpArgs(words), opts)
 

@@ -17,6 +17,7 @@ __all__ = [
     "IpOpts",
     "Prefix",
     "addr_arg",
+    "decimal",
     "get_prefix",
     "matches",
 ]
@@ -54,6 +55,12 @@ class IpArgs:
             raise BadArgument(f"missing {what}")
         self.i += 1
         return self.words[self.i - 1]
+
+
+def decimal(text: str) -> bool:
+    """``text`` is a decimal number as iproute2's ``get_unsigned`` reads one: ASCII
+    digits only (``str.isdigit`` also takes "²" and other scripts' digits)."""
+    return text.isascii() and text.isdigit()
 
 
 def addr_arg(text: str) -> IPv4Address | IPv6Address:
@@ -105,7 +112,7 @@ def get_prefix(word: str, family: int | None) -> Prefix:
     bitlen: int = addr.max_prefixlen
     if slash:
         try:
-            bitlen = int(length) if length.isdigit() else ip_network(f"0.0.0.0/{length}").prefixlen
+            bitlen = int(length) if decimal(length) else ip_network(f"0.0.0.0/{length}").prefixlen
         except ValueError:
             raise refuse from None
         if bitlen > addr.max_prefixlen:

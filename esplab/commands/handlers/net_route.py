@@ -14,11 +14,13 @@ from dataclasses import dataclass, replace
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_network
 
 from esplab.commands.handlers.net_args import (
+    FAMILIES,
     SHOW_VERBS,
     IpArgs,
     IpOpts,
     Prefix,
     addr_arg,
+    decimal,
     get_prefix,
     matches,
 )
@@ -132,7 +134,7 @@ def _named(word: str, names: dict[str, int], what: str) -> int:
     iproute2's ``invarg`` line."""
     if word in names:
         return names[word]
-    if word.isdigit() and int(word) <= 255:
+    if decimal(word) and int(word) <= 255:
         return int(word)
     raise BadArgument(f'argument "{word}" is wrong: {what}', valid=[*names, "NUMBER"], value=word)
 
@@ -152,13 +154,14 @@ def _selector(node: Node, args: IpArgs, family: int | None) -> _Selector:
             if name == "cache":
                 sel.cloned = True
                 continue
-            if name not in _TABLES and not name.isdigit() and name != "all":
+            number = decimal(name) and int(name) <= 0xFFFFFFFF  # get_unsigned: a u32
+            if name not in _TABLES and not number and name != "all":
                 raise BadArgument(
                     f'argument "{name}" is wrong: table id value is invalid',
-                    valid=["main", "local", "default", "all", "NUMBER", "cache"],
+                    valid="main, local, default, all, cache or a number 0 to 4294967295",
                     value=name,
                 )
-            sel.table = _TABLES.get(name, 0) if not name.isdigit() else int(name)
+            sel.table = int(name) if number else _TABLES.get(name, 0)
             if sel.table == 0:  # all (filter.tb 0): every table, IPv6 local included
                 raise BadArgument(
                     f"table {name} (every table at once) is not modelled",
@@ -180,7 +183,7 @@ def _selector(node: Node, args: IpArgs, family: int | None) -> _Selector:
             sel.dev = args.take(f"device after '{word}'")
         elif matches(word, "metric") or matches(word, "priority") or word == "preference":
             value = args.take("metric")
-            if not value.isdigit() or int(value) > 0xFFFFFFFF:
+            if not decimal(value) or int(value) > 0xFFFFFFFF:
                 raise BadArgument(
                     f'argument "{value}" is wrong: "metric" value is invalid',
                     valid="0 to 4294967295",
@@ -189,7 +192,7 @@ def _selector(node: Node, args: IpArgs, family: int | None) -> _Selector:
             sel.metric = int(value)
         elif word == "via":
             value = args.take("gateway after 'via'")
-            fam = {"inet": 4, "inet6": 6}.get(value, family)
+            fam = FAMILIES.get(value, family)
             if value in ("inet", "inet6"):
                 value = args.take(f"gateway after 'via {value}'")
             sel.via = get_prefix(value, fam)
