@@ -30,7 +30,16 @@ from esplab.model.pmtu_cache import TooBig, learn
 if TYPE_CHECKING:
     from esplab.model.xfrm.tables import FlowKey
 
-__all__ = ["Flow", "FlowId", "Neighbour", "Node", "Route", "brings_prefix_route", "connected_route"]
+__all__ = [
+    "Flow",
+    "FlowId",
+    "Neighbour",
+    "Node",
+    "Route",
+    "brings_prefix_route",
+    "connected_route",
+    "is_loopback",
+]
 
 IPAddress = IPv4Address | IPv6Address
 IPNetwork = IPv4Network | IPv6Network
@@ -94,6 +103,13 @@ class Neighbour:
 
     def render(self) -> str:
         return f"{self.addr} dev {self.dev} lladdr {self.mac} {self.state}"
+
+
+def is_loopback(addr: IPAddress) -> bool:
+    """``addr.is_loopback`` (127.0.0.0/8, ::1) without ipaddress's network arithmetic:
+    the walk asks it at every hop."""
+    n = int(addr)
+    return n >> 24 == 127 if addr.version == 4 else n == 1
 
 
 @dataclass
@@ -330,11 +346,7 @@ class Node:
             owned = self._owned = frozenset(
                 iface.ip for dev in self.devs.values() for iface in dev.addrs
             )
-        if addr in owned:
-            return True
-        # addr.is_loopback, without its network arithmetic (the walk asks per hop).
-        n = int(addr)
-        return n >> 24 == 127 if addr.version == 4 else n == 1
+        return addr in owned or is_loopback(addr)
 
     def source_for(self, dev: str, version: int) -> IPAddress | None:
         for iface in self.dev(dev).addrs:

@@ -25,7 +25,7 @@ from esplab.model.l2 import (
     dsa_rx_stages,
 )
 from esplab.model.netdev import NetDev
-from esplab.model.node import Node
+from esplab.model.node import Node, is_loopback
 from esplab.model.pmtu_cache import too_big_report
 from esplab.model.walk import (
     IPPROTO_UDP,
@@ -54,6 +54,27 @@ def _truncated(packet: bytes, version: int) -> bool:
     if version == 4:
         return len(packet) >= 4 and int.from_bytes(packet[2:4], "big") > len(packet)
     return len(packet) >= 6 and 40 + int.from_bytes(packet[4:6], "big") > len(packet)
+
+
+def _martian(
+    walk: Walk, node: Node, src: IPv4Address | IPv6Address, dst: IPv4Address | IPv6Address
+) -> None:
+    """A loopback address arriving from a wire: IPv4 routing calls it a martian
+    (ip_route_input_slow: in_martian_dst / in_martian_src); IPv6 drops it at once
+    (ip6_rcv_core, Ip6InAddrErrors) [C]."""
+    which = "destination" if is_loopback(dst) else "source"
+    counter = (
+        "Ip6InAddrErrors"
+        if dst.version == 6
+        else f"in_martian_{'dst' if is_loopback(dst) else 'src'}"
+    )
+    walk.drop(
+        f"{node.name}.ip",
+        node.name,
+        f"martian {which} {dst if which == 'destination' else src}",
+        counter,
+        "a loopback address only ever comes from lo; one arriving on a device is dropped",
+    )
 
 
 class ReceivePath:
@@ -217,6 +238,9 @@ class ReceivePath:
         if info is None:
             info = parse_ip(packet)
         src, dst = addrs(packet)
+        if dev_name != "lo" and (is_loopback(dst) or is_loopback(src)):
+            _martian(walk, node, src, dst)
+            return
         walk.secpath = []
         if (info.proto == IPPROTO_ESP or is_natt(info, packet)) and node.owns(dst):
             inner = self._esp_input(walk, node, dev_name, packet, info, dst)

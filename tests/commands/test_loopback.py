@@ -53,3 +53,21 @@ def test_the_loopback_network_is_local() -> None:
         assert j.delivered, j.verdict
         assert j.taps() == ["ap.out", "ap.route", "ap.lo", "ap.deliver"]
     assert s.lab.node("ap").devs["wan"].counters.tx_packets == 0
+
+
+def test_a_loopback_address_from_a_wire_is_a_martian() -> None:
+    # ip_route_input_slow: a loopback destination or source from a device is martian;
+    # ip6_rcv_core drops ::1 from a non-loopback device (Ip6InAddrErrors).
+    s = Session()
+    ap = s.lab.node("ap").devs["wan"]
+    for packet, counter in (
+        ("IP(src='192.0.2.2', dst='127.0.0.1')", "in_martian_dst"),
+        ("IP(src='127.0.0.1', dst='192.0.2.1')", "in_martian_src"),
+        ("IPv6(src='2001:db8:2::2', dst='::1')", "Ip6InAddrErrors"),
+    ):
+        j = send(s, f"send host eth0 Ether(dst='{ap.mac}')/{packet}/UDP()")
+        dropped = j.dropped
+        assert dropped is not None and dropped.tap == "ap.ip", j.verdict
+        assert dropped.counters == {counter: 1}
+        assert "martian" in j.verdict
+    assert not s.lab.node("ap").flows
