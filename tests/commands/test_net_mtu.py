@@ -81,3 +81,12 @@ def test_an_mtu_below_1280_takes_ipv6_off_the_device() -> None:
     assert [a.version for a in wan.addrs] == [4]
     # IPv4 is untouched.
     assert any(r.dev == "wan" and r.dst.version == 4 for r in s.lab.node("ap").routes)
+
+
+def test_the_conduit_following_its_users_below_1280_loses_ipv6_too() -> None:
+    s = Session()
+    s.execute("ip addr add 2001:db8:9::1/64 dev eth0")
+    for n in range(1, 5):
+        s.execute(f"ip link set lan{n} mtu 1200")
+    eth0 = s.lab.node("ap").devs["eth0"]
+    assert eth0.mtu == 1204 and [a.version for a in eth0.addrs] == []

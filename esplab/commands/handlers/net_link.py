@@ -81,7 +81,16 @@ def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
             raise KernelError("ERANGE", f"{dev.name} mtu {mtu} + 4-byte tag > {limit}")
 
 
-def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str] | None = None) -> str:
+def _ipv6_floor(node: Node, dev: NetDev, notes: list[str]) -> None:
+    """Below IPV6_MIN_MTU (1280) a device loses IPv6: NETDEV_CHANGEMTU runs
+    ``addrconf_ifdown`` (net/ipv6/addrconf.c ``addrconf_notify``), and raising the MTU
+    again does not bring static addresses back [C]."""
+    if dev.mtu < IPV6_MIN_MTU:
+        lost = node.ipv6_off(dev.name, f"mtu {dev.mtu} < {IPV6_MIN_MTU}, the IPv6 minimum")
+        notes += [f"{dev.name}: {note}" for note in lost]
+
+
+def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str]) -> str:
     """``dev_set_mtu`` (net/core/dev.c) returns early when the MTU does not change.
 
     A DSA user port's change sets the conduit to the largest user MTU + the tag,
@@ -89,16 +98,13 @@ def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str] | None = None) 
     change is not vetoed: net/dsa registers no NETDEV_PRECHANGEMTU handler and
     ``airoha_dev_change_mtu`` always succeeds, so a conduit MTU below what its user
     ports need is accepted, and said so, until the next user-port change resets it.
-    Below IPV6_MIN_MTU (1280) a device loses IPv6: NETDEV_CHANGEMTU runs
-    ``addrconf_ifdown`` (net/ipv6/addrconf.c ``addrconf_notify``), and raising the MTU
-    again does not bring static addresses back [C]. ``notes`` is the list ``ip link
-    set`` collects from its changes: what IP lost."""
+    Each device whose MTU changes, the conduit included, may lose IPv6
+    (:func:`_ipv6_floor`). ``notes`` is the list ``ip link set`` collects from its
+    changes: what IP lost."""
     if mtu == dev.mtu:
         return f"{dev.name} mtu {mtu} (unchanged)"
     dev.mtu = mtu
-    if mtu < IPV6_MIN_MTU and notes is not None:
-        lost = node.ipv6_off(dev.name, f"mtu {mtu} < {IPV6_MIN_MTU}, the IPv6 minimum")
-        notes += [f"{dev.name}: {note}" for note in lost]
+    _ipv6_floor(node, dev, notes)
     if dev.conduit is None:
         users = [d for d in node.devs.values() if d.conduit == dev.name]
         if not users:
@@ -118,6 +124,7 @@ def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str] | None = None) 
     if want == conduit.mtu:
         return f"{dev.name} mtu {mtu}"
     old, conduit.mtu = conduit.mtu, want
+    _ipv6_floor(node, conduit, notes)
     return (
         f"{dev.name} mtu {mtu}; {conduit.name} mtu {old} -> {want} "
         f"(largest user MTU + {DSA_TAG_LEN}-byte tag)"
