@@ -11,7 +11,7 @@ route cache) or the answer to ``ip route get``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_network
+from ipaddress import IPv4Network, IPv6Address, IPv6Network, ip_network
 
 from esplab.commands.handlers.net_args import (
     FAMILIES,
@@ -37,12 +37,10 @@ from esplab.commands.handlers.net_show import (
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchPort
-from esplab.model.node import Node, Route
+from esplab.model.node import IPAddress, IPNetwork, Node, Route
 
 __all__ = ["ip_route"]
 
-IPAddress = IPv4Address | IPv6Address
-IPNetwork = IPv4Network | IPv6Network
 
 # Names iproute2 reads for a table, protocol, scope and route type (lib/rt_names.c and
 # its /etc/iproute2/rt_tables and rt_protos; rtnl_rtntype_a2n), with their numbers.

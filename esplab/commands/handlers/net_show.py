@@ -22,7 +22,7 @@ from ipaddress import (
 from esplab.commands.handlers.net_args import IpArgs
 from esplab.errors import BadArgument, NoSuchPort
 from esplab.model.netdev import NetDev
-from esplab.model.node import Node, Route
+from esplab.model.node import IPAddress, IPNetwork, Node, Route
 
 __all__ = [
     "RtHide",
@@ -38,9 +38,6 @@ __all__ = [
     "route_line",
     "show_devs",
 ]
-
-IPAddress = IPv4Address | IPv6Address
-IPNetwork = IPv4Network | IPv6Network
 
 
 def _flags(dev: NetDev) -> str:
