@@ -43,8 +43,9 @@ with the YAML language server, a first line such as
 ``# yaml-language-server: $schema=../esplab/lab/schema.json`` points at it.
 
 Modules: :mod:`.loader` (YAML with positions), :mod:`.schema` (the shipped JSON
-Schema and its validator), :mod:`.expect` (paths, references, operators),
-:mod:`.check` (both validation phases, the typed lab), :mod:`.runner` (running
-steps), :mod:`.report` (text, JSON, JUnit), :mod:`.cli` (``esplab run`` and
-``esplab check``).
+Schema and its validator), :mod:`.paths` (paths into a result), :mod:`.refs`
+(``${...}`` references), :mod:`.expect` (operators), :mod:`.check` (both validation
+phases, the typed lab), :mod:`.runline` (run lines parsed without running),
+:mod:`.runner` (running steps), :mod:`.report` (text, JSON, JUnit), :mod:`.cli`
+(``esplab run`` and ``esplab check``).
 """

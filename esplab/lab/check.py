@@ -33,17 +33,10 @@ from typing import Any
 
 from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
 from esplab.errors import LabFileError, did_you_mean
-from esplab.lab.expect import (
-    Check,
-    PathError,
-    PathPart,
-    as_number,
-    evaluate,
-    parse_path,
-    path_text,
-    references,
-)
+from esplab.lab.expect import Check, evaluate
 from esplab.lab.loader import Document, PathKey, describe_value, load_document
+from esplab.lab.paths import PathError, PathPart, as_number, parse_path, path_text
+from esplab.lab.refs import references
 from esplab.lab.runline import RunLines, RunProblem
 from esplab.lab.schema import Issue, json_type, validate
 

@@ -48,12 +48,12 @@ from esplab.errors import (
     UsageError,
     did_you_mean,
 )
-from esplab.lab.expect import _REF
+from esplab.lab.refs import REF
 
 if TYPE_CHECKING:
     from scapy.packet import Packet
 
-__all__ = ["RunLines", "RunProblem", "stand_in"]
+__all__ = ["STAND_IN", "RunLines", "RunProblem", "stand_in"]
 
 #: What a ``${...}`` reference stands in as while checking.
 STAND_IN = "0"
@@ -97,7 +97,7 @@ def stand_in(line: str) -> StoodIn:
     origin: list[int] = []
     spans: list[tuple[int, int]] = []
     at = 0
-    for m in _REF.finditer(line):
+    for m in REF.finditer(line):
         text.append(line[at : m.start()])
         origin.extend(range(at, m.start()))
         here = len(origin)

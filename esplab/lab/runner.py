@@ -28,7 +28,9 @@ from esplab.commands.result import PacketResult, Result
 from esplab.config import LOG, setup_logging
 from esplab.errors import EsplabError
 from esplab.lab.check import Lab, Step, session_for
-from esplab.lab.expect import Failure, PathError, evaluate, plain, resolve, substitute
+from esplab.lab.expect import Failure, evaluate
+from esplab.lab.paths import PathError, plain, resolve
+from esplab.lab.refs import substitute
 
 if TYPE_CHECKING:
     from scapy.packet import Packet

@@ -6,20 +6,12 @@ from typing import Any
 
 import pytest
 
-from esplab.lab.expect import (
-    Check,
-    Filter,
-    PathError,
-    Seg,
-    equal,
-    evaluate,
-    parse_path,
-    path_text,
-    references,
-    resolve,
-    substitute,
-    substitute_value,
-)
+from esplab.lab.expect import Check, evaluate
+from esplab.lab.paths import Filter, PathError, Seg, equal, parse_path, path_text, resolve
+from esplab.lab.refs import REF, references, substitute, substitute_value
+from tests.lab.support import ROOT
+
+LAB_MODULES = ROOT / "esplab" / "lab"
 
 DATA: dict[str, Any] = {
     "delivered": True,
@@ -214,3 +206,14 @@ def test_unusable_reference_in_an_expectation_fails_the_expectation() -> None:
 def test_a_pattern_known_only_at_run_time_that_does_not_compile_is_a_failure() -> None:
     failure = evaluate(Check.of({"matches": "${w.hex}(["}), "hex", lambda: "abcd", SAVED)
     assert failure is not None and failure.actual.startswith("an invalid pattern (")
+
+
+def test_the_reference_pattern() -> None:
+    found = [(m.group(), m.group(1)) for m in REF.finditer("a ${s.x[0]} $${y} ${ lab.dir }")]
+    assert found == [("${s.x[0]}", "s.x[0]"), ("$${", None), ("${ lab.dir }", " lab.dir ")]
+
+
+def test_the_lab_modules_stay_small() -> None:
+    """STYLE: modules stay under about 500 lines."""
+    sizes = {p.name: len(p.read_text().splitlines()) for p in LAB_MODULES.glob("*.py")}
+    assert {name: n for name, n in sizes.items() if n > 500} == {}

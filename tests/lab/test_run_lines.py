@@ -15,7 +15,8 @@ from esplab.commands.result import Result
 from esplab.commands.session import Session
 from esplab.lab.check import check_file
 from esplab.lab.cli import main_check
-from esplab.lab.runline import RunLines, stand_in
+from esplab.lab.refs import substitute
+from esplab.lab.runline import STAND_IN, RunLines, stand_in
 from tests.lab.support import write_lab
 
 
@@ -275,3 +276,12 @@ def test_stand_ins_keep_the_written_offsets() -> None:
     assert stood.spans == ((5, 6),)
     assert stood.written(5) == 5 and stood.written(7) == 14 and stood.written(12) == 20
     assert stood.holds_stand_in(5, 6) and not stood.holds_stand_in(7, 11)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["send ${s.dev} $${x} IP(ttl=${s.ttl})", "$${", "${s.dev}${s.ttl} ${ s.dev }", "plain"],
+)
+def test_check_reads_references_as_the_run_does(line: str) -> None:
+    """The stand-ins are where the run substitutes, with the same pattern."""
+    assert stand_in(line).text == substitute(line, {"s": {"dev": STAND_IN, "ttl": 0}})
