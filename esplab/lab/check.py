@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from esplab.commands.handlers.net import ip_global_options
 from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
 from esplab.errors import LabFileError, did_you_mean
 from esplab.lab.expect import Check, evaluate
@@ -305,7 +306,8 @@ class _Meaning:
         return evaluate(check, "error", lambda: message, {}) is None
 
     def xfrm(self, path: PathKey, node: str, words: list[str]) -> None:
-        words = [w for w in words if not w.startswith("-")]
+        """An ``ip xfrm state`` line that parsed: the SAs it adds and deletes."""
+        words = ip_global_options(words)[2]  # from the object on, as the handler reads it
         if (
             len(words) < 3
             or not "xfrm".startswith(words[0])

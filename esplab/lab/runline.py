@@ -6,8 +6,9 @@ then the command's handler reads its own words and does its work. :class:`RunLin
 does the first part with the same parser, and of the handlers' part what parses
 without the model's state, with the functions the handlers call themselves:
 
-* ``ip``: the object (link, address, route, neighbour, xfrm); ``ip xfrm`` as a whole,
-  with the iproute2 grammar (``parse_ip_xfrm``);
+* ``ip``: the global options and the object (link, address, route, neighbour, xfrm),
+  with the handler's own ``ip_global_options`` and ``ip_object``; ``ip xfrm`` as a
+  whole, with the iproute2 grammar (``parse_ip_xfrm``);
 * ``send``, ``compare``, ``let`` and ``diff``: the node and device, the options, and
   the packet expression through the whitelist parser (``build_packet``: the text is
   parsed with ``ast.parse`` and only whitelisted layers are built; nothing is
@@ -124,6 +125,20 @@ class _Found(Exception):
 
 def _span(token: Token) -> tuple[int, int]:
     return token.col, token.col + len(token.raw)
+
+
+def _refused_word(words: list[str], exc: EsplabError) -> int:
+    """Which of ip's option ``words`` ``ip_global_options`` refused with ``exc``: the
+    first that, read with those before it, gives the same refusal."""
+    from esplab.commands.handlers.net import ip_global_options
+
+    for end in range(1, len(words) + 1):
+        try:
+            ip_global_options(words[:end])
+        except EsplabError as found:
+            if str(found) == str(exc):
+                return end - 1
+    return len(words) - 1
 
 
 def _locate(exc: EsplabError, text: str, tokens: list[Token], first: int) -> tuple[int, int] | None:
@@ -317,26 +332,25 @@ class RunLines:
         return _COLUMN.sub(column, what).replace(f"'{text.strip()}'", f"'{written.strip()}'")
 
     def _ip(self, inv: Invocation) -> None:
-        from esplab.commands.handlers.net import OBJECTS, ip_object
+        from esplab.commands.handlers.net import OBJECTS, ip_global_options, ip_object
 
         words: list[str] = list(inv.args["args"])
-        at = 0
-        while at < len(words) and words[at].startswith("-"):
-            at += 2 if words[at] in ("-f", "-family") else 1  # as the handler skips them
-        if at >= len(words):
-            raise _Found(
-                BadArgument("ip needs an object", valid=OBJECTS),
-                _span(inv.tokens[-1]),
-            )
-        if "xfrm".startswith(words[at]):
-            from esplab.model.xfrm.grammar import parse_ip_xfrm
-
-            parse_ip_xfrm(words)  # the whole of ip xfrm parses without the model
-            return
         try:
-            ip_object(words[at])
+            _, read, rest = ip_global_options(words)  # the handler's own reading
+        except EsplabError as exc:
+            raise _Found(exc, _span(inv.tokens[1 + _refused_word(words, exc)])) from None
+        if not rest:
+            raise _Found(BadArgument("ip needs an object", valid=OBJECTS), _span(inv.tokens[-1]))
+        at = len(words) - len(rest)
+        try:
+            obj = ip_object(rest[0])
         except EsplabError as exc:
             raise _Found(exc, _span(inv.tokens[1 + at])) from None
+        if obj == "xfrm":
+            from esplab.model.xfrm.grammar import parse_ip_xfrm
+
+            # As the handler hands it on: the options as ip.c read them, then the rest.
+            parse_ip_xfrm([*read, *rest])  # the whole of ip xfrm parses without the model
 
     def _send(self, inv: Invocation) -> None:
         from esplab.commands.handlers.journey import parse_send

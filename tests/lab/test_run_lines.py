@@ -13,6 +13,7 @@ from esplab.commands.parser import Invocation
 from esplab.commands.registry import Registry
 from esplab.commands.result import Result
 from esplab.commands.session import Session
+from esplab.errors import EsplabError
 from esplab.lab.check import check_file
 from esplab.lab.cli import main_check
 from esplab.lab.refs import substitute
@@ -74,6 +75,16 @@ def _one_step(tmp_path: Path, run: str) -> list[str]:
             "lab.yaml:5:77: 'run' does not parse: argument \"trnsport\" is wrong",
         ),
         ("ip xfrm state lsit", "lab.yaml:5:24: 'run' does not parse: Command \"lsit\" is unknown"),
+        (
+            "ip -f inet7 route",
+            "lab.yaml:5:16: 'run' does not parse: invalid address family \"inet7\"",
+        ),
+        ("ip -- route", "lab.yaml:5:13: 'run' does not parse: Option \"-\" is unknown"),
+        ("ip -s -f", "lab.yaml:5:16: 'run' does not parse: invalid address family \"\""),
+        (
+            "ip --family inet6 xfrm stat lsit",
+            "lab.yaml:5:38: 'run' does not parse: Command \"lsit\" is unknown",
+        ),
         ("node pc9", "lab.yaml:5:15: 'run': unknown node 'pc9'"),
         ("xdp atach wan", "lab.yaml:5:14: 'run' does not parse: unknown xdp subcommand 'atach'"),
         ("xsk opne s", "lab.yaml:5:14: 'run' does not parse: unknown xsk subcommand 'opne'"),
@@ -97,6 +108,9 @@ def test_a_run_line_that_would_not_parse(tmp_path: Path, run: str, expected: str
         "ip link show",
         "host ip -s -4 addr",
         "ip x s l",
+        "ip --family inet6 xfrm state",
+        "ip -f inet6 -s x s",
+        "ip -s -s -br link",
         'send ap wan IP(dst="192.0.2.2")/UDP(dport=5201) count 2 seq 7',
         'host send eth0 IP(dst="192.0.2.1")/UDP()',
         'send pc2 eth0 IP(dst="192.0.2.1")',
@@ -285,3 +299,50 @@ def test_stand_ins_keep_the_written_offsets() -> None:
 def test_check_reads_references_as_the_run_does(line: str) -> None:
     """The stand-ins are where the run substitutes, with the same pattern."""
     assert stand_in(line).text == substitute(line, {"s": {"dev": STAND_IN, "ttl": 0}})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ip -s -f",
+        "ip -f inet7 route",
+        "ip -- route",
+        "ip --family inet5 xfrm state",
+        "ip -s",
+        "ip -x route",
+        "ip rote",
+        "ip -4 xfrm state add src 192.0.2.1",
+    ],
+)
+def test_check_and_run_refuse_an_ip_line_alike(line: str) -> None:
+    _, problem = RunLines(Session()).check(line)
+    with pytest.raises(EsplabError) as refused:
+        Session().execute(line)
+    assert problem is not None and problem.runtime == str(refused.value)
+
+
+def test_an_ip_step_that_expects_its_option_error(tmp_path: Path) -> None:
+    steps = """\
+  - name: the family is missing, which is what the run says
+    run: ip -s -f
+    error: invalid address family
+  - name: not that there is no object
+    run: ip -s -f
+    error: ip needs an object
+"""
+    assert _errors(tmp_path, steps) == [
+        "lab.yaml:8:16: 'run' does not parse: invalid address family \"\"; valid: inet, inet6"
+    ]
+
+
+def test_an_sa_added_twice_with_a_family_option(tmp_path: Path) -> None:
+    add = (
+        "ip -f inet xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 1 mode transport "
+        "enc aes 0x00112233445566778899aabbccddeeff"
+    )
+    again = add.replace("-f", "--family")
+    steps = f"  - name: add\n    run: {add}\n  - name: again\n    run: {again}\n"
+    errors = _errors(tmp_path, steps)
+    assert len(errors) == 1 and errors[0].startswith(
+        "lab.yaml:7:10: ap already has the SA dst 192.0.2.2 proto esp spi 0x1 (added at line 5)"
+    ), errors
