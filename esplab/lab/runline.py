@@ -16,11 +16,12 @@ without the model's state, with the functions the handlers call themselves:
 * ``node NAME``: the node exists; later lines act on it;
 * ``xdp`` and ``xsk``: the subcommand.
 
-Nothing is executed. The session's model is only read (node and device names), apart
-from its current node, which ``node NAME`` sets for the lines after it as the runner's
-would be set. What depends on what earlier steps did (an SA to compare with, a capture
-to diff, a packet named by a ``let`` whose expression has references) is left to run
-time.
+Nothing is executed, and the session is only read (node and device names): ``node
+NAME`` makes NAME the current node of the lines after it here, as the run makes it the
+session's. What depends on what earlier steps did (an SA to compare with, a capture to
+diff, a packet named by a ``let`` whose expression has references) is left to run time.
+The parsers refuse a line with an :class:`EsplabError`; any other exception is a bug
+and propagates.
 
 A ``${...}`` reference has its value only at run time: here each stands in as ``0``,
 and a problem found in a word (or a part of a packet expression) that holds a stand-in
@@ -31,6 +32,7 @@ offset, in the line as written, of the word it is about.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,7 +42,6 @@ from esplab.commands.parser import Invocation, packet_options, parse_int, parse_
 from esplab.commands.registry import NOT_LAB_STEPS
 from esplab.commands.session import Session
 from esplab.commands.tokens import Token, plain_tokens, tokenize
-from esplab.config import LOG, setup_logging
 from esplab.errors import (
     BadArgument,
     EsplabError,
@@ -262,9 +263,6 @@ class RunLines:
             return invocation, self._problem(found.error, found.span, tokens, first)
         except EsplabError as exc:
             return invocation, self._problem(exc, None, tokens, first)
-        except Exception:  # a bug: the run will tell; the traceback goes to the log
-            setup_logging()
-            LOG.exception("internal error checking the run line %r", line)
         return invocation, None
 
     # -- where a problem is ------------------------------------------------------
@@ -360,10 +358,20 @@ class RunLines:
         skip = 1 if inv.node is None and tokens and tokens[0].value in self.session.lab.nodes else 0
         if self.current is None and inv.node is None and not skip:
             return  # the current node was set from a reference
-        if self.current is not None:
-            self.session.lab.current = self.current  # what a bare "send DEV" reads
-        request = parse_send(self.session, inv)
+        request = parse_send(self._with_current(), inv)
         self._packet(request.expr, tokens[skip + 1].col)
+
+    def _with_current(self) -> Session:
+        """The session as the run would have it for this line: the current node is the
+        checker's (what a bare ``send DEV`` reads). A shallow copy when they differ, so
+        the session's own lab is left as it is."""
+        lab = self.session.lab
+        if self.current is None or self.current == lab.current:
+            return self.session
+        view = copy.copy(self.session)
+        view.lab = copy.copy(lab)
+        view.lab.current = self.current
+        return view
 
     def _compare(self, inv: Invocation) -> None:
         words: list[str] = list(inv.args["args"])

@@ -255,33 +255,55 @@ def test_check_prints_every_problem(tmp_path: Path, capsys: pytest.CaptureFixtur
     ]
 
 
-def _refuse(session: Session, inv: Invocation) -> Result:
-    raise AssertionError(f"a handler ran: {inv.line}")
+def _state(session: Session) -> tuple[object, ...]:
+    """Everything a line could change: the session's fields and the whole lab (its
+    fields, current node included, the attributes it builds, its random state)."""
+    lab = session.lab
+    return repr(session), lab.current, repr(vars(lab)), lab.rng.getstate()
 
 
 def test_nothing_is_executed(tmp_path: Path) -> None:
     target = tmp_path / "touched"
-    registry = Registry([replace(c, handler=_refuse) for c in all_commands()])
+    ran: list[str] = []
+
+    def refuse(session: Session, inv: Invocation) -> Result:
+        ran.append(inv.line)
+        raise AssertionError(f"a handler ran: {inv.line}")
+
+    registry = Registry([replace(c, handler=refuse) for c in all_commands()])
     session = Session(registry=registry)
     lines = RunLines(session)
-    before = (session.lab.current, dict(session.named), len(session.history))
+    before = _state(session)
     for line in [
         f'send ap wan __import__("os").system("touch {target}")',
         f'let p = IP(dst=open("{target}", "w").name)',
         "node host",
         'send eth0 IP(dst="192.0.2.1")/UDP()',
+        "send pc2 eth0 IP()",
         "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 1 mode transport",
+        "ip -f inet xfrm state flush",
         "ip link set wan down",
         "xdp attach wan native prog",
         "diff IP() IP(ttl=1)",
+        "node pc1",
+        'send eth0 IP(dst="192.0.2.1")',
     ]:
         lines.check(line)
-    assert not target.exists()
-    assert (dict(session.named), len(session.history)) == before[1:]
-    assert {n: len(node.xfrm.states) for n, node in session.lab.nodes.items()} == {
-        n: 0 for n in session.lab.nodes
-    }
-    assert session.lab.nodes["ap"].devs["wan"].up
+    assert not target.exists() and ran == []
+    assert _state(session) == before
+    assert lines.current == "pc1" and session.lab.current == "ap"
+
+
+@pytest.mark.parametrize("bug", [AssertionError, KeyError])
+def test_a_bug_in_a_parser_is_not_hidden(
+    monkeypatch: pytest.MonkeyPatch, bug: type[Exception]
+) -> None:
+    def broken(*_: object) -> None:
+        raise bug("a bug")
+
+    monkeypatch.setattr("esplab.commands.handlers.journey.parse_send", broken)
+    with pytest.raises(bug):
+        RunLines().check('send ap wan IP(dst="192.0.2.2")')
 
 
 def test_stand_ins_keep_the_written_offsets() -> None:
