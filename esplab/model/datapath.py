@@ -230,7 +230,7 @@ class Datapath(ReceivePath):
             dev_name, nexthop = route.dev, route.via or tun_dst
         first: IpInfo | None = info
         for state in decision.states:
-            out = self._esp_output(walk, node, state, packet, dev_name, first)
+            out = self._esp_output(walk, node, state, packet, dev_name, first, forwarded)
             if out is None:
                 return
             packet = out
@@ -296,9 +296,11 @@ class Datapath(ReceivePath):
         packet: bytes,
         dev_name: str,
         info: IpInfo | None = None,
+        forwarded: bool = False,
     ) -> bytes | None:
         """Protect ``packet`` with ``state`` on the datapath the state selects
-        (``info``: its parsed header, when the caller has it)."""
+        (``info``: its parsed header, when the caller has it; ``forwarded``: the node
+        forwards it rather than sends it)."""
         meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
         verdict = _NO_OFFLOAD
         refused = self.lab.fallback_reason(state)
@@ -314,7 +316,7 @@ class Datapath(ReceivePath):
         if sa is None:
             return None
         if state.mode == "tunnel" and tunnel_too_big(
-            self, walk, node, state, sa, packet, dev_name, info
+            self, walk, node, state, sa, packet, dev_name, info, forwarded
         ):
             return None
         if state.offload is not None:

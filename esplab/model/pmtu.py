@@ -14,7 +14,6 @@ import struct
 from typing import TYPE_CHECKING
 
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.offload_rules import esp_length
 from esplab.model.walk import Walk, addrs, icmp_too_big
 
 if TYPE_CHECKING:
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from esplab.model.node import Node
     from esplab.model.xfrm.objects import XfrmState
 
-__all__ = ["too_big", "tunnel_too_big"]
+__all__ = ["state_mtu", "too_big", "tunnel_too_big"]
 
 
 def too_big(
@@ -48,7 +47,7 @@ def too_big(
             f"{node.name}.pmtu",
             node.name,
             f"{len(packet)} > {'path ' if learned else ''}mtu {mtu}: ICMP {what}",
-            "OutFragFails" if not v6 else "Ip6OutFragFails",
+            "FragFails" if not v6 else "Ip6FragFails",  # /proc/net/snmp, snmp6
             f"the packet does not fit {fits} and may not be fragmented, so the "
             f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
             "snapshot is that ICMP message",
@@ -70,6 +69,19 @@ def too_big(
         )
 
 
+def state_mtu(state: XfrmState, sa: EspSA, mtu: int) -> int:
+    """The largest packet ``state`` can protect within ``mtu`` (``xfrm_state_mtu``,
+    net/xfrm/xfrm_state.c) [C]: the device MTU less the SA's header length (outer IP
+    header in tunnel mode, UDP encapsulation, ESP header, IV) and its ICV, rounded down
+    to the cipher's alignment, less the pad length and next header bytes; transport
+    mode keeps the IP header (``net_adj``) out of the rounding."""
+    tunnel = state.mode == "tunnel"
+    outer = (20 if state.dst.version == 4 else 40) if tunnel else 0
+    header_len = outer + (8 if state.encap is not None else 0) + 8 + sa.iv_size
+    net_adj = 0 if tunnel else (20 if state.dst.version == 4 else 40)
+    return ((mtu - header_len - sa.icv_len - net_adj) & ~(sa.align - 1)) + net_adj - 2
+
+
 def tunnel_too_big(
     datapath: Datapath,
     walk: Walk,
@@ -79,34 +91,41 @@ def tunnel_too_big(
     packet: bytes,
     dev_name: str,
     info: IpInfo | None,
+    forwarded: bool = False,
 ) -> bool:
     """The xfrm tunnel size check (airoha-dsa-xfrm.md 3.4 check 5, 3.7) [C]: a DF (or
-    IPv6) inner packet whose ESP packet would not fit the device gets ICMP with the
-    MTU less the ESP overhead, and is refused: -EMSGSIZE, XfrmOutStateModeError on
-    the software path (crypto offload of an over-size packet takes it too),
-    XfrmOutError under packet offload (no software fallback)."""
+    IPv6) inner packet longer than the bundle's MTU (:func:`state_mtu` of the device's)
+    gets ICMP with that MTU, and is refused. A forwarded packet meets it in
+    ``ip_forward`` (the route is the xfrm bundle, ``ip_exceeds_mtu``): FragFails. The
+    node's own packet meets it in ``xfrm4_tunnel_check_size``: -EMSGSIZE,
+    XfrmOutStateModeError on the software path (crypto offload of an over-size packet
+    takes it too), XfrmOutError under packet offload (no software fallback)."""
     if info is None:
         info = parse_ip(packet)
-    if not (packet[0] >> 4 == 6 or info.df):
+    v6 = packet[0] >> 4 == 6
+    if not (v6 or info.df):
         return False
     out_dev = node.dev(dev_name)
-    outer = (20 if state.dst.version == 4 else 40) + (8 if state.encap is not None else 0)
-    size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
-    if size <= out_dev.mtu:
+    mtu = state_mtu(state, sa, out_dev.mtu)
+    if len(packet) <= mtu:
         return False
-    mtu = out_dev.mtu - (size - len(packet))
     packet_offload = state.offload is not None and state.offload.type == "packet"
-    counter = "XfrmOutError" if packet_offload else "XfrmOutStateModeError"
-    node.xfrm.mib.bump(counter)
+    if forwarded:
+        counter = "Ip6FragFails" if v6 else "FragFails"
+        where = "ip_forward: the bundle's MTU"
+    else:
+        counter = "XfrmOutError" if packet_offload else "XfrmOutStateModeError"
+        node.xfrm.mib.bump(counter)
+        where = "xfrm tunnel check: the bundle's MTU"
     icmp = icmp_too_big(node, dev_name, packet, mtu)
     walk.drop(
         f"{node.name}.xfrm.state",
         node.name,
-        f"ESP packet of {size} bytes > mtu {out_dev.mtu}: ICMP with mtu {mtu}",
+        f"{len(packet)} > mtu {mtu} of the tunnel over {dev_name}: ICMP with mtu {mtu}",
         counter,
-        "tunnel mode: the inner packet may not be fragmented, so its sender "
-        f"learns the path MTU less the ESP overhead ({size - len(packet)} bytes); "
-        "the snapshot is that ICMP message",
+        f"{where} is {dev_name}'s {out_dev.mtu} less the SA's overhead "
+        f"({out_dev.mtu - mtu} bytes, xfrm_state_mtu); the inner packet may not be "
+        "fragmented, so its sender learns that MTU; the snapshot is the ICMP message",
         data=icmp,
     )
     if icmp is not None and not node.owns(addrs(packet)[0]):

@@ -280,8 +280,10 @@ def test_vlan_frame_merges_with_the_mtk_tag() -> None:
 
 
 def test_tunnel_mode_pmtu_tells_the_inner_sender_the_reduced_mtu() -> None:
-    # airoha-dsa-xfrm.md 3.4 check 5 / 3.7: the tunnel size check sends ICMP with the
-    # MTU less the ESP overhead to the inner packet's sender, XfrmOutStateModeError.
+    # airoha-dsa-xfrm.md 3.4 check 5 / 3.7: the inner packet's sender gets ICMP with the
+    # bundle's MTU, xfrm_state_mtu of the device's: ((1280 - (20 + 8 + 16) - 12) & ~15)
+    # - 2 = 1214 for an IPv4 tunnel with AES-CBC and a 12-byte ICV, whatever the packet.
+    # A forwarded packet meets it in ip_forward (FragFails).
     s = Session()
     s.execute(
         "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 reqid 4 "
@@ -296,17 +298,41 @@ def test_tunnel_mode_pmtu_tells_the_inner_sender_the_reduced_mtu() -> None:
     journey = send(s, f"send pc1 eth0 {big}").journeys[0]
     drop = journey.dropped
     assert drop is not None and drop.tap == "ap.xfrm.state"
-    assert drop.counters == {"XfrmOutStateModeError": 1}
+    assert drop.counters == {"FragFails": 1}
     from scapy.layers.inet import ICMP
 
     icmp = IP(wire_bytes(journey, "ap.xfrm.state"))
-    # 1228-byte inner packet: 20 outer + 8 ESP + 16 IV + ALIGN(1230, 16)=1232 + 12 ICV
-    # = 1288 on the wire, 60 bytes of overhead, so the inner path MTU is 1280 - 60.
-    assert icmp.dst == "198.51.100.2" and icmp[ICMP].nexthopmtu == 1220
+    assert icmp.dst == "198.51.100.2" and icmp[ICMP].nexthopmtu == 1214
     back = s.lab.journeys.get()
     assert back is not None and back.delivered
     assert back.taps()[-2:] == ["pc1.deliver", "pc1.pmtu"]
-    assert "1220" in back.stages[-1].decision
+    assert "1214" in back.stages[-1].decision
+    # The same MTU for any packet: 1214 bytes fit (1214 + 2 + 12 + 44 = 1272 <= 1280 once
+    # padded to 16), 1215 do not.
+    fits = 'IP(dst="203.0.113.1", flags="DF")/UDP(dport=9)/Raw(b"x"*1186)'
+    assert send(s, f"send pc1 eth0 {fits}").journeys[0].stage("ap.esp") is not None
+    s.lab.node("pc1").flush_pmtus(4)
+    over = 'IP(dst="203.0.113.1", flags="DF")/UDP(dport=9)/Raw(b"x"*1187)'
+    assert "mtu 1214" in send(s, f"send pc1 eth0 {over}").journeys[0].verdict
+
+
+def test_tunnel_mode_size_check_for_the_nodes_own_packet() -> None:
+    # xfrm4_tunnel_check_size: the node's own DF packet past the bundle's MTU is
+    # -EMSGSIZE, counted XfrmOutStateModeError.
+    s = Session()
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 reqid 4 "
+        f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}"
+    )
+    s.execute(
+        "ip xfrm policy add src 192.0.2.1/32 dst 203.0.113.0/24 dir out "
+        "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 4 mode tunnel"
+    )
+    big = 'IP(dst="203.0.113.1", flags="DF")/UDP(dport=9)/Raw(b"x"*1430)'
+    journey = send(s, f"send ap wan {big}").journeys[0]
+    drop = journey.dropped
+    assert drop is not None and drop.counters == {"XfrmOutStateModeError": 1}
+    assert "mtu 1438" in journey.verdict  # ((1500 - 44 - 12) & ~15) - 2
 
 
 def test_a_state_the_esp_datapath_does_not_model_is_a_counted_drop() -> None:
