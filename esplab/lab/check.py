@@ -72,7 +72,7 @@ class Expectation:
 @dataclass(frozen=True)
 class Step:
     """One checked step; ``line`` is where it starts, ``run_at`` and ``error_at`` the
-    line and column of its ``run:`` value and ``error:`` key."""
+    line and column of the command in its ``run:`` value and of its ``error:`` key."""
 
     index: int
     name: str
@@ -399,7 +399,7 @@ def _build(doc: Document) -> Lab:
             for key, spec in raw.get("expect", {}).items()
         )
         error = raw.get("error")
-        run_at = doc.mark((*base, "run"))
+        run_at = doc.offset_mark((*base, "run"), 0)  # the command, not a block's | or >
         error_at = doc.key_mark((*base, "error"))
         wait = raw.get("wait", 1)
         attempts, interval = (

@@ -12,7 +12,8 @@ JSON (``esplab run --json``)::
                                         "line": 15, "col": 7}]}]}]}
 
 A step's ``line`` is where it starts; a failure's ``line`` and ``col`` are those of
-its ``run:`` value (the command failed) or its ``expect:`` or ``error:`` key.
+the command in its ``run:`` value (the command failed; in a block scalar, the line
+after ``|`` or ``>``) or of its ``expect:`` or ``error:`` key.
 
 JUnit: one ``testsuite`` per lab, one ``testcase`` per step (``classname`` is the
 lab file's stem, ``file`` and ``line`` locate the step); a failed step has a
@@ -67,7 +68,7 @@ def failure_text(file: str, step: StepReport) -> list[str]:
     head = f"{_where(file, first, step.line)} step {step.index + 1} '{step.name}' failed"
     if step.level == "warning":
         head += " (a warning: the lab goes on)"
-    lines = [head, f"  ran: {step.command}"]
+    lines = [head, f"  ran: {step.command.rstrip()}"]  # a literal block ends in a newline
     lines += [f"  {_where(file, f.at, step.line)} {f.line()}" for f in step.failures]
     if step.attempts > 1:
         lines.append(f"  (still failing after {step.attempts} attempts)")

@@ -132,8 +132,30 @@ def test_a_failed_command_is_reported_at_its_run_line(
     )
     assert main_run([str(lab)]) == 1
     out = capsys.readouterr().out
-    assert f"{lab}:7:10: step 2 'no such device' failed" in out
-    assert f"{lab}:7:10: the command: expected to succeed, got an error: ap has no device" in out
+    # Where the command starts, on the line after the block's indicator.
+    assert f"{lab}:8:7: step 2 'no such device' failed" in out
+    assert f"{lab}:8:7: the command: expected to succeed, got an error: ap has no device" in out
+
+
+def test_a_failed_literal_block_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lab = write_lab(
+        tmp_path,
+        """\
+  - name: quoted
+    run: "ip route show table 7y"
+    level: warning
+  - name: literal
+    run: |
+      ip route show table 7x
+""",
+    )
+    assert main_run([str(lab)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    # A quoted value: its command starts after the quote.
+    assert f"        {lab}:5:11: step 1 'quoted' failed (a warning: the lab goes on)" in out
+    at = out.index(f"        {lab}:9:7: step 2 'literal' failed")
+    assert out[at + 1] == "          ran: ip route show table 7x"  # no blank line after it
+    assert out[at + 2].startswith(f"          {lab}:9:7: the command: expected to succeed")
 
 
 def test_a_failed_warning_does_not_fail_the_lab(

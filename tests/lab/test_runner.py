@@ -235,7 +235,7 @@ def test_failures_point_at_the_run_line_or_the_key(tmp_path: Path) -> None:
     at = [[f.at for f in s.failures] for s in report.steps]
     assert at == [
         [(6, 10)],
-        [(9, 10)],  # the '>-' on the run: line
+        [(10, 7)],  # the command, on the line after the run: line's '>-'
         [(15, 5)],
         [(19, 5)],
         [(24, 7), (26, 7)],
