@@ -333,7 +333,7 @@ class Datapath(ReceivePath):
                     dev_name,
                     f"offload_ok: {'yes' if verdict.datapath in OFFLOADED else 'no'} "
                     f"({verdict.reason})",
-                    why=verdict.reason,
+                    why=verdict.why or verdict.reason,
                     fidelity=verdict.fidelity,
                     meta=meta,
                 )

@@ -35,6 +35,17 @@ class OffloadVerdict:
     datapath: Datapath
     reason: str
     fidelity: Fidelity = "C"
+    #: Why, at length (``explain``); the reason itself when empty.
+    why: str = ""
+
+
+#: Why an offloaded SA's packet goes to the device: every check passed.
+CHECKS_PASSED = (
+    "xfrm_dev_offload_ok and the driver's offload_ok passed every check "
+    "(airoha-dsa-xfrm.md 3.4): the SA is bound to the device the packet leaves by, the "
+    "device has esp-hw-offload on, the ESP packet fits its MTU, and the packet has no "
+    "IPv4 options or IPv6 extension headers (and, under packet offload, is no fragment)"
+)
 
 
 def esp_length(
@@ -84,4 +95,6 @@ def offload_ok(state: XfrmState, dev: NetDev, packet: bytes, esp_len: int) -> Of
         return OffloadVerdict(fail, "IPv6 extension header present (3.4 check 4)")
     if packet_mode and _fragment(packet):
         return OffloadVerdict("drop", "fragments are dropped under packet offload (seed 001)")
-    return OffloadVerdict(state.offload.type, f"{state.offload.type} offload to {dev.name}")
+    return OffloadVerdict(
+        state.offload.type, f"{state.offload.type} offload to {dev.name}", "C", CHECKS_PASSED
+    )

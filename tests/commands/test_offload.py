@@ -324,3 +324,12 @@ def test_a_pinned_seq_past_the_sequence_space_is_an_overflow_on_every_datapath(
     assert not j.delivered and "0x100000005" in j.verdict
     assert s.lab.node("ap").xfrm.mib["XfrmOutStateSeqError"] == 1
     assert s.lab.node("ap").xfrm.mib["XfrmOutStateProtoError"] == 0
+
+
+def test_explain_lists_the_offload_checks_that_passed() -> None:
+    s = session(CRYPTO)
+    j = send(s, f"send ap wan {seed.UDP}")
+    stage = j.stage("wan.xfrmdev")
+    assert stage is not None and stage.decision == "offload_ok: yes (crypto offload to wan)"
+    for check in ("bound to the device", "esp-hw-offload on", "fits its MTU", "IPv4 options"):
+        assert check in stage.why
