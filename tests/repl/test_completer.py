@@ -42,3 +42,10 @@ def test_only_the_last_command_after_a_semicolon_is_completed() -> None:
 def test_nothing_for_unknown_commands_or_unbalanced_text() -> None:
     assert complete("frobnicate ") == []
     assert candidates(Session(), "decode IP(") == []
+
+
+def test_ip_link_set_and_route_flush_complete() -> None:
+    assert {"up", "down", "mtu"} <= set(complete("ip link set lan1 "))
+    assert "flush" in complete("ip route ")
+    assert complete("ip route flush ") == ["cache"]
+    assert "flows" in complete("fl")

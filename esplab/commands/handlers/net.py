@@ -107,7 +107,7 @@ def _ip_complete(session: Session, words: list[str]) -> list[str]:
         return {
             "link": ["show", "set"],
             "address": ["show", "add", "del"],
-            "route": ["show", "get", "add", "del", "replace"],
+            "route": ["show", "get", "add", "del", "replace", "flush"],
             "neighbour": ["show", "add", "replace", "del"],
             "xfrm": ["state", "policy"],
         }.get(obj or "", [])
@@ -115,6 +115,10 @@ def _ip_complete(session: Session, words: list[str]) -> list[str]:
         return list(session.lab.node().devs)
     if obj == "link" and len(words) == 2:
         return list(session.lab.node().devs)
+    if obj == "link" and words[1] == "set" and len(words) >= 3:
+        return ["up", "down", "mtu"]
+    if obj == "route" and words[1] == "flush" and len(words) == 2:
+        return ["cache"]
     if obj == "xfrm":
         from esplab.commands.handlers.xfrm import xfrm_completions
 
@@ -132,7 +136,8 @@ COMMANDS = (
         usage_text="[NODE] ip [-s] [-4|-6] [-br] link|addr|route|neigh|xfrm ...",
         example="host ip -s link show eth0",
         details="ip link set DEV up|down|mtu N; ip addr add|del ADDR/PLEN dev DEV; "
-        "ip route add|del|get ...; ip neigh add ADDR lladdr MAC dev DEV; ip xfrm state|policy ...",
+        "ip route show [SELECTOR] | get ADDR | add|del|replace PREFIX ... | flush cache; "
+        "ip neigh add ADDR lladdr MAC dev DEV; ip xfrm state|policy ...",
         complete=_ip_complete,
     ),
 )
