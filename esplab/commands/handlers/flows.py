@@ -80,6 +80,7 @@ COMMANDS = (
         params=(Param("action", optional=True, choices=("clear",)),),
         usage_text="[NODE] flows [clear]",
         example="host flows",
-        details="Without a node prefix every node is shown (or cleared).",
+        details="Without a node prefix every node is shown (or cleared): flows, host flows, "
+        "flows clear, pc1 flows clear.",
     ),
 )
