@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
+from esplab.render import present_fields
 from esplab.spans import (
     ROLES,
     TRAILER_LAYER,
@@ -405,7 +406,7 @@ def _diff_chain(
             oa = _open_layer(la, total_l - len(bytes(la)), sa)
             ob = _open_layer(lb, total_r - len(bytes(lb)), sa)
             pair = (oa, ob) if oa is not None and ob is not None else None
-        for fld in la.fields_desc:
+        for fld in present_fields(la):
             if pair is not None and fld.name == "data":
                 continue
             va, vb = la.getfieldval(fld.name), lb.getfieldval(fld.name)

@@ -83,10 +83,20 @@ def render_error(message: str) -> Text:
     return Text(f"error: {message}", style="bold red")
 
 
+def present_fields(layer: Packet) -> list[Any]:
+    """The fields a layer has on the wire: a conditional field whose condition does not
+    hold (ICMP's timestamps on an echo) is left out, as Scapy's ``show`` leaves it."""
+    from scapy.fields import ConditionalField
+
+    return [
+        f for f in layer.fields_desc if not isinstance(f, ConditionalField) or f._evalcond(layer)
+    ]
+
+
 def field_rows(layer: Packet) -> list[tuple[str, str]]:
     """(field name, shown value) for each field of one layer, as Scapy shows them."""
     rows: list[tuple[str, str]] = []
-    for fld in layer.fields_desc:
+    for fld in present_fields(layer):
         value: Any = layer.getfieldval(fld.name)
         try:
             shown = fld.i2repr(layer, value)

@@ -210,3 +210,16 @@ def test_ping_and_send_count_show_their_summary_after_the_traces() -> None:
     assert out.rstrip().endswith("3 packets: 3 delivered; last journey 7: delivered to host")
     one = plain(render(s.execute('send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)')), width=120)
     assert "last journey" not in one  # one packet: the trace's title says it all
+
+
+def test_conditional_fields_that_do_not_apply_are_not_shown() -> None:
+    # An ICMP echo has no timestamps or gateway (Scapy's show leaves them out too);
+    # showing them would also print the wall clock (ts_ori's default).
+    from scapy.layers.inet import ICMP
+
+    from esplab.render import field_rows
+
+    names = [name for name, _ in field_rows(ICMP(type=8))]
+    assert names[:5] == ["type", "code", "chksum", "id", "seq"]
+    assert not {"ts_ori", "ts_rx", "ts_tx", "gw", "addr_mask", "nexthopmtu"} & set(names)
+    assert "nexthopmtu" in [name for name, _ in field_rows(ICMP(type=3, code=4))]
