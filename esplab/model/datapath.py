@@ -284,6 +284,9 @@ class Datapath(ReceivePath):
                 f"loopback {len(packet)} bytes",
                 "loopback_xmit hands the packet back to the node's receive path",
                 "C",
+                {},
+                packet if walk.snap else None,
+                "ip",
             )
         )
         self._input(walk, node, "lo", packet, hops + 1)

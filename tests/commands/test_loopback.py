@@ -71,3 +71,11 @@ def test_a_loopback_address_from_a_wire_is_a_martian() -> None:
         assert dropped.counters == {counter: 1}
         assert "martian" in j.verdict
     assert not s.lab.node("ap").flows
+
+
+def test_ping_to_the_loopback_network_is_from_itself_and_captured_at_lo() -> None:
+    s = Session()
+    result = s.execute("ping 127.0.0.1")
+    assert isinstance(result, JourneyResult) and "1 received" in result.summary
+    (rec,) = [r for r in s.lab.captures.get("ap.lo") if r.journey == result.journeys[0].id]
+    assert rec.data[12:20] == bytes([127, 0, 0, 1, 127, 0, 0, 1])  # src and dst

@@ -287,7 +287,7 @@ def _icmp_echo(src: str, dst: str, ident: int, seq: int, reply: bool = False) ->
 
 
 def _ping(session: Session, inv: Invocation) -> Result:
-    from ipaddress import ip_address
+    from ipaddress import IPv4Address, IPv6Address, ip_address
 
     node = session.lab.node(inv.node)
     dst_text = inv.args["dst"]
@@ -301,11 +301,13 @@ def _ping(session: Session, inv: Invocation) -> Result:
     if not 1 <= count <= 10000:
         raise BadArgument(f"ping count {count}", valid="1 to 10000")
     route = node.route(dst)
-    if route is None:
-        raise BadArgument(f"ping: no route to {dst} from {node.name}")
-    src = route.src or node.source_for(route.dev, dst.version)
+    src: IPv4Address | IPv6Address | None = dst  # local: answered from itself (local table)
+    if not node.owns(dst):
+        if route is None:
+            raise BadArgument(f"ping: no route to {dst} from {node.name}")
+        src = route.src or node.source_for(route.dev, dst.version)
     if src is None:
-        raise BadArgument(f"ping: {node.name} has no address on {route.dev}")
+        raise BadArgument(f"ping: {node.name} has no address on {route.dev if route else dst}")
     received = 0
     journeys = []
     owner = next((n for n in session.lab.nodes.values() if n.owns(dst)), None)
