@@ -146,7 +146,8 @@ class Datapath(ReceivePath):
             walk.drop(f"{name}.out", name, "not an IP packet", None, str(exc))
             return
         src, dst = addrs(packet)
-        if node.owns(dst):  # the node's addresses and the loopback network
+        # The node's addresses and the loopback network, read from the header's bytes.
+        if node.owns_raw(packet[16:20] if info.version == 4 else packet[24:40]):
             self._loopback(walk, node, info, packet, src, dst, hops)
             return
         route = node.route(dst)

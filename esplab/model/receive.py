@@ -25,7 +25,7 @@ from esplab.model.l2 import (
     dsa_rx_stages,
 )
 from esplab.model.netdev import NetDev
-from esplab.model.node import Node, is_loopback
+from esplab.model.node import Node, is_loopback, raw_loopback
 from esplab.model.pmtu_cache import too_big_report
 from esplab.model.walk import (
     IPPROTO_UDP,
@@ -238,18 +238,23 @@ class ReceivePath:
         if info is None:
             info = parse_ip(packet)
         src, dst = addrs(packet)
-        if dev_name != "lo" and (is_loopback(dst) or is_loopback(src)):
+        raw_dst = packet[16:20] if info.version == 4 else packet[24:40]
+        if dev_name != "lo" and (
+            raw_loopback(raw_dst)
+            or raw_loopback(packet[12:16] if info.version == 4 else packet[8:24])
+        ):
             _martian(walk, node, src, dst)
             return
         walk.secpath = []
-        if (info.proto == IPPROTO_ESP or is_natt(info, packet)) and node.owns(dst):
+        local = node.owns_raw(raw_dst)
+        if local and (info.proto == IPPROTO_ESP or is_natt(info, packet)):
             inner = self._esp_input(walk, node, dev_name, packet, info, dst)
             if inner is None:
                 return
             packet = inner
             info = parse_ip(packet)
             src, dst = addrs(packet)
-        local = node.owns(dst)
+            local = node.owns_raw(packet[16:20] if info.version == 4 else packet[24:40])
         key = flow_key(info, packet, src, dst, dev_name)
         if not self._policy_check(walk, node, key, local):
             return
