@@ -33,11 +33,12 @@ from esplab.model.walk import (
     Walk,
     addrs,
     flow_key,
+    policy_refused,
+    refused_counter,
     software_sa,
     tapname,
 )
 from esplab.model.xfrm.objects import XfrmState
-from esplab.model.xfrm.tables import OutputDecision
 
 if TYPE_CHECKING:
     from esplab.model.lab import Lab
@@ -191,7 +192,7 @@ class Datapath(ReceivePath):
             return
         policy = decision.policy
         if decision.verdict != "ipsec":
-            _policy_refused(walk, name, decision)
+            policy_refused(walk, name, decision)
             return
         if policy:
             walk.add(
@@ -276,7 +277,7 @@ class Datapath(ReceivePath):
             )
             return
         if decision.verdict != "bypass":
-            _policy_refused(walk, name, decision)
+            policy_refused(walk, name, decision)
             return
         walk.add(
             Stage(
@@ -366,7 +367,7 @@ class Datapath(ReceivePath):
         try:
             out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
         except (BadArgument, DecodeError) as exc:
-            counter = _refused_counter(walk, state)
+            counter = refused_counter(walk, state)
             node.xfrm.mib.bump(counter)
             walk.drop(tap, node.name, str(exc), counter, "the ESP output refused this packet")
             return None
@@ -508,7 +509,7 @@ class Datapath(ReceivePath):
         try:
             return engine_output(self.lab, walk, node, state, packet, dev_name, datapath, info)
         except (BadArgument, DecodeError) as exc:
-            counter = _refused_counter(walk, state)
+            counter = refused_counter(walk, state)
             node.xfrm.mib.bump(counter)
             walk.drop(
                 f"{dev_name}.xfrmdev",
@@ -518,34 +519,3 @@ class Datapath(ReceivePath):
                 "the ESP output refused this packet",
             )
             return None
-
-
-def _refused_counter(walk: Walk, state: XfrmState) -> str:
-    """The MIB counter of an ESP output that refused the packet: a pinned sequence
-    number past the SA's sequence space (32 bits, 64 with ESN) is an overflow,
-    whichever datapath was to carry it (the kernel checks before the device sees the
-    packet, 3.9) [C]."""
-    seq = walk.opts.seq
-    seq_max = (1 << 64) - 1 if "esn" in state.flags else (1 << 32) - 1
-    return "XfrmOutStateSeqError" if seq is not None and seq > seq_max else "XfrmOutStateProtoError"
-
-
-def _policy_refused(walk: Walk, name: str, decision: OutputDecision) -> None:
-    """The outbound policy lookup refused the flow: action block, or no SA for a
-    template (the MIB counter came with the decision) [C]."""
-    policy = decision.policy
-    pol_text = (
-        f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority {policy.priority}"
-        if policy
-        else "policy"
-    )
-    reason = {"block": "policy action block", "no-state": "no SA for the template"}.get(
-        decision.verdict, decision.counter or decision.verdict
-    )
-    walk.drop(
-        f"{name}.xfrm.policy(out)",
-        name,
-        reason,
-        decision.counter,
-        f"{pol_text}: {reason} ({decision.counter})",
-    )

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from esplab.model.lab import Lab
     from esplab.model.node import Node
     from esplab.model.xfrm.objects import XfrmState
+    from esplab.model.xfrm.tables import OutputDecision
 
 __all__ = [
     "IPPROTO_UDP",
@@ -33,6 +34,8 @@ __all__ = [
     "flow_key",
     "icmp_too_big",
     "is_natt",
+    "policy_refused",
+    "refused_counter",
     "software_sa",
     "tapname",
 ]
@@ -221,3 +224,34 @@ def software_sa(walk: Walk, node: Node, state: XfrmState, tap: str, counter: str
         )
         return None
     return sa
+
+
+def refused_counter(walk: Walk, state: XfrmState) -> str:
+    """The MIB counter of an ESP output that refused the packet: a pinned sequence
+    number past the SA's sequence space (32 bits, 64 with ESN) is an overflow,
+    whichever datapath was to carry it (the kernel checks before the device sees the
+    packet, 3.9) [C]."""
+    seq = walk.opts.seq
+    seq_max = (1 << 64) - 1 if "esn" in state.flags else (1 << 32) - 1
+    return "XfrmOutStateSeqError" if seq is not None and seq > seq_max else "XfrmOutStateProtoError"
+
+
+def policy_refused(walk: Walk, name: str, decision: OutputDecision) -> None:
+    """The outbound policy lookup refused the flow: action block, or no SA for a
+    template (the MIB counter came with the decision) [C]."""
+    policy = decision.policy
+    pol_text = (
+        f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority {policy.priority}"
+        if policy
+        else "policy"
+    )
+    reason = {"block": "policy action block", "no-state": "no SA for the template"}.get(
+        decision.verdict, decision.counter or decision.verdict
+    )
+    walk.drop(
+        f"{name}.xfrm.policy(out)",
+        name,
+        reason,
+        decision.counter,
+        f"{pol_text}: {reason} ({decision.counter})",
+    )
