@@ -107,6 +107,8 @@ def tunnel_too_big(
         return False
     out_dev = node.dev(dev_name)
     mtu = state_mtu(state, sa, out_dev.mtu)
+    if v6:  # ip6_forward, xfrm6_tunnel_check_size: never below the IPv6 minimum
+        mtu = max(mtu, 1280)
     if len(packet) <= mtu:
         return False
     packet_offload = state.offload is not None and state.offload.type == "packet"

@@ -400,3 +400,23 @@ def test_ping_options_it_does_not_model_are_named() -> None:
     with pytest.raises(BadArgument, match="unknown option '-s' for ping; valid: --count, -c"):
         s.execute("ping -s 100 192.0.2.2")
     assert len(s.lab.journeys) == 0
+
+
+def test_an_ipv6_tunnel_never_announces_less_than_1280() -> None:
+    # ip6_forward / xfrm6_tunnel_check_size raise the bundle's MTU to IPV6_MIN_MTU: over
+    # a 1280-byte link the 1248-byte inner packet passes the tunnel check (its ESP
+    # packet then meets the device; fragmenting it is not modelled).
+    s = Session()
+    s.execute(
+        "ip xfrm state add src 2001:db8:2::1 dst 2001:db8:2::2 proto esp spi 0x6000 reqid 6 "
+        f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}"
+    )
+    s.execute(
+        "ip xfrm policy add src 2001:db8:1:1::/64 dst 2001:db8:9::/64 dir out "
+        "tmpl src 2001:db8:2::1 dst 2001:db8:2::2 proto esp reqid 6 mode tunnel"
+    )
+    s.execute("ip -6 route add 2001:db8:9::/64 via 2001:db8:2::2")
+    s.execute("ip link set wan mtu 1280")
+    j = send(s, 'send pc1 eth0 IPv6(dst="2001:db8:9::1")/UDP(dport=9)/Raw(b"x"*1200)').journeys[0]
+    assert "ap.esp" in j.taps() and j.stage("ap.xfrm.state") is None
+    assert "1198" not in j.verdict
