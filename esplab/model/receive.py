@@ -56,6 +56,18 @@ def _truncated(packet: bytes, version: int) -> bool:
     return len(packet) >= 6 and 40 + int.from_bytes(packet[4:6], "big") > len(packet)
 
 
+_V4_MAPPED = bytes(10) + b"\xff\xff"
+
+
+def _martian_addrs(raw_dst: bytes, packet: bytes, version: int) -> bool:
+    """A loopback destination or source, or (IPv6) a v4-mapped source: what IP input
+    drops from a device (ip_route_input_slow; ip6_rcv_core, RFC 4291 2.5.5.2) [C]."""
+    if version == 4:
+        return raw_loopback(raw_dst) or raw_loopback(packet[12:16])
+    src = packet[8:24]
+    return raw_loopback(raw_dst) or raw_loopback(src) or src[:12] == _V4_MAPPED
+
+
 def _martian(
     walk: Walk, node: Node, src: IPv4Address | IPv6Address, dst: IPv4Address | IPv6Address
 ) -> None:
@@ -239,10 +251,7 @@ class ReceivePath:
             info = parse_ip(packet)
         src, dst = addrs(packet)
         raw_dst = packet[16:20] if info.version == 4 else packet[24:40]
-        if dev_name != "lo" and (
-            raw_loopback(raw_dst)
-            or raw_loopback(packet[12:16] if info.version == 4 else packet[8:24])
-        ):
+        if dev_name != "lo" and _martian_addrs(raw_dst, packet, info.version):
             _martian(walk, node, src, dst)
             return
         walk.secpath = []
@@ -254,7 +263,12 @@ class ReceivePath:
             packet = inner
             info = parse_ip(packet)
             src, dst = addrs(packet)
-            local = node.owns_raw(packet[16:20] if info.version == 4 else packet[24:40])
+            raw_dst = packet[16:20] if info.version == 4 else packet[24:40]
+            # The inner packet goes through IP input again (ip_rcv, ip_route_input).
+            if _martian_addrs(raw_dst, packet, info.version):
+                _martian(walk, node, src, dst)
+                return
+            local = node.owns_raw(raw_dst)
         key = flow_key(info, packet, src, dst, dev_name)
         if not self._policy_check(walk, node, key, local):
             return

@@ -79,3 +79,42 @@ def test_ping_to_the_loopback_network_is_from_itself_and_captured_at_lo() -> Non
     assert isinstance(result, JourneyResult) and "1 received" in result.summary
     (rec,) = [r for r in s.lab.captures.get("ap.lo") if r.journey == result.journeys[0].id]
     assert rec.data[12:20] == bytes([127, 0, 0, 1, 127, 0, 0, 1])  # src and dst
+
+
+def test_a_v4_mapped_ipv6_source_from_a_wire_is_dropped() -> None:
+    # ip6_rcv_core: a v4-mapped source (RFC 4291 2.5.5.2) is dropped, Ip6InAddrErrors.
+    s = Session()
+    mac = s.lab.node("ap").devs["wan"].mac
+    j = send(
+        s,
+        f"send host eth0 Ether(dst='{mac}')/IPv6(src='::ffff:127.0.0.1', "
+        "dst='2001:db8:2::1')/UDP()",
+    )
+    dropped = j.dropped
+    assert dropped is not None and dropped.counters == {"Ip6InAddrErrors": 1}
+
+
+def test_ping_to_loopback_is_answered_by_the_node_itself() -> None:
+    s = Session()
+    result = s.execute("host ping 127.0.0.1")
+    assert isinstance(result, JourneyResult)
+    assert [j.origin for j in result.journeys] == ["host", "host"]
+
+
+def test_a_decapsulated_packet_meets_the_martian_check_too() -> None:
+    # After tunnel decapsulation the inner packet goes through IP input again
+    # (ip_rcv, ip_route_input): a loopback source is a martian there as well.
+    s = Session()
+    sa = (
+        "ip xfrm state add src 192.0.2.2 dst 192.0.2.1 proto esp spi 0x7000 reqid 7 "
+        f"mode tunnel auth sha1 {seed.AUTH} enc aes {seed.ENC}"
+    )
+    s.execute(sa)
+    s.execute("host " + sa)
+    s.execute(
+        "host ip xfrm policy add src 127.0.0.0/8 dst 192.0.2.1/32 dir out "
+        "tmpl src 192.0.2.2 dst 192.0.2.1 proto esp reqid 7 mode tunnel"
+    )
+    j = send(s, 'send host eth0 IP(src="127.0.0.1", dst="192.0.2.1")/UDP(dport=9)')
+    assert "ap.xfrm" in j.taps()
+    assert j.verdict == "dropped at ap.ip: martian source 127.0.0.1"

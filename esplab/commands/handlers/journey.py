@@ -310,7 +310,9 @@ def _ping(session: Session, inv: Invocation) -> Result:
         raise BadArgument(f"ping: {node.name} has no address on {route.dev if route else dst}")
     received = 0
     journeys = []
-    owner = next((n for n in session.lab.nodes.values() if n.owns(dst)), None)
+    # Its own address (and the loopback network every node has) answers on the node.
+    owner = node if node.owns(dst) else None
+    owner = owner or next((n for n in session.lab.nodes.values() if n.owns(dst)), None)
     for n in range(1, count + 1):
         j = session.lab.datapath.send(node.name, None, _icmp_echo(str(src), str(dst), 1, n))
         journeys.append(j)
