@@ -167,7 +167,7 @@ class NetDev:
                 # "Could not change any device features". The kernel would still record
                 # the wish in wanted_features; refusing with the model unchanged, and
                 # this errno, are the model's [M].
-                needs = " and ".join(_NEEDS[feature])
+                needs = " and ".join(n for n in _NEEDS[feature] if not wanted.get(n, False))
                 raise KernelError(
                     "EINVAL",
                     f"{feature} needs {needs}",

@@ -178,9 +178,17 @@ def test_tso_follows_scatter_gather_and_the_tx_checksum() -> None:
         "Actual changes:\nscatter-gather: off\ntcp-segmentation-offload: off [not requested]"
     )
     assert "tcp-segmentation-offload: off [requested on]" in features(s, "wan")
-    with pytest.raises(KernelError, match="needs scatter-gather and tx-checksumming"):
+    with pytest.raises(KernelError, match=r"offload needs scatter-gather\)"):
         s.execute("ethtool -K wan tcp-segmentation-offload on")
     s.execute("ethtool -K wan scatter-gather on tx-checksumming off")
     assert wan.features["tcp-segmentation-offload"] is False
     s.execute("ethtool -K wan tx-checksumming on")
     assert wan.features["tcp-segmentation-offload"] is True
+
+
+def test_a_refused_feature_names_only_what_is_missing() -> None:
+    s = Session()
+    with pytest.raises(KernelError) as info:
+        s.execute("ethtool -K wan tx-checksumming off tcp-segmentation-offload on")
+    assert "tcp-segmentation-offload needs tx-checksumming" in str(info.value)
+    assert "scatter-gather" not in str(info.value)
