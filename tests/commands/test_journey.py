@@ -188,7 +188,16 @@ def test_step_next_continue() -> None:
 def test_ping_round_trip() -> None:
     s = Session()
     result = s.execute("pc2 ping 203.0.113.1 --count 2")
-    assert result.data == {"transmitted": 2, "received": 2, "journeys": [1, 2, 3, 4]}
+    assert result.data == {
+        "transmitted": 2,
+        "received": 2,
+        "journeys": [1, 2, 3, 4],
+        "verdicts": ["delivered to host", "delivered to pc2"] * 2,
+    }
+    s.execute("ip link set wan down")
+    lost = s.execute("pc2 ping 203.0.113.1")
+    assert lost.data["received"] == 0
+    assert lost.data["verdicts"] == ["dropped at ap.route: no route to 203.0.113.1"]
 
 
 @pytest.mark.parametrize(

@@ -330,7 +330,13 @@ def _ping(session: Session, inv: Invocation) -> Result:
         summary=summary,
         journeys=journeys[-2:],
         show_summary=True,
-        data={"transmitted": count, "received": received, "journeys": [j.id for j in journeys]},
+        data={
+            "transmitted": count,
+            "received": received,
+            "journeys": [j.id for j in journeys],
+            # Why each journey ended, so a lab can check a lost ping's drop in one step.
+            "verdicts": [j.verdict for j in journeys],
+        },
     )
 
 
