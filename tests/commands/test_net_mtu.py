@@ -90,3 +90,13 @@ def test_the_conduit_following_its_users_below_1280_loses_ipv6_too() -> None:
         s.execute(f"ip link set lan{n} mtu 1200")
     eth0 = s.lab.node("ap").devs["eth0"]
     assert eth0.mtu == 1204 and [a.version for a in eth0.addrs] == []
+
+
+def test_ip_link_set_reports_every_device_it_changed() -> None:
+    s = Session()
+    data = s.execute("ip link set eth0 down").data
+    assert data["up"] is False
+    assert {n: d["up"] for n, d in data["devs"].items() if not d["up"]} == {
+        n: False for n in ("eth0", "lan1", "lan2", "lan3", "lan4")
+    }
+    assert data["devs"]["wan"] == {"up": True, "mtu": 1500}

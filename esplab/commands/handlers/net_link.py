@@ -61,7 +61,14 @@ def ip_link(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
     # One line for the changes, then one per device on what IP lost or regained.
     return MessageResult(
         summary="\n".join(["; ".join(done), *notes]),
-        data={"dev": dev.name, "up": dev.up, "mtu": dev.mtu},
+        data={
+            "dev": dev.name,
+            "up": dev.up,
+            "mtu": dev.mtu,
+            # Every device of the node after the change: a conduit going down closes
+            # its user ports, a user port opening opens the conduit.
+            "devs": {d.name: {"up": d.up, "mtu": d.mtu} for d in node.devs.values()},
+        },
     )
 
 
