@@ -279,6 +279,13 @@ class Datapath(ReceivePath):
         if decision.verdict != "bypass":
             policy_refused(walk, name, decision)
             return
+        lo = node.devs.get("lo")
+        if lo is not None:  # loopback_xmit counts the packet out and in
+            counters = lo.counters
+            counters.tx_packets += 1
+            counters.tx_bytes += len(packet)
+            counters.rx_packets += 1
+            counters.rx_bytes += len(packet)
         walk.add(
             Stage(
                 f"{name}.lo",

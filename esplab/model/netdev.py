@@ -25,7 +25,7 @@ from esplab.errors import BadArgument, KernelError
 
 __all__ = ["ESP_DEPENDENTS", "ESP_HW_OFFLOAD", "ETHTOOL_FEATURES", "DevCounters", "NetDev"]
 
-DevKind = Literal["gdm", "dsa-user", "ether"]
+DevKind = Literal["gdm", "dsa-user", "ether", "loopback"]
 
 ESP_HW_OFFLOAD = "esp-hw-offload"  # NETIF_F_HW_ESP
 # NETIF_F_HW_ESP_TX_CSUM and NETIF_F_GSO_ESP: offloads of the ESP packet that need HW_ESP.

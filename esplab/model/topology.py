@@ -71,8 +71,25 @@ def _esp_features(on: bool) -> dict[str, bool]:
 AP_FIXED_FEATURES = frozenset({"esp-tx-csum-hw-offload", "tx-esp-segmentation"})
 
 
+def _loopback(node: str) -> NetDev:
+    """``lo``, ifindex 1 on every Linux node (drivers/net/loopback.c): mtu 65536,
+    127.0.0.1/8 and ::1/128 [C]. The walk loops local traffic back through it."""
+    return NetDev(
+        name="lo",
+        node=node,
+        kind="loopback",
+        ifindex=1,
+        mac="00:00:00:00:00:00",
+        mtu=65536,
+        min_mtu=0,
+        max_mtu=0x7FFFFFFF,
+        addrs=[IPv4Interface("127.0.0.1/8"), IPv6Interface("::1/128")],
+    )
+
+
 def _peer(name: str, rng: random.Random, ifindex: int = 2) -> Node:
     node = Node(name=name, role="peer")
+    node.devs["lo"] = _loopback(name)
     node.devs["eth0"] = NetDev(
         name="eth0",
         node=name,
@@ -92,6 +109,7 @@ def build_nodes(seed: int) -> dict[str, Node]:
     rng = random.Random(seed)
     lan_mac, wan_mac = _mac(rng), _mac(rng)
     ap = Node(name="ap", role="ap", forwarding=True)
+    ap.devs["lo"] = _loopback("ap")
     ap.devs["eth0"] = NetDev(
         name="eth0",
         node="ap",
@@ -181,6 +199,10 @@ def build_nodes(seed: int) -> dict[str, Node]:
 def _connected_routes(node: Node) -> None:
     for dev in node.devs.values():
         for iface in dev.addrs:
+            # lo's IPv4 prefix goes to the local table (fib_add_ifaddr: RTN_LOCAL on a
+            # loopback device); ::1 has its route in the main table, as Linux shows it.
+            if dev.kind == "loopback" and iface.version == 4:
+                continue
             node.routes.append(connected_route(iface, dev.name))
 
 

@@ -212,7 +212,7 @@ def test_ping_round_trip() -> None:
         (
             "host send wan IP(dst='192.0.2.2')",
             NotFound,
-            "host has no device 'wan'; valid: eth0, dummy0",
+            "host has no device 'wan'; valid: lo, eth0, dummy0",
         ),
         ("send ap wan", BadArgument, "needs a packet"),
         ("send ap wan IP(dst='192.0.2.2') count 0", BadArgument, "count 0"),

@@ -119,7 +119,7 @@ def test_ethtool_unknown_feature_suggests(session: Session) -> None:
 def test_unknown_node_and_device_list_valid_names(session: Session) -> None:
     result = session.run("ip link set wna up")
     assert isinstance(result, ErrorResult)
-    assert "valid: eth0, lan1, lan2, lan3, lan4, wan" in result.summary
+    assert "valid: lo, eth0, lan1, lan2, lan3, lan4, wan" in result.summary
     assert "did you mean wan?" in result.summary
     with pytest.raises(NoSuchNode):
         session.execute("node hots")

@@ -140,10 +140,10 @@ def test_the_conduit_offers_esp_offload_as_a_gdm_port() -> None:
     [
         (
             "ethtool",
-            "ethtool needs a device name; valid: eth0, lan1, lan2, lan3, lan4, wan; "
+            "ethtool needs a device name; valid: lo, eth0, lan1, lan2, lan3, lan4, wan; "
             "usage: ethtool [-k|-K|-S] DEV [FEATURE on|off ...]",
         ),
-        ("ethtool -k", "ethtool -k needs a device name; valid: eth0, lan1"),
+        ("ethtool -k", "ethtool -k needs a device name; valid: lo, eth0, lan1"),
         ("ethtool -K wan esp-hw-offload", "ethtool -K wan esp-hw-offload needs on or off"),
         (
             "ethtool -K wan esp-hw-offload maybe",

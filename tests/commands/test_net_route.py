@@ -130,6 +130,7 @@ def test_the_conduit_going_down_flushes_the_routes_of_every_user_port(
     assert sorted(routes(session)) == [
         "192.0.2.0/24 dev wan proto kernel scope link src 192.0.2.1",
         "2001:db8:2::/64 dev wan proto kernel scope link src 2001:db8:2::1",
+        "::1/128 dev lo proto kernel scope link src ::1",
         "default via 192.0.2.2 dev wan",
         "default via 2001:db8:2::2 dev wan",
     ]

@@ -55,6 +55,7 @@ def test_ip_6_route_prints_metric_and_pref_and_puts_default_last(session: Sessio
     session.execute("ip -6 route add 2001:db8:9::/64 via 2001:db8:2::2")
     assert text(session, "ip -6 route") == "\n".join(
         [
+            "::1 dev lo proto kernel metric 256 pref medium",  # lo's ::1/128 (addrconf)
             "2001:db8:1:1::/64 dev lan1 proto kernel metric 256 pref medium",
             "2001:db8:1:2::/64 dev lan2 proto kernel metric 256 pref medium",
             "2001:db8:1:3::/64 dev lan3 proto kernel metric 256 pref medium",
@@ -98,7 +99,7 @@ def test_dev_keeps_the_devices_routes_and_leaves_the_device_out(session: Session
 
 
 def test_an_unknown_device_is_iproute2s_cannot_find_device(session: Session) -> None:
-    with pytest.raises(NoSuchPort, match=r'^Cannot find device "lan7"; valid: eth0, lan1'):
+    with pytest.raises(NoSuchPort, match=r'^Cannot find device "lan7"; valid: lo, eth0, lan1'):
         session.execute("ip route show dev lan7")
 
 

@@ -55,7 +55,7 @@ def test_a_second_device_word_is_refused_as_iproute2_does(session: Session) -> N
     # duparg2("dev", *argv): 'either "dev" is duplicate, or "extra" is a garbage'.
     with pytest.raises(BadArgument, match='either "dev" is duplicate, or "extra" is a garbage'):
         session.execute("ip -s link show eth0 extra")
-    with pytest.raises(NoSuchPort, match='Device "nope" does not exist; valid: eth0'):
+    with pytest.raises(NoSuchPort, match='Device "nope" does not exist; valid: lo, eth0'):
         session.execute("ip addr show nope")
 
 
@@ -102,3 +102,21 @@ def test_a_family_filter_with_nothing_to_show_gives_no_text() -> None:
     s.execute("ip link set lan3 down")  # addrconf_ifdown deletes its IPv6 address
     shown = s.execute("ip -6 addr show dev lan3")
     assert isinstance(shown, TextResult) and shown.text == ""
+
+
+def test_lo_is_a_device_as_on_any_linux_node(session: Session) -> None:
+    # drivers/net/loopback.c: ifindex 1, LOOPBACK, mtu 65536, noqueue, operstate
+    # UNKNOWN, link/loopback; 127.0.0.1/8 and ::1/128 with scope host.
+    out = text(session, "ip addr show lo")
+    assert out.splitlines()[:3] == [
+        "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default "
+        "qlen 1000",
+        "    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00",
+        "    inet 127.0.0.1/8 scope host lo",
+    ]
+    session.execute("ping 127.0.0.1")
+    lo = session.lab.node("ap").devs["lo"].counters
+    assert (lo.tx_packets, lo.rx_packets, lo.rx_bytes) == (2, 2, 168)  # request, reply
+    # 127.0.0.0/8 is in the local table only; ::1 has its main-table route.
+    assert "127.0.0.0/8" not in text(session, "ip route")
+    assert text(session, "ip -6 route").splitlines()[0].startswith("::1 dev lo")

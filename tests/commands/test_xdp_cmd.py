@@ -72,7 +72,7 @@ def test_attach_show_detach(session: Session) -> None:
     assert isinstance(show, TableResult)
     assert show.data["prog_name"] == "xdp_drop" and show.data["xdp_drop"] == 0
     everything = session.execute("xdp show")
-    assert set(everything.data["devs"]) == {"eth0", "lan1", "lan2", "lan3", "lan4", "wan"}
+    assert set(everything.data["devs"]) == {"lo", "eth0", "lan1", "lan2", "lan3", "lan4", "wan"}
     assert everything.data["devs"]["lan1"]["driver"] == "generic"
     assert "xdp_drop" in shown(session, "xdp show")
     session.execute("xdp detach wan")

@@ -138,7 +138,7 @@ def test_the_current_node_follows_node_steps(tmp_path: Path) -> None:
 """
     assert _errors(tmp_path, steps) == [
         "lab.yaml:9:15: 'run': host has no device 'wan' and no node is called that (nodes: ap, "
-        "host, pc1, pc2, pc3, pc4); valid: eth0, dummy0",
+        "host, pc1, pc2, pc3, pc4); valid: lo, eth0, dummy0",
     ]
 
 

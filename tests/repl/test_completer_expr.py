@@ -105,7 +105,7 @@ def test_expressions_only_where_a_command_takes_one(session: Session) -> None:
 def test_send_completes_nodes_then_devices(session: Session) -> None:
     first = words(session, "send ")
     assert first[:6] == ["ap", "host", "pc1", "pc2", "pc3", "pc4"] and "wan" in first
-    assert words(session, "send host ") == ["eth0", "dummy0"]
+    assert words(session, "send host ") == ["lo", "eth0", "dummy0"]
     assert words(session, "host send eth0 IP(d") == ["dst="]
 
 
@@ -127,7 +127,7 @@ def test_algorithm_names_by_kind(session: Session) -> None:
 
 
 def test_devices_follow_dev_on_the_addressed_node(session: Session) -> None:
-    assert words(session, "host ip link set dev ") == ["eth0", "dummy0"]
+    assert words(session, "host ip link set dev ") == ["lo", "eth0", "dummy0"]
     assert "wan" in words(session, "ip link set dev ")
 
 

@@ -42,8 +42,15 @@ __all__ = [
 
 def _flags(dev: NetDev) -> str:
     up = dev.up
-    flags = ["BROADCAST", "MULTICAST"] + (["UP", "LOWER_UP"] if up else [])
-    return "<" + ",".join(flags) + ">"
+    kind = ["LOOPBACK"] if dev.kind == "loopback" else ["BROADCAST", "MULTICAST"]
+    return "<" + ",".join(kind + (["UP", "LOWER_UP"] if up else [])) + ">"
+
+
+def _link_line(dev: NetDev) -> str:
+    """The link/ether (or, for lo, link/loopback) line of ``print_linkinfo``."""
+    if dev.kind == "loopback":
+        return f"    link/loopback {dev.mac} brd 00:00:00:00:00:00"
+    return f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff"
 
 
 def _ifname(dev: NetDev) -> str:
@@ -51,11 +58,13 @@ def _ifname(dev: NetDev) -> str:
 
 
 def _state(dev: NetDev) -> str:
+    if dev.kind == "loopback" and dev.up:
+        return "UNKNOWN"  # lo has no carrier to report (operstate IF_OPER_UNKNOWN)
     return "UP" if dev.up else "DOWN"
 
 
 def _qdisc(dev: NetDev) -> str:
-    return "noqueue" if dev.kind == "dsa-user" else "mq"
+    return "noqueue" if dev.kind in ("dsa-user", "loopback") else "mq"
 
 
 def link_text(node: Node, devs: Iterable[NetDev], stats: bool, brief: bool = False) -> str:
@@ -70,7 +79,7 @@ def link_text(node: Node, devs: Iterable[NetDev], stats: bool, brief: bool = Fal
             f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} qdisc {_qdisc(dev)} "
             f"state {_state(dev)} mode DEFAULT group default qlen 1000"
         )
-        lines.append(f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff")
+        lines.append(_link_line(dev))
         if stats:
             c = dev.counters
             lines.append("    RX:  bytes packets errors dropped  missed   mcast")
@@ -115,16 +124,18 @@ def addr_text(
             f"state {_state(dev)} group default qlen 1000"
         )
         if family is None:
-            lines.append(f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff")
+            lines.append(_link_line(dev))
+        lo = dev.kind == "loopback"
+        scope = "host" if lo else "global"  # lo's addresses are RT_SCOPE_HOST
         for iface in addrs:
             if iface.version == 4:
                 # The addresses carry a broadcast as "brd +" sets it: only up to /30
                 # (iproute2 ip/ipaddress.c ipaddr_modify).
                 brd = iface.network.broadcast_address
-                shown = f" brd {brd}" if iface.network.prefixlen <= 30 else ""
-                lines.append(f"    inet {iface}{shown} scope global {dev.name}")
+                shown = f" brd {brd}" if iface.network.prefixlen <= 30 and not lo else ""
+                lines.append(f"    inet {iface}{shown} scope {scope} {dev.name}")
             else:
-                lines.append(f"    inet6 {iface} scope global ")
+                lines.append(f"    inet6 {iface} scope {scope} ")
             lines.append("       valid_lft forever preferred_lft forever")
     return "\n".join(lines)
 
