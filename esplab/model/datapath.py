@@ -280,6 +280,17 @@ class Datapath(ReceivePath):
             policy_refused(walk, name, decision)
             return
         lo = node.devs.get("lo")
+        if lo is not None and not lo.up:
+            # __dev_queue_xmit on a device that is down: -ENETDOWN, tx_dropped [C].
+            lo.counters.tx_dropped += 1
+            walk.drop(
+                f"{name}.lo",
+                "lo",
+                "lo is down",
+                "tx_dropped",
+                "local traffic leaves through lo, and lo is administratively down (ENETDOWN)",
+            )
+            return
         if lo is not None:  # loopback_xmit counts the packet out and in
             counters = lo.counters
             counters.tx_packets += 1

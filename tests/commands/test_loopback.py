@@ -118,3 +118,13 @@ def test_a_decapsulated_packet_meets_the_martian_check_too() -> None:
     j = send(s, 'send host eth0 IP(src="127.0.0.1", dst="192.0.2.1")/UDP(dport=9)')
     assert "ap.xfrm" in j.taps()
     assert j.verdict == "dropped at ap.ip: martian source 127.0.0.1"
+
+
+def test_local_traffic_needs_lo_up() -> None:
+    s = Session()
+    s.execute("ip link set lo down")
+    j = send(s, 'send ap wan IP(dst="192.0.2.1")/UDP()')
+    assert j.verdict == "dropped at ap.lo: lo is down"
+    assert s.lab.node("ap").devs["lo"].counters.tx_dropped == 1
+    s.execute("ip link set lo up")
+    assert send(s, 'send ap wan IP(dst="192.0.2.1")/UDP()').delivered
