@@ -153,7 +153,10 @@ def record(lab: Lab, journey: Journey, stage: Stage) -> Stage:
 
 
 def default_profile(dev: NetDev) -> str:
-    return "generic" if dev.kind == "dsa-user" or dev.name.startswith("dummy") else "zc"
+    """The XDP a device's driver offers: lo, DSA user ports and dummy have no ndo_bpf,
+    so only generic (skb) XDP; the GDM ports the full set."""
+    generic = dev.kind in ("dsa-user", "loopback") or dev.name.startswith("dummy")
+    return "generic" if generic else "zc"
 
 
 def tap_prefix(lab: Lab, node: str, dev: str) -> str:

@@ -341,3 +341,13 @@ def test_the_seed_table_lab_passes() -> None:
     ]
     assert report.passed, failed
     assert len(report.steps) == 36
+
+
+def test_lo_takes_only_generic_xdp() -> None:
+    # drivers/net/loopback.c has no ndo_bpf: xdpdrv is refused, xdpgeneric works.
+    from esplab.errors import KernelError
+
+    s = Session()
+    with pytest.raises(KernelError, match="EOPNOTSUPP"):
+        s.execute("xdp attach lo native drop")
+    assert "xdpgeneric" in s.execute("xdp attach lo skb drop").summary
