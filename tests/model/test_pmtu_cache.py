@@ -126,7 +126,7 @@ def test_the_icmp_error_quotes_what_fits_576_bytes() -> None:
     icmp = s.lab.journeys.get()
     assert icmp is not None
     delivered = icmp.stage("pc1.deliver")
-    assert delivered is not None and "56" not in delivered.decision
+    assert delivered is not None
     assert delivered.decision == "delivered to 198.51.100.2 (proto 1, 576 bytes)"
 
 
