@@ -145,13 +145,11 @@ class Node:
     neigh: list[Neighbour] = field(default_factory=list)
     forwarding: bool = False
     flows: dict[FlowId, Flow] = field(default_factory=dict)
-    # Path MTUs learned from ICMP, by destination (route exceptions; pmtu_cache), and
-    # the route each hangs off: an exception goes with its route (fnhe, rt6 exception
-    # table). Read them through learned_pmtus() / path_mtu(), which drop stale ones.
-    pmtu: dict[IPAddress, int] = field(default_factory=dict)
-    _pmtu_route: dict[IPAddress, Route | None] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
+    # Path MTUs learned from ICMP, by destination (route exceptions; pmtu_cache), each
+    # with the route it hangs off: an exception goes with its route (fnhe, rt6
+    # exception table). Read them through learned_pmtus() / path_mtu(), which drop
+    # stale ones.
+    pmtu: dict[IPAddress, tuple[int, Route | None]] = field(default_factory=dict)
     xfrm: Any = None
     # Lookup caches (see invalidate): dst -> route, (addr, dev) -> neighbour, the
     # addresses the node owns, route -> its rendered text; and the lists they were
@@ -399,26 +397,26 @@ class Node:
         Returns (the MTU kept or None, the path MTU before)."""
         route = self.route(report.dst)
         current = self.path_mtu(report.dst) or (self.dev(route.dev).mtu if route else 0xFFFF)
-        mtu = learn(self.pmtu, report, current)
+        mtu = learn(report, current)
         if mtu is not None:
-            self._pmtu_route[report.dst] = route
+            self.pmtu[report.dst] = (mtu, route)
         return mtu, current
 
     def path_mtu(self, dst: IPAddress) -> int | None:
         """The path MTU learned for ``dst``, while the route it was learned on stands."""
-        mtu = self.pmtu.get(dst)
-        if mtu is not None and self.route(dst) is not self._pmtu_route.get(dst):
-            del self.pmtu[dst]  # the route went (down, deleted, replaced): so did it
-            self._pmtu_route.pop(dst, None)
+        entry = self.pmtu.get(dst)
+        if entry is None:
             return None
-        return mtu
+        if self.route(dst) is not entry[1]:
+            del self.pmtu[dst]  # the route went (down, deleted, replaced): so did it
+            return None
+        return entry[0]
 
     def flush_pmtus(self, version: int) -> int:
         """``ip [-6] route flush cache``: forget the path MTUs of one family; how many."""
         gone = [dst for dst in self.pmtu if dst.version == version]
         for dst in gone:
             del self.pmtu[dst]
-            self._pmtu_route.pop(dst, None)
         return len(gone)
 
     def learned_pmtus(self) -> dict[IPAddress, int]:

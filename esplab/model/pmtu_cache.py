@@ -51,12 +51,9 @@ def too_big_report(packet: bytes, hlen: int, proto: int) -> TooBig | None:
     return None
 
 
-def learn(table: dict[IPAddress, int], report: TooBig, current: int) -> int | None:
-    """Record ``report`` in ``table`` (destination -> MTU) when it lowers the path MTU
-    below ``current`` (the route's or an earlier exception's); the MTU kept, or None."""
+def learn(report: TooBig, current: int) -> int | None:
+    """The path MTU ``report`` teaches when it lowers ``current`` (the route's or an
+    earlier exception's), raised to the family's floor first; None when it does not."""
     floor = IPV4_MIN_PMTU if report.dst.version == 4 else IPV6_MIN_MTU
     mtu = max(report.mtu, floor)
-    if mtu >= current:
-        return None
-    table[report.dst] = mtu
-    return mtu
+    return mtu if mtu < current else None

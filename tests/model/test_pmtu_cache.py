@@ -3,7 +3,7 @@ rt6_do_update_pmtu)."""
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv6Address, ip_address
+from ipaddress import ip_address
 
 from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.inet6 import ICMPv6EchoRequest, ICMPv6PacketTooBig, IPv6
@@ -35,14 +35,13 @@ def test_reports_are_read_from_icmp_and_icmpv6() -> None:
 
 
 def test_a_report_only_lowers_and_has_a_floor() -> None:
-    table: dict[IPv4Address | IPv6Address, int] = {}
     dst = ip_address("203.0.113.1")
-    assert learn(table, TooBig(dst, 1500), 1500) is None  # not below: ignored
-    assert learn(table, TooBig(dst, 1400), 1500) == 1400
-    assert learn(table, TooBig(dst, 100), 1400) == 552  # ip_rt_min_pmtu
+    assert learn(TooBig(dst, 1500), 1500) is None  # not below: ignored
+    assert learn(TooBig(dst, 1400), 1500) == 1400
+    assert learn(TooBig(dst, 100), 1400) == 552  # ip_rt_min_pmtu
+    assert learn(TooBig(dst, 600), 552) is None  # the floor is not below 552 either
     dst6 = ip_address("2001:db8:7::1")
-    assert learn(table, TooBig(dst6, 1000), 1500) == 1280  # IPV6_MIN_MTU
-    assert table == {dst: 552, dst6: 1280}
+    assert learn(TooBig(dst6, 1000), 1500) == 1280  # IPV6_MIN_MTU
 
 
 def test_the_sender_learns_and_later_packets_are_measured_against_it() -> None:
@@ -53,7 +52,7 @@ def test_the_sender_learns_and_later_packets_are_measured_against_it() -> None:
     assert isinstance(first, JourneyResult)
     assert "ap.pmtu" in first.journeys[0].verdict
     pc1 = s.lab.node("pc1")
-    assert pc1.pmtu == {ip_address("203.0.113.1"): 1400}
+    assert pc1.learned_pmtus() == {ip_address("203.0.113.1"): 1400}
     again = s.execute(line)
     assert isinstance(again, JourneyResult)
     j = again.journeys[0]
@@ -74,7 +73,7 @@ def test_route_get_shows_the_learned_mtu_and_flush_cache_forgets_it() -> None:
     assert get.data["mtu"] == 1400 and "cache mtu 1400" in str(getattr(get, "text", ""))
     flushed = s.execute("pc1 ip route flush cache")
     assert flushed.data == {"forgotten": 1}
-    assert s.lab.node("pc1").pmtu == {}
+    assert s.lab.node("pc1").learned_pmtus() == {}
     assert s.execute("pc1 ip route get 203.0.113.1").data["mtu"] == 1500
 
 
