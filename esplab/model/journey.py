@@ -91,7 +91,7 @@ def decode_snapshot(kind: str, data: bytes) -> Packet:
     return table.get(kind, Raw)(data)
 
 
-@dataclass
+@dataclass(slots=True)
 class Stage:
     """One step of a journey; also one captured record at its tap."""
 
@@ -110,6 +110,10 @@ class Stage:
         return None if self.data is None else decode_snapshot(self.kind, self.data)
 
 
+# The slot that holds a Stage's decision text (LazyTextStage's property stands over it).
+_DECISION: Any = Stage.__dict__["decision"]
+
+
 class LazyTextStage(Stage):
     """A Stage whose ``decision`` is ``decision.format(*args)``, formatted when first read.
 
@@ -120,6 +124,8 @@ class LazyTextStage(Stage):
     decision is taken as it is (so ``dataclasses.replace`` works). It compares,
     prints and copies like any Stage.
     """
+
+    __slots__ = ("_args",)
 
     def __init__(
         self,
@@ -135,42 +141,85 @@ class LazyTextStage(Stage):
         meta: dict[str, Any] | None = None,
         args: tuple[Any, ...] = (),
     ) -> None:
-        d = self.__dict__
-        d["tap"] = tap
-        d["device"] = device
-        d["_template"] = decision
-        d["_args"] = args
-        d["why"] = why
-        d["fidelity"] = fidelity
-        d["counters"] = {} if counters is None else counters
-        d["data"] = data
-        d["kind"] = kind
-        d["drop"] = drop
-        d["meta"] = {} if meta is None else meta
+        self.tap = tap
+        self.device = device
+        _DECISION.__set__(self, decision)  # the template, until it is formatted
+        self._args: tuple[Any, ...] | None = args or None
+        self.why = why
+        self.fidelity = fidelity
+        self.counters = {} if counters is None else counters
+        self.data = data
+        self.kind = kind
+        self.drop = drop
+        self.meta = {} if meta is None else meta
 
     @property
     def decision(self) -> str:
-        d = self.__dict__
-        text: str | None = d.get("_decision")
-        if text is None:
-            args = d["_args"]
-            text = d["_decision"] = d["_template"].format(*args) if args else d["_template"]
+        text: str = _DECISION.__get__(self)
+        args = self._args
+        if args is not None:
+            text = text.format(*args)
+            _DECISION.__set__(self, text)
+            self._args = None
         return text
 
     @decision.setter
     def decision(self, text: str) -> None:
-        self.__dict__["_decision"] = text
+        _DECISION.__set__(self, text)
+        self._args = None
 
 
-@dataclass
 class Journey:
     """Every stage one injected packet went through, in order."""
 
-    id: int
-    origin: str
-    stages: list[Stage] = field(default_factory=list)
-    verdict: str = ""
-    delivered: bool = False
+    __slots__ = ("_later", "_stages", "delivered", "id", "origin", "verdict")
+
+    def __init__(
+        self,
+        id: int,
+        origin: str,
+        stages: list[Stage] | None = None,
+        verdict: str = "",
+        delivered: bool = False,
+    ) -> None:
+        self.id = id
+        self.origin = origin
+        self._stages: list[Any] = [] if stages is None else stages
+        self._later = False
+        self.verdict = verdict
+        self.delivered = delivered
+
+    def __repr__(self) -> str:
+        return (
+            f"Journey(id={self.id!r}, origin={self.origin!r}, stages={self.stages!r}, "
+            f"verdict={self.verdict!r}, delivered={self.delivered!r})"
+        )
+
+    @property
+    def stages(self) -> list[Stage]:
+        """The stages, with extend_later's pending places built now (in place: a walk
+        in progress holds this list)."""
+        stages: list[Any] = self._stages
+        if self._later:
+            self._later = False
+            i = 0
+            while i < len(stages):
+                item = stages[i]
+                if type(item) is _Later:
+                    built = item.build()
+                    if not item.keep_data:
+                        for stage in built:
+                            stage.data = None
+                    stages[i : i + 1] = built
+                    i += len(built)
+                else:
+                    i += 1
+        return stages
+
+    @stages.setter
+    def stages(self, stages: list[Stage]) -> None:
+        self._stages = stages
+        self._later = False
 
     @property
     def dropped(self) -> Stage | None:
@@ -186,8 +235,8 @@ class Journey:
         """Append the stages ``build()`` returns, building them only when ``stages`` is
         first read (their content must be fixed by now); without ``keep_data`` their
         snapshots are dropped, as a walk without tracing does."""
-        self.__dict__["_stages"].append(_Later(build, keep_data))
-        self.__dict__["_later"] = True
+        self._stages.append(_Later(build, keep_data))
+        self._later = True
 
 
 class _Later:
@@ -198,37 +247,6 @@ class _Later:
     def __init__(self, build: Callable[[], list[Stage]], keep_data: bool) -> None:
         self.build = build
         self.keep_data = keep_data
-
-
-def _journey_stages(self: Journey) -> list[Stage]:
-    d = self.__dict__
-    stages: list[Stage] = d["_stages"]
-    if d.get("_later"):
-        d["_later"] = False
-        # Expand in place: a walk in progress holds this list.
-        i = 0
-        while i < len(stages):
-            item: Any = stages[i]
-            if type(item) is _Later:
-                built = item.build()
-                if not item.keep_data:
-                    for stage in built:
-                        stage.data = None
-                stages[i : i + 1] = built
-                i += len(built)
-            else:
-                i += 1
-    return stages
-
-
-def _set_journey_stages(self: Journey, stages: list[Stage]) -> None:
-    self.__dict__["_stages"] = stages
-    self.__dict__["_later"] = False
-
-
-# ``Journey.stages`` reads through extend_later's pending places (a dataclass field
-# with a default factory leaves no class attribute, so the property takes its name).
-Journey.stages = property(_journey_stages, _set_journey_stages)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
