@@ -1,5 +1,5 @@
 """The lab's XDP glue: ports per device, the receive hook's stages and verdicts, sockets,
-the TX journeys and xdpsock on a device (esplab.model.xdp_lab, xdp_lab_xsk)."""
+the TX journeys and xdpsock on a device (esplab.model.xdp_lab, xdp_lab_xsk, xdp_lab_run)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from esplab.model.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
 from esplab.model.xdp.program import XskRedirect
 from esplab.model.xdp.umem import FrameState
 from esplab.model.xdp_lab import XdpLab, lab_xdp, with_errno, xdp_rx_hook
+from esplab.model.xdp_lab_run import run_xdpsock
 
 
 @pytest.fixture
@@ -405,7 +406,7 @@ def test_send_refusals_change_nothing(lab: Lab, xl: XdpLab) -> None:
 def test_xdpsock_runs_and_puts_the_program_back(xl: XdpLab) -> None:
     xl.set_driver("ap", "wan", "am65-cpsw")
     xl.attach("ap", "wan", "native", "pass")
-    run = xsk.run_xdpsock(xl, "ap", "wan", Benchmark.RXDROP, mode="native", packets=256)
+    run = run_xdpsock(xl, "ap", "wan", Benchmark.RXDROP, mode="native", packets=256)
     assert run.report.rx_npkts == 256 and run.report.mode is XskMode.NATIVE
     assert run.seed_kpps == 491 and run.prediction.limited_by == "kernel"
     assert run.journey.taps()[0] == "xdpsock.setup" and "xdpsock.rx" in run.journey.taps()
@@ -415,16 +416,16 @@ def test_xdpsock_runs_and_puts_the_program_back(xl: XdpLab) -> None:
 
 
 def test_xdpsock_txonly_sends_what_was_asked(xl: XdpLab) -> None:
-    run = xsk.run_xdpsock(xl, "ap", "wan", Benchmark.TXONLY, mode="zc", packets=128)
+    run = run_xdpsock(xl, "ap", "wan", Benchmark.TXONLY, mode="zc", packets=128)
     assert run.report.tx_npkts == 128 and run.report.mode is XskMode.ZEROCOPY
     assert "xdpsock.tx" in run.journey.taps()
 
 
 def test_xdpsock_failure_leaves_the_port_clean(xl: XdpLab) -> None:
     with pytest.raises(KernelError) as err:  # native attach on a generic-only device
-        xsk.run_xdpsock(xl, "ap", "lan1", Benchmark.RXDROP, mode=None, packets=64)
+        run_xdpsock(xl, "ap", "lan1", Benchmark.RXDROP, mode=None, packets=64)
     assert err.value.errno_name == "EOPNOTSUPP"
     port = xl.port("ap", "lan1").port
     assert not port.pools and port.program is None
-    run = xsk.run_xdpsock(xl, "ap", "lan1", Benchmark.RXDROP, mode="skb", packets=64)
+    run = run_xdpsock(xl, "ap", "lan1", Benchmark.RXDROP, mode="skb", packets=64)
     assert run.report.rx_npkts == 64 and run.report.mode is XskMode.SKB

@@ -22,11 +22,11 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model import xdp_lab_xsk as xsk
 from esplab.model.xdp.consts import Benchmark, NetdevXdpAct
 from esplab.model.xdp.costmodel import CostModel, line_rate_pps, seed_table
 from esplab.model.xdp.xdpsock import NUM_FRAMES
 from esplab.model.xdp_lab import ATTACH_MODES, PROFILES, PROGRAMS, XdpLab, default_profile, lab_xdp
+from esplab.model.xdp_lab_run import run_xdpsock
 
 __all__ = [
     "COMMANDS",
@@ -333,7 +333,7 @@ def _xdpsock(session: Session, inv: Invocation) -> Result:
     opts, flags = word_options(
         rest, _XDPSOCK_USAGE, ("batch", "size", "packets", "queue"), ("no-wakeup",)
     )
-    run = xsk.run_xdpsock(
+    run = run_xdpsock(
         lab_xdp(session.lab),
         target_node(session, inv),
         dev,
