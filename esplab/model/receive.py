@@ -137,7 +137,7 @@ class ReceivePath:
         counters.rx_packets += 1
         counters.rx_bytes += len(frame)
         if self.lab.xdp_state is not None:
-            from esplab.model.xdp_lab import xdp_rx_hook
+            from esplab.model.xdp_lab_rx import xdp_rx_hook
 
             if xdp_rx_hook(self.lab, node.name, dev_name, frame, walk.journey):
                 return

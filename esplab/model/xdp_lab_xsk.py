@@ -42,6 +42,7 @@ from esplab.model.xdp_lab import (
     record,
     with_errno,
 )
+from esplab.model.xdp_lab_rx import settle
 
 if TYPE_CHECKING:
     from esplab.model.lab import Lab
@@ -180,7 +181,7 @@ def fill(xl: XdpLab, name: str, count: int) -> tuple[list[int], bool]:
         if ring.needs_wakeup and xp.port.up:
             ls.sock.recvfrom()
             kicked = True
-        xl.settle(xp.port, ls.sock.queue_id)
+        settle(xp.port, ls.sock.queue_id)
     return addrs, kicked
 
 
@@ -189,7 +190,7 @@ def recv(xl: XdpLab, name: str, count: int | None) -> list[tuple[int, XskDesc, b
     ls, xp = bound(xl, name, "recvfrom")
     rx, umem = ls.sock.rx, ls.umem
     assert rx is not None
-    xl.settle(xp.port, ls.sock.queue_id)
+    settle(xp.port, ls.sock.queue_id)
     n, first = rx.peek(rx.size if count is None else count)
     out: list[tuple[int, XskDesc, bytes, int | None]] = []
     for i in range(n):
@@ -332,7 +333,7 @@ def send(xl: XdpLab, name: str, count: int, size: int, addr: int | None = None) 
     for _ in range(4 * count + 8):  # sendto, then the driver's NAPI, until nothing moves
         mark = (tx.cons_head, comp.producer)
         sock.sendto()
-        xl.settle(xp.port, sock.queue_id)
+        settle(xp.port, sock.queue_id)
         if (tx.cons_head, comp.producer) == mark:
             break
     consumed = (tx.cons_head - start) & U32_MASK

@@ -22,7 +22,7 @@ from esplab.commands.session import Session, SessionOptions
 from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
 from esplab.lab import check, runner
 from esplab.layers.xdp import XDPDesc
-from esplab.model.xdp_lab import xdp_rx_hook
+from esplab.model.xdp_lab_rx import xdp_rx_hook
 from esplab.model.xdp_lab_xsk import tx_frame
 from esplab.render import render
 

@@ -13,8 +13,9 @@ from esplab.model.lab import Lab
 from esplab.model.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
 from esplab.model.xdp.program import XskRedirect
 from esplab.model.xdp.umem import FrameState
-from esplab.model.xdp_lab import XdpLab, lab_xdp, with_errno, xdp_rx_hook
+from esplab.model.xdp_lab import XdpLab, lab_xdp, with_errno
 from esplab.model.xdp_lab_run import run_xdpsock
+from esplab.model.xdp_lab_rx import xdp_rx_hook
 
 
 @pytest.fixture
