@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from esplab.errors import BadArgument, EngineError, RingFull
 from esplab.layers.hashstate import hmac_pad_blocks
 from esplab.layers.sa_record import ESP_AUTH_ALGOS, ESP_CRYPT_ALGOS, SA_RECORD_SIZE, EIP93SARecord
-from esplab.model.engine import fast
-from esplab.model.engine.fast import (
+from esplab.model.engine import fastesp
+from esplab.model.engine.fastesp import (
     RX_CRYPTO_DONE,
     RX_CRYPTO_WHY,
     RX_PACKET_DONE,
@@ -282,7 +282,7 @@ def esp_tx(
         )
     sync = offload == "crypto" and drv.settings.crypto_tx_seq == "sync"
     if iv is None:
-        outcome = fast.esp_tx(drv, sa, skb, off, start, proto, sync, first)
+        outcome = fastesp.esp_tx(drv, sa, skb, off, start, proto, sync, first)
         if outcome is not None:
             return outcome
     try:
@@ -427,7 +427,7 @@ def esp_rx(
             rx_status(["PROCESSING"], sa)[1],
             fidelity="M",
         )
-    outcome = fast.esp_rx(drv, sa, skb, off, nh_off, esp, first)
+    outcome = fastesp.esp_rx(drv, sa, skb, off, nh_off, esp, first)
     if outcome is not None:
         return outcome
     try:

@@ -1,6 +1,7 @@
-"""The one-step paths (``EIP93Driver.transact``, ``esplab.model.engine.fast``) leave exactly
-what the full ring protocol leaves: the same sequence of requests is run twice, once
-with ``fast_path`` on and once with it off, and memory, registers, counters, outcomes
+"""The one-step paths (``EIP93Driver.transact``, ``esplab.model.engine.fast``,
+``fastesp``, ``fastaead``) leave exactly what the full ring protocol leaves: the same
+sequence of requests is run twice, once with ``fast_path`` on and once with it off,
+and memory, registers, counters, outcomes
 and stages are compared after every request."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from esplab.model import esp
-from esplab.model.engine import DriverSettings, EIP93Driver, Outcome, fast, fastaead, new_eip93
+from esplab.model.engine import DriverSettings, EIP93Driver, Outcome, fastaead, fastesp, new_eip93
 from esplab.model.engine import regs as R
 from esplab.model.esp_sa import EspSA
 from esplab.model.journey import Stage
@@ -22,7 +23,7 @@ from .support import kernel_skb, key, make_pair, plain_packet
 
 Step = Callable[[], Any]
 #: The one-step paths: (module, function).
-FAST = ((fast, "esp_tx"), (fast, "esp_rx"), (fastaead, "encrypt"), (fastaead, "decrypt"))
+FAST = ((fastesp, "esp_tx"), (fastesp, "esp_rx"), (fastaead, "encrypt"), (fastaead, "decrypt"))
 
 
 def machine_state(drv: EIP93Driver) -> dict[str, Any]:
