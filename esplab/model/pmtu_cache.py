@@ -17,14 +17,15 @@ lasts until ``ip route flush cache``, its route goes, or a reset [M].
 from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv6Address
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from esplab.model.node import IPAddress
 
 __all__ = ["IPV4_MIN_PMTU", "IPV6_MIN_MTU", "TooBig", "learn", "too_big_report"]
 
 IPV4_MIN_PMTU = 552  # net.ipv4.route.min_pmtu
 IPV6_MIN_MTU = 1280  # RFC 8200 5
-
-IPAddress = IPv4Address | IPv6Address
 
 
 class TooBig(NamedTuple):
