@@ -135,7 +135,7 @@ def _esp_headers(sa: EspSA, packet: bytes, seq: int | None, info: IpInfo | None 
     seq = esp_core._take_seq(sa, seq, size)
     # SPI || SEQ || IV || E(payload || pad || pad length || next header) || ICV: every
     # cipher here keeps the length, and the ICV (or AEAD tag) is icv_len bytes.
-    clen = size + (-(size + 2) % sa.align) + 2
+    clen = esp_core.encrypted_len(size, sa.align)
     body = (
         sa.spi_bytes + (seq & 0xFFFFFFFF).to_bytes(4, "big") + bytes(sa.iv_size + clen + sa.icv_len)
     )

@@ -53,6 +53,7 @@ __all__ = [
     "check_seq",
     "decrypt",
     "encrypt",
+    "encrypted_len",
 ]
 
 #: Self-describing padding, RFC 4303 2.4: 1, 2, 3, ...
@@ -120,6 +121,13 @@ def _take_seq(sa: EspSA, seq: int | None, nbytes: int) -> int:
     st.packets += 1
     st.bytes += nbytes
     return seq
+
+
+def encrypted_len(size: int, align: int) -> int:
+    """The encrypted part of an ESP packet for ``size`` bytes of payload: the payload,
+    the padding that brings payload, pad length and next header to a multiple of
+    ``align``, and those two bytes (RFC 4303 2.4)."""
+    return size + (-(size + 2) % align) + 2
 
 
 def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None) -> bytes:
@@ -207,7 +215,7 @@ def encrypt(
 
 def _check_size(sa: EspSA, version: int, hlen: int, size: int, tunnel: bool) -> None:
     """The ESP packet must fit the 16-bit IP length field of its outer header."""
-    esp = 8 + sa.iv_size + size + (-(size + 2) % sa.align) + 2 + sa.icv_len
+    esp = 8 + sa.iv_size + encrypted_len(size, sa.align) + sa.icv_len
     esp += 8 if sa.encap is not None else 0
     if tunnel:
         total = esp + (20 if sa.outer_version == 4 else 0)

@@ -21,6 +21,7 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
+from esplab.model.esp import encrypted_len
 from esplab.model.journey import Fidelity
 from esplab.model.netdev import NetDev
 from esplab.model.xfrm.objects import XfrmState
@@ -53,8 +54,7 @@ def esp_length(
 ) -> int:
     """Length of the ESP packet made from an IP packet (RFC 4303 2.4 padding)."""
     payload = packet_len if tunnel_hdr else packet_len - ip_hlen
-    clen = -(-(payload + 2) // align) * align
-    return (tunnel_hdr or ip_hlen) + 8 + iv + clen + icv
+    return (tunnel_hdr or ip_hlen) + 8 + iv + encrypted_len(payload, align) + icv
 
 
 # The kernel's ipv6_ext_hdr(): hop-by-hop, routing, fragment, AH, no next header,
