@@ -14,7 +14,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.walk import Walk, addrs, icmp_too_big
+from esplab.model.walk import Walk, addrs, icmp_too_big, quoted
 
 if TYPE_CHECKING:
     from esplab.model.datapath import Datapath
@@ -42,7 +42,7 @@ def too_big(
     what = "packet too big" if v6 else "fragmentation needed"
     fits = f"the path MTU {mtu} learned from ICMP" if learned else dev_name
     if df:
-        icmp = icmp_too_big(node, dev_name, packet, mtu)
+        icmp = icmp_too_big(node, dev_name, quoted(walk, packet), mtu)
         walk.drop(
             f"{node.name}.pmtu",
             node.name,
@@ -119,7 +119,7 @@ def tunnel_too_big(
         counter = "XfrmOutError" if packet_offload else "XfrmOutStateModeError"
         node.xfrm.mib.bump(counter)
         where = "xfrm tunnel check: the bundle's MTU"
-    icmp = icmp_too_big(node, dev_name, packet, mtu)
+    icmp = icmp_too_big(node, dev_name, quoted(walk, packet), mtu)
     walk.drop(
         f"{node.name}.xfrm.state",
         node.name,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from esplab.errors import DecodeError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.journey import LazyTextStage, Stage
+from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import (
     ETH_P_8021AD,
     ETH_P_8021Q,
@@ -29,9 +29,12 @@ from esplab.model.node import Node, is_loopback, raw_loopback
 from esplab.model.pmtu_cache import too_big_report
 from esplab.model.walk import (
     IPPROTO_UDP,
+    SendOptions,
     Walk,
     addrs,
+    decrease_ttl,
     flow_key,
+    icmp_time_exceeded,
     is_natt,
     software_sa,
     tapname,
@@ -105,6 +108,12 @@ class ReceivePath:
         forwarded: bool = False,
     ) -> None:
         """The sending half's IP output (Datapath): forwarding hands packets to it."""
+        raise NotImplementedError
+
+    def send(
+        self, node: str, dev: str | None, packet: bytes, opts: SendOptions | None = None
+    ) -> Journey:
+        """The sending half's entry (Datapath): ICMP errors go back through it."""
         raise NotImplementedError
 
     def _receive(self, walk: Walk, node: Node, dev_name: str, frame: bytes, hops: int) -> None:
@@ -301,8 +310,54 @@ class ReceivePath:
                 "a host does not forward (net.ipv4.ip_forward = 0)",
             )
             return
-        walk.add(Stage(f"{node.name}.forward", node.name, f"forward towards {dst}"))
-        self._output(walk, node, packet, None, hops, forwarded=True)
+        self._forward(walk, node, dev_name, packet, info, dst, hops)
+
+    def _forward(
+        self,
+        walk: Walk,
+        node: Node,
+        dev_name: str,
+        packet: bytes,
+        info: IpInfo,
+        dst: IPv4Address | IPv6Address,
+        hops: int,
+    ) -> None:
+        """ip_forward / ip6_forward after the policy check: a packet whose TTL (hop
+        limit) would reach 0 is dropped and its sender gets ICMP time exceeded
+        (InHdrErrors, Ip6InHdrErrors); any other goes on one lower [C]. Errors of the
+        forward path (too big) quote it as it arrived (:attr:`Walk.arrived`)."""
+        v6 = info.version == 6
+        ttl = packet[7] if v6 else packet[8]
+        name = node.name
+        if ttl <= 1:
+            what = "hop limit" if v6 else "TTL"
+            icmp = icmp_time_exceeded(node, dev_name, packet)
+            counter = "Ip6InHdrErrors" if v6 else "InHdrErrors"
+            walk.drop(
+                f"{name}.forward",
+                name,
+                f"{what} {ttl}: ICMP time exceeded",
+                counter,
+                f"a router does not forward a packet whose {what} would reach 0: "
+                f"{'ip6_forward' if v6 else 'ip_forward'} counts {counter} and sends ICMP "
+                "time exceeded in transit to its source; the snapshot is that ICMP message",
+                data=icmp,
+            )
+            if icmp is not None and not node.owns(addrs(packet)[0]):
+                self.send(name, None, icmp)  # back to the sender, a journey of its own
+            return
+        walk.add(
+            LazyTextStage(
+                f"{name}.forward",
+                name,
+                "forward towards {}, {} {} -> {}",
+                "ip_decrease_ttl (the checksum updated, RFC 1624) / ip6_forward's hop_limit--",
+                "C",
+                args=(dst, "hop limit" if v6 else "TTL", ttl, ttl - 1),
+            )
+        )
+        walk.arrived = packet
+        self._output(walk, node, decrease_ttl(packet), None, hops, forwarded=True)
 
     def _learn_pmtu(self, walk: Walk, node: Node, packet: bytes, info: IpInfo) -> None:
         """ICMP too big reached its sender: the path MTU to the packet's destination

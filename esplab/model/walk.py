@@ -31,10 +31,14 @@ __all__ = [
     "Walk",
     "addr",
     "addrs",
+    "decrease_ttl",
     "flow_key",
+    "icmp_error",
+    "icmp_time_exceeded",
     "icmp_too_big",
     "is_natt",
     "policy_refused",
+    "quoted",
     "refused_counter",
     "software_sa",
     "tapname",
@@ -54,7 +58,7 @@ class SendOptions:
 class Walk:
     """One journey being walked (keeps the hot path free of repeated lookups)."""
 
-    __slots__ = ("journey", "lab", "opts", "secpath", "snap", "stages")
+    __slots__ = ("arrived", "journey", "lab", "opts", "secpath", "snap", "stages")
 
     def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
         self.lab = lab
@@ -64,6 +68,9 @@ class Walk:
         self.snap = lab.settings.tracing
         # The states that decrypted the packet on the current node (the skb's secpath).
         self.secpath: list[XfrmState] = []
+        # A forwarded packet as it arrived, before its TTL went down: what the forward
+        # path's ICMP errors quote (ip_forward checks the MTU before ip_decrease_ttl).
+        self.arrived: bytes | None = None
 
     def add(self, stage: Stage) -> Stage:
         stages = self.stages
@@ -123,8 +130,30 @@ class Walk:
 
 def icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None:
     """ICMP fragmentation needed (IPv4) or packet too big (IPv6) for ``packet``."""
+    return icmp_error(node, dev, packet, mtu)
+
+
+def icmp_time_exceeded(node: Node, dev: str, packet: bytes) -> bytes | None:
+    """ICMP time exceeded in transit (IPv4 type 11 code 0, ICMPv6 type 3 code 0) for a
+    packet whose TTL or hop limit ran out (ip_forward, ip6_forward) [C]."""
+    return icmp_error(node, dev, packet, None)
+
+
+def quoted(walk: Walk, packet: bytes) -> bytes:
+    """What an ICMP error about ``packet`` quotes: the packet as it arrived when the node
+    is forwarding it (its TTL not yet decreased), else the packet itself."""
+    arrived = walk.arrived
+    if arrived is not None and len(arrived) == len(packet) and decrease_ttl(arrived) == packet:
+        return arrived
+    return packet
+
+
+def icmp_error(node: Node, dev: str, packet: bytes, mtu: int | None) -> bytes | None:
+    """The ICMP error ``node`` sends back to ``packet``'s source: too big with ``mtu``,
+    or time exceeded when ``mtu`` is None; None when the node has no address to send
+    it from."""
     from scapy.layers.inet import ICMP, IP
-    from scapy.layers.inet6 import ICMPv6PacketTooBig, IPv6
+    from scapy.layers.inet6 import ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6
     from scapy.packet import Packet, Raw
 
     v6 = packet[0] >> 4 == 6
@@ -137,12 +166,25 @@ def icmp_too_big(node: Node, dev: str, packet: bytes, mtu: int) -> bytes | None:
         return None
     dst = str(addrs(packet)[0])
     if v6:
+        # icmp6_send quotes as much as fits the IPv6 minimum MTU: 1280 - 40 - 8 [C].
         head6: Packet = IPv6(src=str(src), dst=dst)
-        return bytes(head6 / ICMPv6PacketTooBig(mtu=mtu) / Raw(packet[: 1280 - 48]))
+        kind6: Packet = ICMPv6TimeExceeded(code=0) if mtu is None else ICMPv6PacketTooBig(mtu=mtu)
+        return bytes(head6 / kind6 / Raw(packet[: 1280 - 48]))
     # __icmp_send quotes as much of the packet as fits a 576-byte ICMP message
     # (RFC 1812 4.3.2.3): 576 - 20 (IP) - 8 (ICMP) bytes [C].
     head4: Packet = IP(src=str(src), dst=dst)
-    return bytes(head4 / ICMP(type=3, code=4, nexthopmtu=mtu) / Raw(packet[: 576 - 28]))
+    kind4: Packet = ICMP(type=11, code=0) if mtu is None else ICMP(type=3, code=4, nexthopmtu=mtu)
+    return bytes(head4 / kind4 / Raw(packet[: 576 - 28]))
+
+
+def decrease_ttl(packet: bytes) -> bytes:
+    """``packet`` with its TTL (IPv4, the header checksum updated incrementally as
+    ip_decrease_ttl does, RFC 1624) or hop limit (IPv6) one lower [C]."""
+    if packet[0] >> 4 == 6:
+        return packet[:7] + bytes((packet[7] - 1,)) + packet[8:]
+    check = int.from_bytes(packet[10:12], "big") + 0x0100
+    check = (check + (check >= 0xFFFF)) & 0xFFFF
+    return packet[:8] + bytes((packet[8] - 1, packet[9])) + check.to_bytes(2, "big") + packet[12:]
 
 
 def tapname(node: Node, dev: str) -> str:
