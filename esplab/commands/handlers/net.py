@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from esplab.commands.handlers.net_args import FAMILIES, IpArgs, IpOpts
+from esplab.commands.handlers.net_args import FAMILIES, IpArgs, IpOpts, Keyword, resolve
 from esplab.commands.handlers.net_link import ip_addr, ip_link
 from esplab.commands.handlers.net_neigh import ip_neigh
 from esplab.commands.handlers.net_route import ip_route
@@ -23,17 +23,53 @@ from esplab.model.node import Node
 
 __all__ = ["COMMANDS", "OBJECTS", "ip_global_options", "ip_object"]
 
-# iproute2 object names and the abbreviations it accepts (ip/ip.c: matches()).
+# The objects esplab models.
 OBJECTS = ("link", "address", "route", "neighbour", "xfrm")
+
+# ip/ip.c cmds[]: do_cmd takes the first object the word abbreviates, in this order, so
+# "a" is address (before addrlabel), "r" route (before rule), "n" neighbour (before
+# ntable, netns and netconf) and "l" link (before l2tp).
+_OBJECT_WORDS = (
+    Keyword("address", "address"),
+    Keyword("addrlabel", None),
+    Keyword("maddress", None),
+    Keyword("route", "route"),
+    Keyword("rule", None),
+    Keyword("neighbor", "neighbour"),
+    Keyword("neighbour", "neighbour"),
+    Keyword("ntable", None),
+    Keyword("ntbl", None),
+    Keyword("link", "link"),
+    Keyword("l2tp", None),
+    Keyword("fou", None),
+    Keyword("ila", None),
+    Keyword("macsec", None),
+    Keyword("tunnel", None),
+    Keyword("tunl", None),
+    Keyword("tuntap", None),
+    Keyword("tap", None),
+    Keyword("token", None),
+    Keyword("tcpmetrics", None),
+    Keyword("tcp_metrics", None),
+    Keyword("monitor", None),
+    Keyword("xfrm", "xfrm"),
+    Keyword("mroute", None),
+    Keyword("mrule", None),
+    Keyword("netns", None),
+    Keyword("netconf", None),
+    Keyword("vrf", None),
+    Keyword("sr", None),
+    Keyword("nexthop", None),
+    Keyword("mptcp", None),
+    Keyword("ioam", None),
+    Keyword("stats", None),
+    Keyword("help", None),
+)
 
 
 def ip_object(word: str) -> str:
-    for obj in OBJECTS:
-        if obj.startswith(word) and word:
-            return obj
-    if word == "neigh":
-        return "neighbour"
-    raise BadArgument(f'Object "{word}" is unknown', valid=OBJECTS, value=word)
+    """The object ``word`` names, one of ``OBJECTS``, as ip.c's ``do_cmd`` reads it."""
+    return resolve(word, _OBJECT_WORDS, OBJECTS, "Object")
 
 
 def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
@@ -102,7 +138,10 @@ def _ip_complete(session: Session, words: list[str]) -> list[str]:
     words = [w for w in words if not w.startswith("-")]
     if not words:
         return [*OBJECTS, "-s", "-4", "-6", "-br"]
-    obj = next((o for o in OBJECTS if words[0] and o.startswith(words[0])), None)
+    try:
+        obj: str | None = ip_object(words[0])
+    except BadArgument:
+        obj = None
     if len(words) == 1:
         return {
             "link": ["show", "set"],

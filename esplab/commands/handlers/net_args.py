@@ -1,31 +1,31 @@
 """What every ``ip`` object handler shares: iproute2's global options, a cursor over
-the words after the object, the ``show`` verbs, keyword abbreviations, and the address
-and prefix arguments (lib/utils.c)."""
+the words after the object, keyword abbreviations (objects and verbs resolved as
+iproute2 does), and the address and prefix arguments (lib/utils.c)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_address, ip_network
 
 from esplab.errors import BadArgument
+from esplab.model.xfrm.parsing import matches
 
 __all__ = [
     "FAMILIES",
     "FAMILY_NAME",
-    "SHOW_VERBS",
     "IpArgs",
     "IpOpts",
+    "Keyword",
     "Prefix",
     "addr_arg",
     "decimal",
     "get_prefix",
     "matches",
+    "resolve",
 ]
 
 FAMILIES = {"inet": 4, "inet6": 6}
-
-# The verbs each object takes as "show".
-SHOW_VERBS = ("show", "list", "sh", "ls", "lst")
 
 
 @dataclass
@@ -85,9 +85,33 @@ class Prefix:
     specified: bool
 
 
-def matches(word: str, keyword: str) -> bool:
-    """iproute2 ``matches``: ``word`` is a non-empty abbreviation of ``keyword``."""
-    return bool(word) and keyword.startswith(word)
+@dataclass(frozen=True)
+class Keyword:
+    """One word iproute2 compares a command word with: ``name`` as its source spells
+    it, what esplab makes of it (``means``; None for a word iproute2 has and esplab does
+    not model), and whether it must be typed in full (``strcmp`` rather than
+    ``matches``, as "chg")."""
+
+    name: str
+    means: str | None
+    exact: bool = False
+
+
+def resolve(
+    word: str, table: Sequence[Keyword], valid: Sequence[str], kind: str, where: str = ""
+) -> str:
+    """What ``word`` means, read as iproute2 reads an object or a verb: the first entry
+    of ``table`` (in iproute2's source order) that it abbreviates wins, so ``ip l s`` is
+    set (ip/iplink.c tests "set" before "show") and ``ip a s`` is show (ip/ipaddress.c
+    tests "show" before "save"). ``kind`` and ``where`` place the word in the error
+    ('Command "x" is unknown for ip link'); ``valid`` lists what esplab accepts."""
+    for key in table:
+        if word == key.name if key.exact else matches(word, key.name):
+            if key.means is None:
+                named = "" if word == key.name else f" ({key.name})"
+                raise BadArgument(f'{kind} "{word}"{named} is not modelled{where}', valid=valid)
+            return key.means
+    raise BadArgument(f'{kind} "{word}" is unknown{where}', valid=valid, value=word)
 
 
 def get_prefix(word: str, family: int | None) -> Prefix:

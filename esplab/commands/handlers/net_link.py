@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import partial
 from ipaddress import ip_interface
 
-from esplab.commands.handlers.net_args import SHOW_VERBS, IpArgs, IpOpts
+from esplab.commands.handlers.net_args import IpArgs, IpOpts, Keyword, resolve
 from esplab.commands.handlers.net_show import addr_text, dev_addrs, link_text, show_devs
 from esplab.commands.parser import parse_int
 from esplab.commands.result import MessageResult, Result, TextResult
@@ -19,18 +19,50 @@ from esplab.model.topology import DSA_TAG_LEN
 
 __all__ = ["ip_addr", "ip_link"]
 
+# ip/iplink.c do_iplink tries these in order, so "s" is set and "sh" show; change is set.
+_LINK_VERBS = (
+    Keyword("add", None),
+    Keyword("set", "set"),
+    Keyword("change", "set"),
+    Keyword("replace", None),
+    Keyword("delete", None),
+    Keyword("show", "show"),
+    Keyword("lst", "show"),
+    Keyword("list", "show"),
+    Keyword("xstats", None),
+    Keyword("afstats", None),
+    Keyword("property", None),
+    Keyword("help", None),
+)
+
+# ip/ipaddress.c do_ipaddr tries these in order, so "s" is show ("save" comes later).
+_ADDR_VERBS = (
+    Keyword("add", "add"),
+    Keyword("change", None),
+    Keyword("chg", None, exact=True),
+    Keyword("replace", None),
+    Keyword("delete", "delete"),
+    Keyword("list", "show"),
+    Keyword("show", "show"),
+    Keyword("lst", "show"),
+    Keyword("flush", None),
+    Keyword("save", None),
+    Keyword("restore", None),
+    Keyword("showdump", None),
+    Keyword("help", None),
+)
+
 
 def ip_link(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
-    verb = args.take("command") if args.more() else "show"
-    if verb in SHOW_VERBS:
+    word = args.take("command") if args.more() else "show"
+    verb = resolve(word, _LINK_VERBS, ["show", "set"], "Command", " for ip link")
+    if verb == "show":
         devs = show_devs(node, args)
         return TextResult(
             summary=f"{len(devs)} device(s)",
             text=link_text(node, devs, opts.stats > 0, opts.brief),
             data={d.name: {"up": d.up, "mtu": d.mtu, **d.counters.as_dict()} for d in devs},
         )
-    if verb != "set":
-        raise BadArgument(f'Command "{verb}" is unknown for ip link', valid=["show", "set"])
     if args.peek() == "dev":
         args.take("dev")
     dev = node.dev(args.take("device"))
@@ -139,8 +171,9 @@ def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str]) -> str:
 
 
 def ip_addr(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
-    verb = args.take("command") if args.more() else "show"
-    if verb in SHOW_VERBS:
+    word = args.take("command") if args.more() else "show"
+    verb = resolve(word, _ADDR_VERBS, ["show", "add", "del"], "Command", " for ip addr")
+    if verb == "show":
         fam = opts.family
         devs = [d for d in show_devs(node, args) if fam is None or dev_addrs(d, fam)]
         return TextResult(
@@ -148,8 +181,6 @@ def ip_addr(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
             text=addr_text(node, devs, fam, opts.brief),
             data={d.name: [str(a) for a in dev_addrs(d, fam)] for d in devs},
         )
-    if verb not in ("add", "del", "delete"):
-        raise BadArgument(f'Command "{verb}" is unknown for ip addr', valid=["show", "add", "del"])
     try:
         iface = ip_interface(args.take("address"))
     except ValueError as exc:

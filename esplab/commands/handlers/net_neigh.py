@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ipaddress import IPv4Network, IPv6Network, ip_network
 
-from esplab.commands.handlers.net_args import SHOW_VERBS, IpArgs, IpOpts, addr_arg
+from esplab.commands.handlers.net_args import IpArgs, IpOpts, Keyword, addr_arg, resolve
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
@@ -13,15 +13,29 @@ from esplab.model.node import Neighbour, Node
 
 __all__ = ["ip_neigh"]
 
+# ip/ipneigh.c do_ipneigh tries these in order, so "s" is show and "d" delete.
+_NEIGH_VERBS = (
+    Keyword("add", "add"),
+    Keyword("change", None),
+    Keyword("chg", None, exact=True),
+    Keyword("replace", "replace"),
+    Keyword("delete", "delete"),
+    Keyword("show", "show"),
+    Keyword("lst", "show"),
+    Keyword("list", "show"),
+    Keyword("flush", None),
+    Keyword("get", None),
+    Keyword("help", None),
+)
+
 
 def ip_neigh(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
-    verb = args.take("command") if args.more() else "show"
-    if verb in SHOW_VERBS:
+    word = args.take("command") if args.more() else "show"
+    verb = resolve(
+        word, _NEIGH_VERBS, ["show", "add", "replace", "del"], "Command", " for ip neigh"
+    )
+    if verb == "show":
         return _neigh_show(node, args, opts.family)
-    if verb not in ("add", "replace", "del", "delete"):
-        raise BadArgument(
-            f'Command "{verb}" is unknown for ip neigh', valid=["show", "add", "replace", "del"]
-        )
     addr = addr_arg(args.take("address"))
     mac = None
     dev_name = None
@@ -38,7 +52,7 @@ def ip_neigh(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result
     if dev_name is None:
         raise BadArgument("ip neigh needs 'dev DEVICE'")
     current = node.lookup_neigh(addr, dev_name)
-    if verb in ("del", "delete"):
+    if verb == "delete":
         if current is None:
             raise KernelError("ENOENT", f"no neighbour {addr} on {dev_name}")
         node.neigh.remove(current)

@@ -15,14 +15,15 @@ from ipaddress import IPv4Network, IPv6Address, IPv6Network, ip_network
 
 from esplab.commands.handlers.net_args import (
     FAMILIES,
-    SHOW_VERBS,
     IpArgs,
     IpOpts,
+    Keyword,
     Prefix,
     addr_arg,
     decimal,
     get_prefix,
     matches,
+    resolve,
 )
 from esplab.commands.handlers.net_show import (
     RtHide,
@@ -90,20 +91,40 @@ _SELECTORS = [
 ]
 
 
+# ip/iproute.c do_iproute tries these in order, so "s" is show, "g" get, "d" delete and
+# "r" replace.
+_ROUTE_VERBS = (
+    Keyword("add", "add"),
+    Keyword("change", None),
+    Keyword("chg", None, exact=True),
+    Keyword("replace", "replace"),
+    Keyword("prepend", None),
+    Keyword("append", None),
+    Keyword("test", None),
+    Keyword("delete", "delete"),
+    Keyword("list", "show"),
+    Keyword("show", "show"),
+    Keyword("lst", "show"),
+    Keyword("get", "get"),
+    Keyword("flush", "flush"),
+    Keyword("save", None),
+    Keyword("restore", None),
+    Keyword("showdump", None),
+    Keyword("help", None),
+)
+_ROUTE_VALID = ("show", "get", "add", "del", "replace", "flush cache")
+
+
 def ip_route(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
     family = opts.family
-    verb = args.take("command") if args.more() else "show"
-    if verb in SHOW_VERBS:
+    word = args.take("command") if args.more() else "show"
+    verb = resolve(word, _ROUTE_VERBS, _ROUTE_VALID, "Command", " for ip route")
+    if verb == "show":
         return _show(node, args, family)
     if verb == "get":
         return _route_get(node, args, family)
     if verb == "flush":
         return _flush_cache(node, args, family)
-    if verb not in ("add", "del", "delete", "replace"):
-        raise BadArgument(
-            f'Command "{verb}" is unknown for ip route',
-            valid=["show", "get", "add", "del", "replace", "flush cache"],
-        )
     return _modify(node, verb, args, family)
 
 
@@ -316,7 +337,7 @@ def _modify(node: Node, verb: str, args: IpArgs, family: int | None) -> Result:
         else:
             raise BadArgument(f'unknown route keyword "{key}"', valid=["via", "dev"], value=key)
     prefix = _route_prefix(dst_word, family, via)
-    if verb in ("del", "delete"):
+    if verb == "delete":
         before = len(node.routes)
         node.routes = [r for r in node.routes if r.dst != prefix]
         node.invalidate()

@@ -87,7 +87,8 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
         "policies": len(out.policies),
         "text": out.text,
     }
-    if out.text:
+    if out.text or cmd.verb == "list":
+        # A dump prints what it finds; iproute2 prints nothing for an empty one.
         return TextResult(
             summary=f"{node.name}: ip xfrm {cmd.obj} {cmd.verb}",
             text=out.text.rstrip("\n"),
