@@ -40,6 +40,9 @@ _OUT_CHOICES = ("esp-seq-pre-increment", "pad-boundary", "result-pad-count")
 _OUT_PRNG = (*_OUT_CHOICES, "iv-prng")
 _IN_CHOICES = ("replay-window", "result-pad-count")
 _IN_CHOICES_NO_HEADER = (*_IN_CHOICES, "inbound-no-copy-header")
+_REPLAY_CHOICES = (*_IN_CHOICES, "replay-before-icv")
+_REPLAY_NO_HEADER = (*_REPLAY_CHOICES, "inbound-no-copy-header")
+_REPLAY_AUTH = ("auth-error-alone", "replay-window", "replay-before-icv")
 
 
 def pad_boundary(pad_ctrl: int) -> int:
@@ -214,25 +217,19 @@ def esp_inbound(
     if spi != p.spi:
         return fail(SPI, f"packet SPI {spi:#010x} differs from sa_spi {p.spi:#010x}", "spi-check")
     seq = int.from_bytes(data[4:8], "big")
-    if p.en_seqnum_chk:
-        replay = _window(seq, window)
-        if replay is not None:
-            return Job(
-                status=SEQNUM_ERR,
-                detail=replay,
-                fidelity="U",
-                choices=("replay-window", "replay-before-icv"),
-                meta={"seq": seq},
-            )
+    # A replay sets SEQNUM_ERR, yet the packet is authenticated, decrypted and written
+    # as any other; only the window stays as it was [U] replay-before-icv.
+    replay = _window(seq, window) if p.en_seqnum_chk else None
+    seq_err = 0 if replay is None else SEQNUM_ERR
     if icv_len:
         expected = p.mac(resume, data[:end], state)[:icv_len]
         if not hmac.compare_digest(expected, data[end:]):
             return Job(
-                status=AUTH_ERR,
+                status=AUTH_ERR | seq_err,
                 fidelity="U",
-                choices=("auth-error-alone",),
+                choices=("auth-error-alone",) if replay is None else _REPLAY_AUTH,
                 detail=f"ICV mismatch for seq {seq}: got {data[end:].hex()}, "
-                f"computed {expected.hex()}",
+                f"computed {expected.hex()}" + ("" if replay is None else f"; {replay}"),
                 meta={"seq": seq},
             )
     cipher_text = data[head:end]
@@ -259,6 +256,8 @@ def esp_inbound(
         payload = plain[: len(plain) - 2 - pad]
         if plain[len(payload) : -2] == (pad_bytes(p.pad_type, pad)):
             out = (data[:head] if p.copy_header else b"") + payload
+            if replay is not None:
+                return _replayed(p, seq, out, next_header, pad, _save_iv(p, state, chain), replay)
             sa_write = (0x6C, _advance(seq, window)) if p.en_seqnum_chk else None
             return inbound_job(
                 p, spi, seq, out, next_header, pad, sa_write, _save_iv(p, state, chain)
@@ -271,16 +270,43 @@ def esp_inbound(
         "pad-error-output",
         "pad-types",
     )
+    if replay is not None:
+        choices += ("replay-before-icv",)
+        detail += f"; {replay}"
     if not p.copy_header:
         choices += ("inbound-no-copy-header",)
     return Job(
-        status=PAD_ERR,
+        status=PAD_ERR | seq_err,
         out=(data[:head] if p.copy_header else b"") + payload,
         pad_value=next_header,
         pad_count=pad,
         state=_save_iv(p, state, chain),
         detail=detail,
         choices=choices,
+        fidelity="U",
+        meta={"seq": seq, "next_header": next_header, "pad": pad},
+    )
+
+
+def _replayed(
+    p: SAParams,
+    seq: int,
+    out: bytes,
+    next_header: int,
+    pad: int,
+    state: bytes | None,
+    replay: str,
+) -> Job:
+    """The job of a replayed packet that authenticates and decrypts: SEQNUM_ERR with the
+    output of a good packet, the window not written [U] replay-before-icv."""
+    return Job(
+        status=SEQNUM_ERR,
+        out=out,
+        pad_value=next_header,
+        pad_count=pad,
+        state=state,
+        detail=f"{replay}; still authenticated and decrypted: next header {next_header}, {pad} pad",
+        choices=_REPLAY_CHOICES if p.copy_header else _REPLAY_NO_HEADER,
         fidelity="U",
         meta={"seq": seq, "next_header": next_header, "pad": pad},
     )

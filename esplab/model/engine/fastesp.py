@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RX_CRYPTO_DONE",
+    "RX_CRYPTO_SEQ_IGNORED",
+    "RX_CRYPTO_SEQ_WHY",
     "RX_CRYPTO_WHY",
     "RX_PACKET_DONE",
     "RX_PACKET_WHY",
@@ -194,10 +196,19 @@ def _tx_stages(
 RX_CRYPTO_DONE = (
     "RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, trailer removed"
 )
+RX_CRYPTO_SEQ_IGNORED = (
+    "RX done: seq {}, next header {}, {} bytes; SEQNUM_ERR ignored: CRYPTO_DONE, "
+    "CRYPTO_SUCCESS, trailer removed"
+)
 RX_PACKET_DONE = "RX done: seq {}, next header {}; decapsulated, {} bytes"
 RX_CRYPTO_WHY = (
     "crypto offload: the kernel does the replay check, strips header and IV and "
     "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)"
+)
+RX_CRYPTO_SEQ_WHY = (
+    "crypto offload: the driver ignores SEQNUM_ERR as the vschagen ESP path does; the "
+    "kernel's own replay check after CRYPTO_DONE decides (eip93.md 2.2, 4.6; "
+    "airoha-dsa-xfrm.md 3.2, 3.9)"
 )
 RX_PACKET_WHY = (
     "packet offload: the hardware checks replay and decapsulates; the policy check "
@@ -233,7 +244,9 @@ def esp_rx(
         top = seq
     elif top - seq >= 64 or bitmap >> (top - seq) & 1:
         if p.en_seqnum_chk:
-            return None  # SEQNUM_ERR
+            # SEQNUM_ERR: crypto offload ignores it (xmit.rx_failures), packet offload
+            # drops; either way the full protocol shows the engine's status.
+            return None
     else:
         bitmap |= 1 << (top - seq)
     engine = dev.engine

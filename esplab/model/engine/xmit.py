@@ -22,6 +22,8 @@ from esplab.layers.sa_record import ESP_AUTH_ALGOS, ESP_CRYPT_ALGOS, SA_RECORD_S
 from esplab.model.engine import fastesp
 from esplab.model.engine.fastesp import (
     RX_CRYPTO_DONE,
+    RX_CRYPTO_SEQ_IGNORED,
+    RX_CRYPTO_SEQ_WHY,
     RX_CRYPTO_WHY,
     RX_PACKET_DONE,
     RX_PACKET_WHY,
@@ -46,6 +48,7 @@ __all__ = [
     "esp_tx",
     "fix_outer",
     "locate_esp",
+    "rx_failures",
     "rx_status",
     "state_add",
 ]
@@ -371,6 +374,20 @@ def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
 # --- RX -------------------------------------------------------------------------------
 
 
+def rx_failures(names: list[str], sa: OffloadedSA) -> list[str]:
+    """The engine errors the driver fails an RX packet for: all of them, except that
+    crypto offload ignores SEQNUM_ERR as the vschagen ESP path and mainline do
+    (eip93.md 2.2, 4.6) [D]. The engine still decrypted the packet (eip93.md 4.6
+    [U] replay-before-icv), and ``xfrm_input`` with CRYPTO_DONE runs the kernel's own
+    replay check on it: XfrmInStateSeqError and the SA's replay counter, only when the
+    SA has a window (airoha-dsa-xfrm.md 3.2, 3.9, 6.20) [C]. Packet offload has no
+    software check after the engine: there SEQNUM_ERR drops the packet [M]
+    packet-offload."""
+    if sa.offload == "crypto" and "SEQNUM_ERR" in names:
+        return [name for name in names if name != "SEQNUM_ERR"]
+    return names
+
+
 def rx_status(names: list[str], sa: OffloadedSA) -> tuple[str, str | None]:
     """(``xo->status`` name, XFRM counter) for engine errors on RX (airoha-dsa-xfrm.md 3.10:
     bad ICV -> auth failed; malformed -> invalid packet syntax; other -> generic).
@@ -457,17 +474,18 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     sa: OffloadedSA = ctx["sa"]
     status = words[0] >> 16 & 0xFF
     seq = None
-    if status:
-        names = status_names(status)
-        xo_status, mib = rx_status(names, sa)
-        sa.stats.errors.update(names)
-        sa.stats.integrity_failed += "AUTH_ERR" in names
-        sa.stats.replay += "SEQNUM_ERR" in names
+    names = status_names(status)
+    failed = rx_failures(names, sa)
+    if failed:
+        xo_status, mib = rx_status(failed, sa)
+        sa.stats.errors.update(failed)
+        sa.stats.integrity_failed += "AUTH_ERR" in failed
+        sa.stats.replay += "SEQNUM_ERR" in failed
         drv.stats.rx_errors += 1
         outcome = _drop(
             drv,
             ticket.stages,
-            names[-1],
+            failed[-1],
             f"RX failed: {', '.join(names)} -> {xo_status}" + (f", {mib}" if mib else ""),
             mib,
             errors=names,
@@ -488,14 +506,21 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     drv.stats.rx_packets += 1
     if sa.offload == "crypto":
         data = ctx["head"] + out
-        drv.closing(
-            ticket, RX_CRYPTO_DONE, RX_CRYPTO_WHY, "D", (seq, next_header, len(payload)), data, "ip"
+        done, why = (
+            (RX_CRYPTO_SEQ_IGNORED, RX_CRYPTO_SEQ_WHY) if names else (RX_CRYPTO_DONE, RX_CRYPTO_WHY)
         )
+        drv.closing(ticket, done, why, "D", (seq, next_header, len(payload)), data, "ip")
     else:
         data = decapsulate(ctx["head"], ctx["nh_off"], payload, next_header, sa.mode == "tunnel")
         drv.closing(
             ticket, RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, len(data)), data, "ip"
         )
     return Outcome(
-        True, data, ticket.stages, status="CRYPTO_SUCCESS", seq=seq, next_header=next_header
+        True,
+        data,
+        ticket.stages,
+        errors=names,
+        status="CRYPTO_SUCCESS",
+        seq=seq,
+        next_header=next_header,
     )

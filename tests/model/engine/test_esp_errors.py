@@ -64,33 +64,86 @@ def test_replay_and_too_old_are_seqnum_err(offload: str) -> None:
     pair = _pair(offload=offload)
     drv = pair.driver
     packets = {seq: _sw_packet(pair, seq)[1] for seq in (1, 2, 100, 30, 37)}
-    for seq in (1, 2, 100):
-        first = drv.rx(packets[seq])
-        assert first is not None and first.ok
+    firsts = {seq: drv.rx(packets[seq]) for seq in (1, 2, 100)}
+    assert all(first is not None and first.ok for first in firsts.values())
     replay = drv.rx(packets[2])
     assert replay is not None and replay.errors == ["SEQNUM_ERR"]
     assert EIP93ResultDescriptor(replay.result).status_byte == 0x04
     too_old = drv.rx(packets[30])  # 100 - 30 >= 64: left of the 64-bit window
     assert too_old is not None and too_old.errors == ["SEQNUM_ERR"]
     inside = drv.rx(packets[37])  # 100 - 37 = 63: inside, not seen yet
-    assert inside is not None and inside.ok
+    assert inside is not None and inside.ok and inside.errors == []
     again = drv.rx(packets[37])
     assert again is not None and again.errors == ["SEQNUM_ERR"]
-    assert pair.inb.stats.replay == 3
-    # Crypto offload: a generic failure (XfrmInBufferError); packet offload counts per SA only.
-    assert replay.mib == ("XfrmInBufferError" if offload == "crypto" else None)
     record = EIP93SARecord(drv.memory.read(pair.inb.sa_addr, 128))
     assert record.sa_seqnum_0 == 100  # highest authenticated [U] replay-window
     assert record.sa_seqnum_mask_0 & 1 and record.sa_seqnum_mask_1 >> 31 & 1  # 100 and 37
+    if offload == "crypto":
+        # The driver ignores SEQNUM_ERR (eip93.md 2.2, 4.6): the packets go up decrypted
+        # with CRYPTO_SUCCESS and xfrm_input's replay check decides (airoha-dsa-xfrm.md 3.9).
+        for outcome in (replay, too_old, again):
+            assert outcome.ok and outcome.status == "CRYPTO_SUCCESS" and outcome.mib is None
+        assert replay.data == firsts[2].data and replay.seq == 2  # type: ignore[union-attr]
+        assert pair.inb.stats.replay == 0 and not pair.inb.stats.errors
+        assert drv.stats.rx_errors == 0 and not drv.stats.mib
+    else:
+        # Packet offload: the engine owns the window; the driver counts per SA, no MIB.
+        for outcome in (replay, too_old, again):
+            assert not outcome.ok and outcome.mib is None and outcome.reason == "SEQNUM_ERR"
+        assert pair.inb.stats.replay == 3
 
 
-def test_sequence_number_zero_is_refused_by_the_initial_window() -> None:
+@pytest.mark.parametrize("mode", ["transport", "tunnel"])
+def test_crypto_offload_replay_is_decrypted_and_handed_up(mode: str) -> None:
+    pair = _pair(mode)
+    drv = pair.driver
+    _, wire = _sw_packet(pair, 5)
+    first = drv.rx(wire)
+    window = drv.memory.read(pair.inb.sa_addr + 0x6C, 16)
+    again = drv.rx(wire)
+    assert first is not None and again is not None
+    assert again.ok and again.errors == ["SEQNUM_ERR"]
+    # The same bytes as the first time, for the kernel to check (CRYPTO_DONE).
+    assert again.data == first.data and again.seq == 5 and again.next_header == first.next_header
+    assert drv.memory.read(pair.inb.sa_addr + 0x6C, 16) == window  # the window stays
+    done = again.stages[-1]
+    assert done.tap == "eip93.driver" and "SEQNUM_ERR ignored" in done.decision
+    assert "eip93.md 2.2, 4.6" in done.why and done.fidelity == "D"
+    rdr = next(s for s in again.stages if s.tap == "eip93.rdr")
+    assert "replay-before-icv" in rdr.meta["choices"]
+    assert pair.inb.stats.packets == 2 and pair.inb.stats.replay == 0
+
+
+@pytest.mark.parametrize("offload", ["crypto", "packet"])
+def test_replay_with_a_bad_icv_is_an_auth_failure(offload: str) -> None:
+    pair = _pair(offload=offload)
+    drv = pair.driver
+    _, wire = _sw_packet(pair, 3)
+    assert drv.rx(wire).ok  # type: ignore[union-attr]
+    bad = wire[:-1] + bytes((wire[-1] ^ 0x01,))
+    rx = drv.rx(bad)
+    assert rx is not None and not rx.ok
+    assert rx.errors == ["AUTH_ERR", "SEQNUM_ERR"]  # [U] replay-before-icv
+    assert rx.status == "CRYPTO_TRANSPORT_ESP_AUTH_FAILED" and rx.reason is not None
+    assert pair.inb.stats.integrity_failed == 1
+    if offload == "crypto":
+        assert rx.mib == "XfrmInStateProtoError" and rx.reason == "AUTH_ERR"
+        assert pair.inb.stats.replay == 0
+    else:
+        assert rx.mib is None and pair.inb.stats.replay == 1
+
+
+@pytest.mark.parametrize("offload", ["crypto", "packet"])
+def test_sequence_number_zero_is_flagged_by_the_initial_window(offload: str) -> None:
     # V-esp starts the window at 0xffffffff/0: 0 counts as seen [U] replay-window.
-    pair = _pair()
+    pair = _pair(offload=offload)
     plain = plain_packet(4)
     wire = esp.encrypt(pair.sw_out, plain, seq=0, iv=key(16, 1))
     rx = pair.driver.rx(wire)
     assert rx is not None and rx.errors == ["SEQNUM_ERR"]
+    # Crypto offload leaves seq 0 to the kernel (which refuses it when the SA has a
+    # window, airoha-dsa-xfrm.md 6.20); packet offload drops it.
+    assert rx.ok == (offload == "crypto")
 
 
 def test_swapped_digest_words_give_a_wrong_icv() -> None:
