@@ -5,8 +5,9 @@ Exit codes (both commands):
 * 0: decode: every ESP packet authenticated and decrypted (a capture without ESP
   too); diagnose: no packet failed, or a known mistake explains every failure;
 * 1: decode: some ESP packet did not (ICV, no SA, malformed, trailer, mode or
-  encapsulation; see ``decoder.STATUSES``); diagnose: some failure is not
-  explained by any known mistake;
+  encapsulation; see ``records.STATUSES``), or could not be verified because the
+  capture's snaplen cut it (status ``truncated``); diagnose: some failure is not
+  explained by any known mistake, or some packet was cut by the snaplen;
 * 2: unusable input: usage, a file that is not a capture, an SA file with a bad
   line, or a capture that is damaged or cut short. In that last case everything
   before the damage is decoded and reported (and written with ``--out``), then
@@ -97,7 +98,8 @@ def decode_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="esplab decode",
         description="Decrypt and check every ESP packet of a capture with the SAs of a board.",
-        epilog="Exit: 0 every ESP packet authenticated and decrypted; 1 some did not; "
+        epilog="Exit: 0 every ESP packet authenticated and decrypted; 1 some did not, or "
+        "could not be verified because the snaplen cut it; "
         "2 unusable input, or a damaged capture (what came before the damage is reported).",
     )
     _common(parser)
@@ -137,8 +139,8 @@ def diagnose_parser() -> argparse.ArgumentParser:
         "and configuration mistakes.",
         epilog="Mistakes tried (esplab.capfile.hypotheses): "
         + ", ".join(h.key for h in HYPOTHESES)
-        + ". Exit: 0 no failure, or every failure explained; 1 some failure not explained; "
-        "2 unusable input.",
+        + ". Exit: 0 no failure, or every failure explained; 1 some failure not explained, "
+        "or packets cut by the snaplen (they cannot be checked); 2 unusable input.",
     )
     _common(parser)
     parser.add_argument("--spi", type=_spi, metavar="SPI", help="only packets with this SPI (hex)")

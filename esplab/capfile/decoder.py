@@ -17,14 +17,17 @@ slices and small tuples, no scapy objects.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from ipaddress import ip_address
 
 from esplab.capfile.linklayer import (
+    CUT,
     LINKTYPE_ETHERNET,
     LINKTYPE_IPV4,
     LINKTYPE_RAW,
     NATT_PORT,
+    TRUNCATED,
+    Located,
     ip_offset,
     locate_esp,
 )
@@ -34,7 +37,12 @@ from esplab.capfile.safile import SaSpec
 from esplab.capfile.sequence import SeqTracker
 from esplab.model.esp_ip import ipv4_fix
 
-__all__ = ["ESN_SYNC_TRIES", "MAX_UNKNOWN_SPIS", "Decoder"]
+__all__ = ["CUT_ICV", "ESN_SYNC_TRIES", "MAX_UNKNOWN_SPIS", "Decoder"]
+
+#: The ICV verdict of a packet cut by the snaplen: it was not there to check.
+CUT_ICV = "cut"
+#: A cut frame is padded to its original length, at most this much, to find its headers.
+_CUT_PAD_MAX = 0x20000
 
 
 #: ESN SAs: packets tried against the neighbouring high halves before inference alone.
@@ -100,6 +108,11 @@ class Decoder:
     capture: this decoder checks only the packets of SAs whose index modulo
     ``stripes`` is ``stripe``, and stripe 0 also reports the packets that belong to no
     SA. Frame, ESP and skip counts cover every frame in each stripe.
+
+    ``wire_len`` gives the original length of the frame being fed (``wirelen``); it
+    is asked only when the IP header claims more bytes than the frame holds. A frame
+    the snaplen cut (captured < original) whose headers up to the ESP SPI and
+    sequence number were kept is an ESP packet with status ``truncated``.
     """
 
     def __init__(
@@ -111,7 +124,9 @@ class Decoder:
         sniff_udp: bool = False,
         stripe: int = 0,
         stripes: int = 1,
+        wire_len: Callable[[int], int] | None = None,
     ) -> None:
+        self.wire_len = wire_len
         self.keep_inner = keep_inner
         self.keep_esp = keep_esp
         self.runs = [_SaRun(spec) for spec in sas]
@@ -214,6 +229,10 @@ class Decoder:
         self, frame: int, iface: int, ts_ns: int, data: bytes, linktype: int
     ) -> PacketRecord | None:
         loc = locate_esp(linktype, data, self.encap_ports, self.sniff_spis)
+        if loc.skip in ("malformed-ip", TRUNCATED) and self.wire_len is not None:
+            wire = self.wire_len(len(data))
+            if wire > len(data):
+                return self._cut(frame, iface, ts_ns, data, linktype, wire, loc)
         if loc.skip is not None:
             self._skip_frame(loc.skip, linktype)
             return None
@@ -231,6 +250,64 @@ class Decoder:
             loc.esp,
             loc.encap,
         )
+
+    def _cut(
+        self,
+        frame: int,
+        iface: int,
+        ts_ns: int,
+        data: bytes,
+        linktype: int,
+        wire: int,
+        first: Located,
+    ) -> PacketRecord | None:
+        """A frame the snaplen cut: its headers are found as if the missing bytes were
+        there (zeros); it is ESP when the bytes up to its SPI and sequence number were
+        captured. Nothing after them can be checked."""
+        n = len(data)
+        padded = data + bytes(min(wire, _CUT_PAD_MAX) - n) if wire > n else data
+        loc = locate_esp(linktype, padded, self.encap_ports, self.sniff_spis)
+        if loc.skip is not None:
+            self._skip_frame(TRUNCATED if first.skip == TRUNCATED else loc.skip, linktype)
+            return None
+        start = loc.ip + loc.hlen + (8 if loc.encap is not None else 0)
+        if start + 8 > n:
+            self._skip_frame(CUT, linktype)
+            return None
+        summary = self.summary
+        summary.esp += 1
+        spi, lo = _II.unpack_from(data, start)
+        run = self._single.get(spi) or self._find(spi, loc.src, loc.dst)
+        if run is None:
+            if not self._orphans:
+                return None
+            unknown = summary.unknown_spi
+            key = spi if spi in unknown or len(unknown) < MAX_UNKNOWN_SPIS else -1
+            unknown[key] = unknown.get(key, 0) + 1
+            seq, sa = lo, 0
+        elif not run.mine:
+            return None
+        else:
+            seq, sa = (run.tracker.infer(lo) if run.esn else lo), run.index
+            c = run.counters
+            if not c.packets:
+                c.first_frame = frame
+            c.packets += 1
+            c.last_frame = frame
+            c.truncated += 1
+        rec = PacketRecord(
+            frame, ts_ns, iface, loc.src, loc.dst, loc.encap, spi, seq, sa, "truncated", CUT_ICV
+        )
+        if run is not None:
+            rec.events, rec.gap = run.tracker.observe(seq, frame, False)
+        rec.detail = f"cut by the snaplen: {n} of {wire} bytes captured"
+        if self.keep_esp:
+            rec.esp = data[start:]
+        status = self._status
+        status["truncated"] = status.get("truncated", 0) + 1
+        summary.cut_captured = max(summary.cut_captured, n)
+        summary.cut_wire = max(summary.cut_wire, wire)
+        return rec
 
     def _esp(
         self,

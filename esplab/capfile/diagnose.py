@@ -26,7 +26,7 @@ from rich.text import Text
 from esplab.capfile.formats import linktype_name
 from esplab.capfile.hypotheses import HYPOTHESES, Hypothesis, Suspect, TrialContext
 from esplab.capfile.pipeline import RunResult, decode_capture
-from esplab.capfile.records import PacketRecord
+from esplab.capfile.records import STATUSES, PacketRecord, Summary
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 
 __all__ = [
@@ -111,13 +111,17 @@ class _Collector:
         self.unknown_groups = 0
         self.not_examined = 0
         self.spi_seen = False  # a packet carried the SPI asked for
+        #: Packets that are not ok and that no group examines, by decode status.
+        self.unexamined: dict[str, int] = {}
 
     def __call__(self, rec: PacketRecord) -> None:
         if self.spi is not None and rec.spi == self.spi:
             self.spi_seen = True
-        if rec.status not in PROBLEMS or rec.spi < 0:
-            return
         if self.spi is not None and rec.spi != self.spi:
+            return
+        if rec.status not in PROBLEMS or rec.spi < 0:
+            if rec.status != "ok":
+                self.unexamined[rec.status] = self.unexamined.get(rec.status, 0) + 1
             return
         key = (rec.status, rec.sa, rec.spi if not rec.sa else 0)
         group = self.groups.get(key)
@@ -160,6 +164,14 @@ class Diagnosis:
     not_examined: int = 0
     #: The SPI asked for (``--spi``) when no ESP packet of the capture carries it.
     spi_absent: int | None = None
+    #: Decode status -> packets that are not ok and that no hypothesis applies to
+    #: (e.g. ``truncated``: cut by the snaplen, nothing to check).
+    unexamined: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def explained(self) -> bool:
+        """Every packet that is not ok belongs to an explained group."""
+        return not self.unexamined and all(g.explained for g in self.groups)
 
 
 def diagnose(
@@ -181,7 +193,7 @@ def diagnose(
     for group in groups:
         _evaluate(group, ctx)
     absent = spi if spi is not None and not collect.spi_seen else None
-    return Diagnosis(run, groups, collect.not_examined, absent)
+    return Diagnosis(run, groups, collect.not_examined, absent, dict(collect.unexamined))
 
 
 def group_dict(group: Group) -> dict[str, object]:
@@ -235,8 +247,10 @@ def render_diagnosis(console: Console, capture: str, sa_file: SaFile, found: Dia
             style="bold red",
             markup=False,
         )
-    elif not groups:
+    elif not groups and not found.unexamined:
         console.print("no packet fails the ICV, lacks an SA or has the wrong encapsulation")
+    for status, n in sorted(found.unexamined.items()):
+        console.print(_unexamined_line(status, n, s), style="bold red", markup=False)
     if found.not_examined:
         console.print(
             f"{found.not_examined} packet(s) of further SPIs without SA were counted, not "
@@ -266,6 +280,16 @@ def render_diagnosis(console: Console, capture: str, sa_file: SaFile, found: Dia
             console.print(table)
 
 
+def _unexamined_line(status: str, n: int, summary: Summary) -> str:
+    if status == "truncated":
+        return (
+            f"{n} packet(s) truncated by the snaplen (at most {summary.cut_captured} of up to "
+            f"{summary.cut_wire} bytes captured) cannot be checked: capture again with a "
+            f"snaplen of at least {summary.cut_wire} (tcpdump -s 0 keeps whole packets)"
+        )
+    return f"{n} packet(s) {status}: {STATUSES.get(status, status)}; no known mistake is tried"
+
+
 def run_diagnose(args: argparse.Namespace) -> int:
     """The ``esplab diagnose`` command body (called by ``cli.main_diagnose``)."""
     from esplab.capfile.cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
@@ -277,7 +301,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     run, groups = found.run, found.groups
     if run.truncated is not None or found.spi_absent is not None:
         code = EXIT_UNUSABLE
-    elif all(g.explained for g in groups):
+    elif found.explained:
         code = EXIT_OK
     else:
         code = EXIT_FAILED
@@ -291,6 +315,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
             "truncated": run.truncated,
             "groups": [group_dict(g) for g in groups],
             "not_examined": found.not_examined,
+            "unexamined": dict(sorted(found.unexamined.items())),
             "spi_absent": None if found.spi_absent is None else f"0x{found.spi_absent:08x}",
             "linktypes_skipped": {
                 linktype_name(lt): n for lt, n in sorted(run.summary.linktypes_skipped.items())

@@ -276,6 +276,7 @@ def _sa_dict(r: SaResult) -> dict[str, object]:
         "bad_trailer": c.bad_trailer,
         "mode_error": c.mode_error,
         "encap_mismatch": c.encap_mismatch,
+        "truncated": c.truncated,
         "padding_nonstandard": c.padding_nonstandard,
         "dummy": c.dummy,
         "inner_bytes": c.inner_bytes,
@@ -305,6 +306,11 @@ def summary_dict(summary: Summary, info: RunInfo) -> dict[str, object]:
         "unknown_spi": {
             ("other" if spi < 0 else f"0x{spi:08x}"): n
             for spi, n in sorted(summary.unknown_spi.items())
+        },
+        "snaplen": {
+            "truncated": summary.by_status.get("truncated", 0),
+            "most_captured": summary.cut_captured or None,
+            "longest": summary.cut_wire or None,
         },
         "sas": [_sa_dict(r) for r in summary.sas],
         "unmatched_sas": [r.spec.index for r in summary.sas if not r.counters.packets],

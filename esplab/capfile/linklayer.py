@@ -34,6 +34,7 @@ from esplab.pcapio import (
 )
 
 __all__ = [
+    "CUT",
     "DLT_MTK_ETHER",
     "LINKTYPE_ETHERNET",
     "LINKTYPE_IPV4",
@@ -44,6 +45,7 @@ __all__ = [
     "NATT_PORT",
     "SKIP_REASONS",
     "SUPPORTED_LINKTYPES",
+    "TRUNCATED",
     "Located",
     "ip_offset",
     "locate_esp",
@@ -75,12 +77,14 @@ _UNPACK_HH = struct.Struct("!HH").unpack_from
 NOT_IP = "not-ip"
 LINK_UNSUPPORTED = "link-type"
 TRUNCATED = "truncated"
+CUT = "cut-esp"
 #: Skip reason -> words for the summary.
 SKIP_REASONS: Mapping[str, str] = MappingProxyType(
     {
         NOT_IP: "not IP (ARP, LLDP, ...)",
         LINK_UNSUPPORTED: "link type not decoded",
         TRUNCATED: "truncated link or IP header",
+        CUT: "ESP cut by the snaplen before its SPI and sequence number",
         "malformed-ip": "IP header lengths do not fit the frame",
         "fragment": "IP fragment (not reassembled)",
         "other-ip": "IP without ESP",

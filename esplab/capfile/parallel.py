@@ -29,6 +29,7 @@ from esplab.capfile.formats import PacketJson, PacketRows
 from esplab.capfile.pipeline import Progress, RunResult
 from esplab.capfile.records import OutItem, Summary, out_item
 from esplab.capfile.safile import SaSpec
+from esplab.capfile.wirelen import WireLength
 from esplab.errors import CaptureFileError, EsplabError
 from esplab.pcapio import FrameReader, Interface
 
@@ -64,7 +65,10 @@ def _work(job: _Job, conn: Connection) -> None:
 
 def _work_loop(job: _Job, conn: Connection) -> None:
     reader = FrameReader(job.path)
-    decoder = Decoder(job.sas, keep_inner=job.out, stripe=job.stripe, stripes=job.stripes)
+    wire_len = WireLength(reader)
+    decoder = Decoder(
+        job.sas, keep_inner=job.out, stripe=job.stripe, stripes=job.stripes, wire_len=wire_len
+    )
     fmt = PacketJson() if job.json else None
     rows = PacketRows(job.rows) if job.rows else None
     names: list[str] = []
@@ -94,6 +98,8 @@ def _work_loop(job: _Job, conn: Connection) -> None:
                     break
     except CaptureFileError as exc:
         truncated = str(exc)
+    finally:
+        wire_len.close()
     summary = decoder.finish()
     done = (frame, reader.position, items, summary, truncated, limited)
     conn.send(("done", *done, list(reader.interfaces), rows))
@@ -214,6 +220,8 @@ def _combine(
         skipped=dict(first.skipped),
         linktypes_skipped=dict(first.linktypes_skipped),
         unknown_spi=dict(first.unknown_spi),
+        cut_captured=max(s.cut_captured for s in summaries),
+        cut_wire=max(s.cut_wire for s in summaries),
     )
     for s in summaries:
         for status, count in s.by_status.items():

@@ -23,6 +23,8 @@ STATUSES: Mapping[str, str] = MappingProxyType(
         "mode-error": "a tunnel-mode SA whose payload is not the IP packet the next header names",
         "encap-mismatch": "UDP-encapsulated for an SA without encap, or plain for one with it "
         "(the kernel drops it: XfrmInStateMismatch)",
+        "truncated": "truncated by the snaplen (captured length < original length): SPI and "
+        "sequence number read, the rest cannot be verified",
     }
 )
 
@@ -99,6 +101,7 @@ class SaCounters:
     bad_trailer: int = 0
     mode_error: int = 0
     encap_mismatch: int = 0
+    truncated: int = 0
     padding_nonstandard: int = 0
     dummy: int = 0
     inner_bytes: int = 0
@@ -127,6 +130,9 @@ class Summary:
     linktypes_skipped: dict[int, int] = field(default_factory=dict)
     unknown_spi: dict[int, int] = field(default_factory=dict)
     sas: list[SaResult] = field(default_factory=list)
+    #: Of the ESP packets cut by the snaplen: the most bytes one kept, the longest one.
+    cut_captured: int = 0
+    cut_wire: int = 0
 
     @property
     def non_esp(self) -> int:

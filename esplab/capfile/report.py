@@ -94,6 +94,7 @@ def _sa_table(results: Sequence[SaResult]) -> Table:
                 (c.bad_trailer, "bad trailer"),
                 (c.mode_error, "mode error"),
                 (c.encap_mismatch, "encap mismatch"),
+                (c.truncated, "truncated by the snaplen"),
                 (c.padding_nonstandard, "padding not 1,2,3.."),
                 (c.dummy, "dummy"),
                 (c.no_integrity, "no integrity"),
@@ -184,6 +185,14 @@ def render_summary(summary: Summary, info: RunInfo) -> list[RenderableType]:
         lines.append(
             f"capture damaged: {info.truncated}; the {summary.frames} frame(s) before it "
             "were decoded\n",
+            style="bold red",
+        )
+    cut = summary.by_status.get("truncated", 0)
+    if cut:
+        lines.append(
+            f"{cut} ESP packet(s) truncated by the snaplen (at most {summary.cut_captured} of "
+            f"up to {summary.cut_wire} bytes captured): they cannot be verified; capture again "
+            f"with a snaplen of at least {summary.cut_wire} (tcpdump -s 0 keeps whole packets)\n",
             style="bold red",
         )
     if summary.failed:

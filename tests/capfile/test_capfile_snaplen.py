@@ -1,0 +1,190 @@
+"""Captures taken with a short snaplen: records whose captured length is below the
+original length. ESP whose headers up to the SPI and sequence number were kept is
+counted as ``truncated``, cannot be verified, and makes decode and diagnose exit 1."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from esplab.capfile.pipeline import decode_capture
+from esplab.capfile.records import PacketRecord
+from esplab.capfile.safile import load_sa_file
+from esplab.capfile.wirelen import WireLength
+from esplab.cli import main
+from esplab.pcap import LINKTYPE_ETHERNET, LINKTYPE_RAW
+from esplab.pcapio import CHUNK_SIZE, FrameReader
+
+from .support import ether, ipv4_udp
+
+DATA = Path(__file__).resolve().parents[2] / "labs" / "data"
+BOARD = DATA / "09-board.pcap"
+BOARD_SAS = DATA / "09-board-xfrm-state.txt"
+# tshark -r labs/data/09-board.pcap -T fields -e frame.len -e esp.spi -e esp.sequence
+BOARD_FRAMES = [
+    (154, 0xC0DE0001, 1),
+    (154, 0xC0DE0002, 1),
+    (154, 0xC0DE0001, 2),
+    (154, 0xC0DE0002, 2),
+    (106, 0xC0DE0001, 3),
+    (106, 0xC0DE0001, 3),
+    (106, 0xC0DE0001, 4),
+]
+
+
+def _frames(path: Path) -> list[tuple[int, bytes]]:
+    return [(lt, data) for _, lt, _, data in FrameReader(path)]
+
+
+def write_cut_pcap(
+    path: Path, frames: list[tuple[int, bytes]], snaplen: int, endian: str = "<"
+) -> Path:
+    """A libpcap file (microsecond magic) whose records keep at most ``snaplen`` bytes:
+    incl_len = min(snaplen, orig_len), as ``editcap -s`` and ``tcpdump -s`` write them."""
+    out = struct.pack(endian + "IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, frames[0][0])
+    for i, (_, data) in enumerate(frames):
+        kept = data[:snaplen]
+        out += struct.pack(endian + "IIII", i, 0, len(kept), len(data)) + kept
+    path.write_bytes(out)
+    return path
+
+
+def _block(btype: int, body: bytes) -> bytes:
+    body += bytes(-len(body) % 4)
+    total = len(body) + 12
+    return struct.pack("<II", btype, total) + body + struct.pack("<I", total)
+
+
+def write_cut_pcapng(
+    path: Path, frames: list[tuple[int, bytes]], snaplen: int, *, simple: bool = False
+) -> Path:
+    """pcapng (draft-ietf-opsawg-pcapng): a section header, one interface with this
+    snaplen, then enhanced packet blocks (captured < original length) or simple packet
+    blocks (original length only; they hold min(original, snaplen) bytes)."""
+    shb = _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    idb = _block(1, struct.pack("<HHI", frames[0][0], 0, snaplen))
+    out = shb + idb
+    for i, (_, data) in enumerate(frames):
+        kept = data[:snaplen]
+        if simple:
+            out += _block(3, struct.pack("<I", len(data)) + kept)
+        else:
+            out += _block(6, struct.pack("<IIIII", 0, 0, i, len(kept), len(data)) + kept)
+    path.write_bytes(out)
+    return path
+
+
+@pytest.mark.parametrize("endian", ["<", ">"])
+@pytest.mark.parametrize("form", ["pcap", "pcapng", "pcapng-simple"])
+def test_wire_length_reads_the_original_length_back(tmp_path: Path, form: str, endian: str) -> None:
+    frames = _frames(BOARD)
+    if form == "pcap":
+        path = write_cut_pcap(tmp_path / "cut.pcap", frames, 60, endian)
+    elif endian == ">":
+        pytest.skip("the pcapng writer here is little-endian only")
+    else:
+        path = write_cut_pcapng(tmp_path / "cut.pcapng", frames, 60, simple=form != "pcapng")
+    reader = FrameReader(path)
+    probe = WireLength(reader)
+    got = [(len(data), probe(len(data))) for _, _, _, data in reader]
+    probe.close()
+    assert got == [(60, n) for n, _, _ in BOARD_FRAMES]
+
+
+def test_wire_length_of_a_record_read_across_chunks(tmp_path: Path) -> None:
+    big = ether(ipv4_udp(1400, 1)) * ((CHUNK_SIZE // 1400) + 2)
+    frames = [(LINKTYPE_ETHERNET, ether(ipv4_udp(100, 0))), (LINKTYPE_ETHERNET, big)]
+    path = write_cut_pcap(tmp_path / "big.pcap", frames, len(big) - 5)
+    reader = FrameReader(path)
+    probe = WireLength(reader)
+    assert [probe(len(d)) for _, _, _, d in reader] == [len(frames[0][1]), len(big)]
+    probe.close()
+
+
+@pytest.mark.parametrize("form", ["pcap", "pcapng"])
+def test_snaplen_60_every_esp_packet_is_truncated_with_spi_and_seq(
+    tmp_path: Path, form: str
+) -> None:
+    frames = _frames(BOARD)
+    if form == "pcap":
+        path = write_cut_pcap(tmp_path / "cut.pcap", frames, 60)
+    else:
+        path = write_cut_pcapng(tmp_path / "cut.pcapng", frames, 60)
+    recs: list[PacketRecord] = []
+    run = decode_capture(path, load_sa_file(BOARD_SAS).sas, recs.append)
+    s = run.summary
+    assert (s.frames, s.esp, s.ok, s.skipped) == (7, 7, 0, {})
+    assert s.by_status == {"truncated": 7}
+    assert (s.cut_captured, s.cut_wire) == (60, 154)
+    assert [(r.spi, r.seq, r.status, r.icv) for r in recs] == [
+        (spi, seq, "truncated", "cut") for _, spi, seq in BOARD_FRAMES
+    ]
+    assert recs[0].detail == "cut by the snaplen: 60 of 154 bytes captured"
+    assert [r.counters.truncated for r in s.sas] == [2, 5]
+
+
+def test_snaplen_120_cuts_only_the_long_packets(tmp_path: Path) -> None:
+    path = write_cut_pcap(tmp_path / "cut.pcap", _frames(BOARD), 120)
+    recs: list[PacketRecord] = []
+    run = decode_capture(path, load_sa_file(BOARD_SAS).sas, recs.append)
+    assert run.summary.by_status == {"truncated": 4, "ok": 2, "icv-bad": 1}
+    assert [r.status for r in recs] == ["truncated"] * 4 + ["ok", "ok", "icv-bad"]
+
+
+def test_cut_frames_that_are_not_esp_or_cut_before_the_spi(tmp_path: Path) -> None:
+    udp = ether(ipv4_udp(200, 1))
+    # the board's first frame, cut 4 bytes into its ESP header (14 + 20 + 4 bytes kept)
+    esp = _frames(BOARD)[0][1]
+    path = tmp_path / "cut.pcap"
+    write_cut_pcap(path, [(LINKTYPE_ETHERNET, udp), (LINKTYPE_ETHERNET, esp)], 60)
+    raw = path.read_bytes()
+    # second record: keep 38 bytes of it instead of 60
+    first_end = 24 + 16 + 60
+    head = struct.pack("<IIII", 1, 0, 38, len(esp))
+    path.write_bytes(raw[:first_end] + head + esp[:38])
+    run = decode_capture(path, load_sa_file(BOARD_SAS).sas)
+    assert run.summary.esp == 0
+    assert run.summary.skipped == {"other-ip": 1, "cut-esp": 1}
+
+
+def test_a_frame_longer_than_its_ip_packet_is_not_called_cut(tmp_path: Path) -> None:
+    # An IPv4 total length above the captured bytes, in a record that was not cut: the
+    # frame itself is malformed, whatever the snaplen.
+    frame = ether(ipv4_udp(100, 1))
+    bad = frame[:16] + (200).to_bytes(2, "big") + frame[18:]
+    path = write_cut_pcap(tmp_path / "whole.pcap", [(LINKTYPE_RAW, bad[14:])], 65535)
+    run = decode_capture(path, load_sa_file(BOARD_SAS).sas)
+    assert run.summary.skipped == {"malformed-ip": 1}
+
+
+def test_decode_and_diagnose_exit_1_and_name_the_snaplen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_cut_pcap(tmp_path / "cut.pcap", _frames(BOARD), 60)
+    sas = ["--sa-file", str(BOARD_SAS)]
+    assert main(["decode", str(path), *sas, "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "7 ESP (7 truncated)" in out
+    assert "no ESP packet" not in out
+    assert "7 ESP packet(s) truncated by the snaplen" in out
+    assert "snaplen of at least 154" in out
+    assert main(["decode", str(path), *sas, "--json", "--jobs", "2"]) == 1
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert summary["snaplen"] == {"truncated": 7, "most_captured": 60, "longest": 154}
+    assert summary["status"] == {"truncated": 7} and summary["exit"] == 1
+    assert main(["diagnose", str(path), *sas]) == 1
+    out = capsys.readouterr().out
+    assert "7 packet(s) truncated by the snaplen" in out
+    assert "no packet fails" not in out
+    assert main(["diagnose", str(path), *sas, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["unexamined"], report["exit"]) == ({"truncated": 7}, 1)
+
+
+def test_help_names_the_snaplen_exit(capsys: pytest.CaptureFixture[str]) -> None:
+    for cmd in ("decode", "diagnose"):
+        assert main([cmd, "--help"]) == 0
+        assert "snaplen" in " ".join(capsys.readouterr().out.split())
