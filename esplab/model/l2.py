@@ -95,6 +95,8 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
 
     tagged = mtk_tag_xmit(frame, port)
     keep = snapshots
+    vlan = int.from_bytes(frame[12:14], "big") in (ETH_P_8021Q, ETH_P_8021AD)
+    vid = int.from_bytes(frame[14:16], "big") & 0x0FFF if vlan else 0
     # The descriptor and the frame past the switch are snapshots only (the decisions do
     # not depend on them): without tracing nothing builds them.
     desc = airoha_dsa_xmit_bytes(tagged) if keep else None
@@ -103,8 +105,13 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
         Stage(
             f"{dev}.tagger",
             dev,
-            f"MTK tag pushed for switch port {port}",
-            why="the mtk tagger inserts 4 bytes after the source MAC: 00, 1<<port, 00 00 "
+            f"MTK tag merged with the VLAN {vid} header for switch port {port}"
+            if vlan
+            else f"MTK tag pushed for switch port {port}",
+            why="VLAN case: nothing is pushed; the TPID becomes 01 (802.1Q) or 02 (802.1ad) "
+            "and 1<<port, the TCI stays (airoha-dsa-xfrm.md 2.2)"
+            if vlan
+            else "the mtk tagger inserts 4 bytes after the source MAC: 00, 1<<port, 00 00 "
             "(airoha-dsa-xfrm.md 2.2)",
             fidelity="C",
             data=tagged if keep else None,
@@ -113,9 +120,17 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
         Stage(
             "eth0.dma",
             "eth0",
-            f"tag moved into QDMA msg0.SP_TAG=0x{1 << port:04x}, channel {port % 4}",
-            why="Airoha's driver removes the tag from an untagged frame and puts the port "
-            "mask in the TX descriptor; queue channel = queue_mapping mod 4 (1.3, 6.5). "
+            f"TPID restored, port mask in QDMA msg0.SP_TAG=0x{1 << port:04x}, channel {port % 4}"
+            if vlan
+            else f"tag moved into QDMA msg0.SP_TAG=0x{1 << port:04x}, channel {port % 4}",
+            why=(
+                "Airoha's driver puts the VLAN TPID back in the frame and the port mask in "
+                "the TX descriptor"
+                if vlan
+                else "Airoha's driver removes the tag from an untagged frame and puts the "
+                "port mask in the TX descriptor"
+            )
+            + "; queue channel = queue_mapping mod 4 (1.3, 6.5). "
             + CONDUIT_COUNTS,
             fidelity="C",
             counters={"tx_packets": 1},
@@ -134,9 +149,14 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
         Stage(
             f"{dev}.wire",
             dev,
-            f"switch port {port} sends the frame untagged",
-            why="the switch strips the special tag on egress of a user port (2.2)",
-            fidelity="C",
+            f"switch port {port} sends the frame with its VLAN {vid} header"
+            if vlan
+            else f"switch port {port} sends the frame untagged",
+            why="the switch strips the special tag on egress of a user port (2.2); a "
+            "standalone port is not VLAN-aware and leaves the frame's own VLAN header"
+            if vlan
+            else "the switch strips the special tag on egress of a user port (2.2)",
+            fidelity="D" if vlan else "C",
             data=untagged,
             kind="ether",
         ),

@@ -151,17 +151,27 @@ class ReceivePath:
             if xdp_rx_hook(self.lab, node.name, dev_name, frame, walk.journey):
                 return
         etype = int.from_bytes(frame[12:14], "big")
-        if etype in (ETH_P_8021Q, ETH_P_8021AD):
+        while etype in (ETH_P_8021Q, ETH_P_8021AD) and len(frame) >= 18:
             vid = int.from_bytes(frame[14:16], "big") & 0x0FFF
-            dev.counters.rx_dropped += 1
+            if vid == 0:
+                # A priority tag (VID 0): the tag is cleared and the frame goes on by
+                # the EtherType behind it (__netif_receive_skb_core) [C].
+                frame = frame[:12] + frame[16:]
+                etype = int.from_bytes(frame[12:14], "big")
+                continue
+            if int.from_bytes(frame[16:18], "big") not in (ETH_P_IP, ETH_P_IPV6):
+                break  # no handler takes it: _for_us counts rx_nohandler
+            # No VLAN device takes the VID: __netif_receive_skb_core marks the frame
+            # PACKET_OTHERHOST and ip_rcv_core / ipv6_rcv drop it [C].
+            dev.counters.rx_otherhost_dropped += 1
             walk.drop(
                 f"{tapname(node, dev_name)}.rx",
                 dev_name,
                 f"VLAN {vid} frame, no {dev_name}.{vid} device",
-                "rx_dropped",
-                "a tagged frame for a VLAN the node has no device for is dropped "
-                "(no VLAN devices are modelled)",
-                "D",
+                "rx_otherhost_dropped",
+                "a tagged frame whose VID no VLAN device takes is marked PACKET_OTHERHOST "
+                "(__netif_receive_skb_core) and IP drops it (ip_rcv_core); the lab has no "
+                "VLAN devices",
                 data=frame,
             )
             return

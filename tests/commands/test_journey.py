@@ -284,8 +284,23 @@ def test_vlan_frame_merges_with_the_mtk_tag() -> None:
     assert tagged[12:16] == bytes.fromhex("01040064")
     # The switch puts the 802.1Q header back on the user port's wire.
     assert wire_bytes(journey, "lan2.wire")[12:16] == bytes.fromhex("81000064")
-    # pc2 has no VLAN 100 device: dropped and counted.
-    assert journey.dropped is not None and journey.dropped.counters == {"rx_dropped": 1}
+    tagger, wire = journey.stage("lan2.tagger"), journey.stage("lan2.wire")
+    assert tagger is not None and tagger.decision.startswith("MTK tag merged with the VLAN 100")
+    assert wire is not None and "VLAN 100 header" in wire.decision
+    # pc2 has no VLAN 100 device: PACKET_OTHERHOST, dropped by IP and counted.
+    drop = journey.dropped
+    assert drop is not None and drop.counters == {"rx_otherhost_dropped": 1}
+    counters = s.lab.node("pc2").devs["eth0"].counters
+    assert (counters.rx_otherhost_dropped, counters.rx_dropped) == (1, 0)
+
+
+def test_a_priority_tagged_frame_is_received() -> None:
+    # VID 0 is a priority tag: the tag is cleared and IP takes the frame.
+    s = Session()
+    ip = 'IP(src="198.51.100.65", dst="198.51.100.66")/UDP()'
+    line = f"send ap lan2 Ether()/Dot1Q(vlan=0, prio=5)/{ip}"
+    journey = send(s, line).journeys[0]
+    assert journey.delivered, journey.verdict
 
 
 def test_tunnel_mode_pmtu_tells_the_inner_sender_the_reduced_mtu() -> None:
