@@ -164,8 +164,9 @@ def test_a_named_frame_keeps_its_header_and_count_repeats_it() -> None:
             "is a VLAN tag without an Ethernet header; valid: Ether()/Dot1Q(vlan=N)/...",
         ),
         (
-            'send ap wan Ether()/ARP(pdst="192.0.2.2")',
-            "the frame does not carry an IP packet the lab's nodes can receive",
+            "send ap wan Ether(type=0x800)/Raw(b'abc')",
+            "EtherType 0x0800 announces IPv4, but what follows is not an IP packet the lab's "
+            "nodes can receive (its first byte says IPv6: IPv6 header truncated: 3 bytes)",
         ),
         (
             'send ap wan Ether(src="02:00:00:00:00:01")/IP(dst="192.0.2.2", len=10)/UDP()',
@@ -185,3 +186,18 @@ def test_frames_send_cannot_take_are_refused(line: str, fragment: str) -> None:
 def test_compare_refuses_an_ethernet_header_it_would_drop(session: Session) -> None:
     with pytest.raises(BadArgument, match="is an Ethernet frame with its own header"):
         session.execute('compare 0x1000 Ether(dst="02:00:00:00:00:99")/IP(dst="192.0.2.2")')
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['send ap wan Ether()/ARP(pdst="192.0.2.2")', "send ap wan Ether(type=0x88b5)/Raw(b'a'*50)"],
+)
+def test_a_frame_of_another_ethertype_goes_as_it_is(line: str) -> None:
+    # The nodes model IPv4 and IPv6 only: the host has no handler for it (rx_nohandler).
+    s = Session()
+    result = s.execute(line)
+    assert isinstance(result, JourneyResult)
+    assert result.journeys[0].verdict.startswith(
+        "dropped at host.rx: no protocol handler for EtherType"
+    )
+    assert s.lab.node("host").devs["eth0"].counters.rx_nohandler == 1

@@ -18,7 +18,7 @@ from esplab.commands.result import JourneyResult, MessageResult, Result
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, DecodeError, NoSuchPacket, NotFound
 from esplab.model.journey import FIDELITY, Journey
-from esplab.model.l2 import ETH_P_8021AD, ETH_P_8021Q
+from esplab.model.l2 import ETH_P_8021AD, ETH_P_8021Q, ETH_P_IP, ETH_P_IPV6
 
 __all__ = [
     "COMMANDS",
@@ -169,8 +169,9 @@ def _frame_bytes(session: Session, node: str, dev: str, packet: Any) -> bytes:
     """An Ethernet frame as given, with what it leaves unset filled from the lab (never
     from the machine running it): the source MAC is the device's, the destination the
     link peer's (broadcast when nothing is connected), an IP source the device's
-    address. What follows the Ethernet header and its VLAN tags must be an IP packet
-    the lab's nodes can receive: they model no other protocol."""
+    address. Behind an IPv4 or IPv6 EtherType (after any VLAN tags) must be a whole IP
+    packet; a frame of any other EtherType goes as it is, and a node that receives it
+    has no handler for it (``rx_nohandler``): the nodes model no other protocol."""
     from scapy.layers.inet import IP
     from scapy.layers.inet6 import IPv6
 
@@ -194,12 +195,21 @@ def _frame_bytes(session: Session, node: str, dev: str, packet: Any) -> bytes:
     start = 14
     while int.from_bytes(frame[start - 2 : start], "big") in _VLAN_TYPES:
         start += 4
+    etype = int.from_bytes(frame[start - 2 : start], "big")
+    if etype not in (ETH_P_IP, ETH_P_IPV6):
+        return frame
     try:
         parse_ip(frame[start:])
     except DecodeError as exc:
+        family = 4 if etype == ETH_P_IP else 6
+        nibble = frame[start] >> 4 if len(frame) > start else family
+        detail = exc.what if nibble == family else f"its first byte says IPv{nibble}: {exc.what}"
         raise BadArgument(
-            f"the frame does not carry an IP packet the lab's nodes can receive ({exc.what})",
-            valid="Ether(...)/IP(...) or Ether(...)/IPv6(...), VLAN tags between them",
+            f"EtherType {etype:#06x} announces IPv{family}, but what follows is not an IP "
+            f"packet the lab's nodes can receive ({detail})",
+            valid="Ether(...)/IP(...) or Ether(...)/IPv6(...), VLAN tags between them; "
+            "a frame of another EtherType goes as it is",
+            value=f"{etype:#06x}",
         ) from None
     return frame
 
