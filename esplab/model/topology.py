@@ -33,6 +33,9 @@ __all__ = ["AIROHA_MAX_MTU", "DSA_TAG_LEN", "LINKS", "build_nodes", "lan_addr"]
 
 AIROHA_MAX_MTU = 9220  # airoha-dsa-xfrm.md 1.4 [C]
 DSA_TAG_LEN = 4  # the MTK special tag (2.1) [C]
+# mt7530-family switch: 15 KiB less Ethernet header, FCS and tag (1.3) [C]; the
+# conduit's 9220 is what limits the user ports (dsa_user_change_mtu: ERANGE).
+MT7530_MAX_MTU = 15 * 1024 - 14 - 4 - 4
 PEER_MAX_MTU = 9216  # a plain 10G NIC on the peers: a labelled design choice [M]
 
 # (node, dev) <-> (node, dev): the wires. lanN reach pcN through switch port N.
@@ -135,7 +138,7 @@ def build_nodes(seed: int) -> dict[str, Node]:
             kind="dsa-user",
             ifindex=2 + n,
             mac=lan_mac,
-            max_mtu=AIROHA_MAX_MTU - DSA_TAG_LEN,
+            max_mtu=MT7530_MAX_MTU,
             conduit="eth0",
             switch_port=n,
             xfrmdev_ops=True,

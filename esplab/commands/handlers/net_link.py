@@ -111,13 +111,21 @@ def _set_updown(session: Session, node: Node, dev: NetDev, up: bool, notes: list
 
 
 def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
-    dev.check_mtu(mtu)
-    if dev.conduit is not None:
-        conduit = node.dev(dev.conduit)
-        # DSA: user MTU + tag must fit the conduit and the switch (1.3) [C].
-        limit = min(conduit.max_mtu, dev.max_mtu + DSA_TAG_LEN)
-        if mtu + DSA_TAG_LEN > limit:
-            raise KernelError("ERANGE", f"{dev.name} mtu {mtu} + 4-byte tag > {limit}")
+    if dev.conduit is None:
+        dev.check_mtu(mtu)
+        return
+    # A DSA user port: the core's range check against the switch's maximum (EINVAL),
+    # then dsa_user_change_mtu's: user MTU + tag must fit the conduit (ERANGE) (1.3) [C].
+    conduit = node.dev(dev.conduit)
+    limit = min(conduit.max_mtu, dev.max_mtu + DSA_TAG_LEN)
+    valid = (
+        f"valid: {dev.min_mtu}..{limit - DSA_TAG_LEN} ({conduit.name}'s maximum "
+        f"{conduit.max_mtu} less the 4-byte tag)"
+    )
+    if not dev.min_mtu <= mtu <= dev.max_mtu:
+        raise KernelError("EINVAL", f"mtu {mtu} out of range for {dev.name}", hint=valid)
+    if mtu + DSA_TAG_LEN > limit:
+        raise KernelError("ERANGE", f"{dev.name} mtu {mtu} + 4-byte tag > {limit}", hint=valid)
 
 
 def _ipv6_floor(node: Node, dev: NetDev, notes: list[str]) -> None:
