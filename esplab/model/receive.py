@@ -275,6 +275,22 @@ class ReceivePath:
             return
         walk.secpath = []
         local = node.owns_raw(raw_dst)
+        if local and info.fragment:
+            # ip_local_deliver / ipv6_frag_rcv: a fragment waits for the others, and
+            # reassembly is not modelled: it goes no further [M] (ReasmReqds [C]).
+            counter = "Ip6ReasmReqds" if info.version == 6 else "ReasmReqds"
+            walk.drop(
+                f"{node.name}.ip",
+                node.name,
+                "IP fragment held for reassembly, which the lab does not model",
+                counter,
+                "a fragment addressed to the node waits in the reassembly queue for the "
+                "rest of its packet (ip_defrag, ipv6_frag_rcv); the lab does not reassemble, "
+                "so nothing is delivered",
+                "M",
+                data=packet,
+            )
+            return
         if local and (info.proto == IPPROTO_ESP or is_natt(info, packet)):
             inner = self._esp_input(walk, node, dev_name, packet, info, dst)
             if inner is None:

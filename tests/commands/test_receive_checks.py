@@ -61,3 +61,19 @@ def test_a_total_length_past_the_frame_is_a_truncated_packet() -> None:
     j = s.lab.datapath.send_frame("ap", "wan", frame)
     dropped = j.dropped
     assert dropped is not None and dropped.counters == {"InTruncatedPkts": 1}
+
+
+def test_a_fragment_for_the_node_waits_for_reassembly_and_is_not_delivered() -> None:
+    # ip_local_deliver defragments first; the lab does not reassemble (a labelled gap).
+    s = Session()
+    lines = (
+        'send ap wan IP(dst="192.0.2.2", flags="MF")/UDP(dport=9)/Raw(b"x"*64)',
+        'send ap wan IP(dst="192.0.2.2", frag=1)/UDP(dport=9)/Raw(b"x"*64)',
+        'send ap wan IPv6(dst="2001:db8:2::2")/IPv6ExtHdrFragment(m=1)/UDP(dport=9)',
+    )
+    for line, counter in zip(lines, ("ReasmReqds", "ReasmReqds", "Ip6ReasmReqds"), strict=True):
+        j = send(s, line)
+        dropped = j.dropped
+        assert dropped is not None and dropped.tap == "host.ip", j.verdict
+        assert dropped.counters == {counter: 1} and dropped.fidelity == "M"
+    assert not s.lab.node("host").flows
