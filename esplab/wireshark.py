@@ -9,6 +9,10 @@ The algorithm strings are Wireshark's own (epan/dissectors/packet-ipsec.c, 4.x),
 mapped here from the Linux kernel's canonical names. Key material is given as the
 kernel holds it: for ``rfc3686(ctr(aes))`` and ``rfc4106(gcm(aes))`` the last 4
 bytes are the nonce/salt, which is also what Wireshark expects.
+
+Not every SA fits: :func:`wireshark_form` says how one is written and what Wireshark
+will then do differently from the kernel (an ICV it does not check), and raises
+``ValueError`` for one it cannot decrypt at all.
 """
 
 from __future__ import annotations
@@ -19,14 +23,17 @@ from dataclasses import dataclass
 from ipaddress import ip_address
 
 __all__ = [
+    "ANY_NAMES",
     "AUTH_NAMES",
     "ENC_NAMES",
     "GCM_NAMES",
     "EspSaEntry",
+    "WiresharkForm",
     "esp_sa_file",
     "esp_sa_record",
     "tshark_command",
     "tshark_options",
+    "wireshark_form",
 ]
 
 # Kernel encryption name -> Wireshark's ESP encryption algorithm string.
@@ -53,6 +60,12 @@ AUTH_NAMES = {
     ("hmac(sha384)", 192): "HMAC-SHA-384-192 [RFC4868]",
     ("hmac(sha512)", 256): "HMAC-SHA-512-256 [RFC4868]",
     ("hmac(md5)", 96): "HMAC-MD5-96 [RFC2403]",
+}
+
+# ICV length in bits -> Wireshark's authentication that skips the ICV without checking it;
+# it decrypts an SA whose MAC Wireshark lacks (xcbc(aes), hmac(sha384) 128 ...).
+ANY_NAMES = {
+    bits: f"ANY {bits} bit authentication [no checking]" for bits in (64, 96, 128, 192, 256)
 }
 
 
@@ -102,21 +115,57 @@ class EspSaEntry:
             ) from None
 
 
+@dataclass(frozen=True)
+class WiresharkForm:
+    """How an SA is written for Wireshark, and what Wireshark then does differently."""
+
+    enc: str
+    auth: str
+    caveat: str = ""  # empty when Wireshark decrypts and checks the ICV as the kernel does
+
+
+def wireshark_form(entry: EspSaEntry) -> WiresharkForm:
+    """The esp_sa algorithms for ``entry``; ``ValueError`` when Wireshark cannot decrypt it.
+
+    An authentication Wireshark lacks is written as ``ANY n bit authentication [no
+    checking]``: the packets still decrypt, the ICV is skipped unchecked.
+    """
+    enc = entry.wireshark_enc()
+    try:
+        auth = entry.wireshark_auth()
+    except ValueError as exc:
+        if entry.icv_bits not in ANY_NAMES:
+            raise ValueError(
+                f"{exc}; and it has no unchecked {entry.icv_bits}-bit authentication to "
+                f"decrypt with (valid: {', '.join(map(str, ANY_NAMES))} bits)"
+            ) from None
+        auth = ANY_NAMES[entry.icv_bits]
+        return WiresharkForm(
+            enc,
+            auth,
+            f"Wireshark cannot check '{entry.auth}' truncated to {entry.icv_bits} bits; "
+            f'written as "{auth}": the packets decrypt, the ICV is not checked',
+        )
+    return WiresharkForm(enc, auth)
+
+
 def _hex(key: bytes) -> str:
     return "0x" + key.hex() if key else ""
 
 
 def esp_sa_record(entry: EspSaEntry) -> str:
     """One CSV record of the ``esp_sa`` UAT (also what ``-o uat:esp_sa:`` takes)."""
+    form = wireshark_form(entry)
+    checked = form.auth != "NULL" and form.auth not in ANY_NAMES.values()
     fields = (
         entry.family,
         entry.src,
         entry.dst,
         f"0x{entry.spi:08x}",
-        entry.wireshark_enc(),
+        form.enc,
         _hex(entry.enc_key),
-        entry.wireshark_auth(),
-        _hex(entry.auth_key) if entry.wireshark_auth() != "NULL" else "",
+        form.auth,
+        _hex(entry.auth_key) if checked else "",
     )
     return ",".join(f'"{f}"' for f in fields)
 

@@ -206,11 +206,12 @@ def _capture(session: Session, inv: Invocation) -> Result:
     )
 
 
-def sa_entries(session: Session) -> list[object]:
-    """Wireshark SA entries for every ESP state of every node (deduplicated)."""
+def _node_entries(session: Session) -> list[tuple[str, object]]:
+    """(node, Wireshark SA entry) for every ESP state, deduplicated by (src, dst, SPI):
+    the node is the first that holds the SA."""
     from esplab.wireshark import EspSaEntry
 
-    seen: dict[tuple[str, str, int], EspSaEntry] = {}
+    seen: dict[tuple[str, str, int], tuple[str, EspSaEntry]] = {}
     for node in session.lab.nodes.values():
         for x in node.xfrm.states:
             key = (str(x.src), str(x.dst), x.spi)
@@ -241,33 +242,70 @@ def sa_entries(session: Session) -> list[object]:
                 )
             else:
                 continue
-            seen[key] = entry
+            seen[key] = (node.name, entry)
     return list(seen.values())
 
 
+def sa_entries(session: Session) -> list[object]:
+    """Wireshark SA entries for every ESP state of every node (deduplicated)."""
+    return [entry for _, entry in _node_entries(session)]
+
+
 def _wireshark_keys(session: Session, inv: Invocation) -> Result:
-    from esplab.wireshark import esp_sa_file, tshark_command
+    """Write the SAs Wireshark can decrypt; one warning line for each SA left out or
+    written with a caveat (ICV unchecked). An error only when no SA
+    can be written."""
+    from esplab.wireshark import EspSaEntry, esp_sa_file, tshark_command, wireshark_form
 
     path = Path(inv.args["file"])
-    entries = sa_entries(session)
-    if not entries:
+    found = _node_entries(session)
+    if not found:
         raise NoSuchPacket("no ESP SA on any node yet", hint="add one with ip xfrm state add")
-    try:
-        text = esp_sa_file(entries)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise BadArgument(str(exc)) from exc
+    entries: list[EspSaEntry] = []
+    warnings: list[str] = []
+    skipped: list[str] = []
+    for node, entry in found:
+        assert isinstance(entry, EspSaEntry)
+        where = f"{node} SPI {entry.spi:#010x} ({entry.src} -> {entry.dst})"
+        try:
+            form = wireshark_form(entry)
+        except ValueError as exc:
+            warnings.append(f"{where}: not written: {exc}")
+            skipped.append(f"{entry.spi:#010x}")
+            continue
+        entries.append(entry)
+        if form.caveat:
+            warnings.append(f"{where}: {form.caveat}")
+    if not entries:
+        raise BadArgument(
+            f"no SA can be written for Wireshark, {path} is not written: " + "; ".join(warnings)
+        )
+    text = esp_sa_file(entries)
     try:
         path.write_text(text, encoding="utf-8")
     except (OSError, ValueError) as exc:
         why = getattr(exc, "strerror", None) or exc
         raise CaptureFileError(f"cannot write {path}: {why}") from exc
     capture = inv.args["capture"] or "CAPTURE.pcapng"
-    command = tshark_command(capture, entries)  # type: ignore[arg-type]
+    command = tshark_command(capture, entries)
+    written = f"{len(entries)} SA(s) written to {path}"
+    if skipped:
+        written += f", {len(skipped)} left out"
+    lines = [
+        f"# {written} (copy it to ~/.config/wireshark/esp_sa)",
+        *(f"warning: {w}" for w in warnings),
+        command,
+    ]
     return TextResult(
-        summary=f"{len(entries)} SA(s) written to {path}",
-        text=f"# {len(entries)} SA(s) written to {path} (copy it to ~/.config/wireshark/esp_sa)\n"
-        f"{command}",
-        data={"file": str(path), "sas": len(entries), "command": command},
+        summary=written,
+        text="\n".join(lines),
+        data={
+            "file": str(path),
+            "sas": len(entries),
+            "skipped": skipped,
+            "warnings": warnings,
+            "command": command,
+        },
     )
 
 
