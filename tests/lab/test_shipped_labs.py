@@ -48,7 +48,10 @@ def test_the_board_capture_recipe_feeds_lab_9(tmp_path: Path) -> None:
     lab, errors = check_file(recipe)
     assert lab is not None, errors
     assert LabRun(lab).run_all().passed
-    assert len(list(read_capture(tmp_path / "data" / "09-board.pcap"))) == 7
+    made = tmp_path / "data" / "09-board.pcap"
+    assert len(list(read_capture(made))) == 7
+    # The committed capture is the recipe's output, timestamps and all.
+    assert made.read_bytes() == (LABS / "data" / "09-board.pcap").read_bytes()
     shutil.copy(LABS / "data" / "09-board-xfrm-state.txt", tmp_path / "data")
     nine = shutil.copy(LABS / "09-decode-a-board-capture.yaml", tmp_path)
     lab, errors = check_file(nine)
