@@ -2,11 +2,14 @@
 
 Exit codes (both commands):
 
-* 0: decode: every ESP packet authenticated and decrypted (a capture without ESP
-  too); diagnose: no packet failed, or a known mistake explains every failure;
+* 0: decode: every ESP packet authenticated and decrypted, with the padding
+  1, 2, 3.. of RFC 4303 2.4 (a capture without ESP too); diagnose: no packet
+  failed, or a known mistake explains every failure;
 * 1: decode: some ESP packet did not (ICV, no SA, malformed, trailer, mode or
   encapsulation; see ``records.STATUSES``), or could not be verified because the
-  capture's snaplen cut it (status ``truncated``); diagnose: some failure is not
+  capture's snaplen cut it (status ``truncated``), or decrypted to padding that is
+  not 1, 2, 3.. (Linux accepts such a packet, which does not check the padding,
+  but a wrong encryption key is the usual cause); diagnose: some failure is not
   explained by any known mistake, or some packet was cut by the snaplen;
 * 2: unusable input: usage, a file that is not a capture, an SA file with a bad
   line, or a capture that is damaged or cut short. In that last case everything
@@ -98,8 +101,9 @@ def decode_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="esplab decode",
         description="Decrypt and check every ESP packet of a capture with the SAs of a board.",
-        epilog="Exit: 0 every ESP packet authenticated and decrypted; 1 some did not, or "
-        "could not be verified because the snaplen cut it; "
+        epilog="Exit: 0 every ESP packet authenticated and decrypted, its padding 1, 2, 3.. "
+        "(RFC 4303 2.4); 1 some did not, could not be verified because the snaplen cut it, "
+        "or decrypted to other padding (Linux accepts it; a wrong encryption key, likely); "
         "2 unusable input, or a damaged capture (what came before the damage is reported).",
     )
     _common(parser)
@@ -135,11 +139,13 @@ def diagnose_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="esplab diagnose",
-        description="Explain ICV failures (and packets without an SA) by the usual driver "
-        "and configuration mistakes.",
+        description="Explain ICV failures, packets without an SA, and packets that "
+        "authenticate but decrypt to a bad trailer or padding, by the usual driver and "
+        "configuration mistakes.",
         epilog="Mistakes tried (esplab.capfile.hypotheses): "
         + ", ".join(h.key for h in HYPOTHESES)
-        + ". Exit: 0 no failure, or every failure explained; 1 some failure not explained, "
+        + ". Exit: 0 no failure (no packet that is not ok, none with padding that is not "
+        "1, 2, 3..), or every failure explained; 1 some failure not explained, "
         "or packets cut by the snaplen (they cannot be checked); 2 unusable input.",
     )
     _common(parser)
@@ -248,7 +254,7 @@ def progress_bar(
 def exit_code(run: RunResult) -> int:
     if run.truncated is not None:
         return EXIT_UNUSABLE
-    return EXIT_FAILED if run.summary.failed else EXIT_OK
+    return EXIT_FAILED if run.summary.failed or run.summary.padding_bad else EXIT_OK
 
 
 # -- decode -------------------------------------------------------------------

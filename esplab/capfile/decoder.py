@@ -386,6 +386,8 @@ class Decoder:
         if st == "ok":
             summary.ok += 1
             c.ok += 1
+            if rec.padding_ok is False:
+                c.ok_padding_bad += 1
         else:
             status[st] = status.get(st, 0) + 1
         return rec

@@ -2,13 +2,17 @@
 
 The capture is decoded as ``esplab decode`` does (UDP on any port that starts with
 a known SPI counts as ESP too, to catch NAT-T on unexpected ports). Failing
-packets are grouped: per SA for ICV failures and encapsulation mismatches, per
-SPI for packets without an SA. From each group the first ``--sample`` packets are
+packets are grouped: per SA for ICV failures, encapsulation mismatches and
+packets that authenticate but decrypt to a bad trailer or to padding that is not
+1, 2, 3.. (RFC 4303 2.4; the kernel does not check it, but a wrong encryption key
+is the usual cause), per SPI for packets without an SA. Packets that are not ok
+for another reason (malformed, cut by the snaplen, ...) are counted, and keep the
+exit status at 1: nothing here can explain them. From each group the first ``--sample`` packets are
 kept, and every trial of every hypothesis in
 :data:`esplab.capfile.hypotheses.HYPOTHESES` that applies is run on them. A trial
 that authenticates all of them explains the group; the report gives the evidence
-("with ..., 40/40 packets authenticate"), the mistake and the fix, or says that no
-known mistake explains it.
+("with ..., 40/40 packets authenticate", or "decrypt to a plausible plaintext"),
+the mistake and the fix, or says that no known mistake explains it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,13 @@ from rich.table import Table
 from rich.text import Text
 
 from esplab.capfile.formats import linktype_name
-from esplab.capfile.hypotheses import HYPOTHESES, Hypothesis, Suspect, TrialContext
+from esplab.capfile.hypotheses import (
+    DECRYPT_PROBLEMS,
+    HYPOTHESES,
+    Hypothesis,
+    Suspect,
+    TrialContext,
+)
 from esplab.capfile.pipeline import RunResult, decode_capture
 from esplab.capfile.records import STATUSES, PacketRecord, Summary
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
@@ -46,6 +56,8 @@ PROBLEMS: Mapping[str, str] = MappingProxyType(
         "icv-bad": "fail the ICV",
         "no-sa": "have no SA",
         "encap-mismatch": "arrive with the wrong encapsulation",
+        "bad-decrypt": "authenticate but decrypt to a bad trailer or padding "
+        "(the encryption key or cipher is wrong?)",
     }
 )
 
@@ -58,10 +70,11 @@ class Finding:
     label: str
     passed: int
     examined: int
+    verb: str = "authenticate"
 
     @property
     def evidence(self) -> str:
-        return f"with {self.label}, {self.passed}/{self.examined} packets authenticate"
+        return f"with {self.label}, {self.passed}/{self.examined} packets {self.verb}"
 
 
 @dataclass
@@ -119,11 +132,15 @@ class _Collector:
             self.spi_seen = True
         if self.spi is not None and rec.spi != self.spi:
             return
-        if rec.status not in PROBLEMS or rec.spi < 0:
-            if rec.status != "ok":
-                self.unexamined[rec.status] = self.unexamined.get(rec.status, 0) + 1
+        problem = rec.status
+        if problem == "bad-trailer" or (problem == "ok" and rec.padding_ok is False):
+            # A padding that is not 1, 2, 3..: the kernel accepts it; a wrong key, likely.
+            problem = "bad-decrypt"
+        if problem not in PROBLEMS or rec.spi < 0:
+            if problem != "ok":
+                self.unexamined[problem] = self.unexamined.get(problem, 0) + 1
             return
-        key = (rec.status, rec.sa, rec.spi if not rec.sa else 0)
+        key = (problem, rec.sa, rec.spi if not rec.sa else 0)
         group = self.groups.get(key)
         if group is None:
             if not rec.sa:
@@ -132,23 +149,26 @@ class _Collector:
                     return
                 self.unknown_groups += 1
             spec = self.by_index.get(rec.sa)
-            group = self.groups[key] = Group(rec.status, spec, rec.spi)
+            group = self.groups[key] = Group(problem, spec, rec.spi)
         group.count += 1
         if len(group.sample) < self.sample:
             group.sample.append(
-                Suspect(rec.frame, rec.esp, rec.spi, rec.seq, rec.sa, rec.status, rec.encap)
+                Suspect(rec.frame, rec.esp, rec.spi, rec.seq, rec.sa, problem, rec.encap)
             )
 
 
 def _evaluate(group: Group, ctx: TrialContext) -> None:
     findings: list[Finding] = []
+    verb = (
+        "decrypt to a plausible plaintext" if group.problem in DECRYPT_PROBLEMS else "authenticate"
+    )
     for hyp in HYPOTHESES:
         if group.problem not in hyp.problems:
             continue
         for trial in hyp.trials(ctx, group.spec, group.sample):
             group.trials += 1
             passed = sum(1 for s in group.sample if trial.check(s))
-            findings.append(Finding(hyp, trial.label, passed, len(group.sample)))
+            findings.append(Finding(hyp, trial.label, passed, len(group.sample), verb))
     order = {h.key: i for i, h in enumerate(HYPOTHESES)}
     findings.sort(key=lambda f: (-f.passed, order[f.hypothesis.key]))
     group.findings = [f for f in findings if f.passed]
@@ -234,7 +254,8 @@ def render_diagnosis(console: Console, capture: str, sa_file: SaFile, found: Dia
     s = run.summary
     console.print(
         f"esplab diagnose {capture}: {len(sa_file.sas)} SA(s) from {sa_file.path}; "
-        f"{s.frames} frame(s), {s.esp} ESP, {s.failed} not ok",
+        f"{s.frames} frame(s), {s.esp} ESP, {s.failed} not ok"
+        + (f", {s.padding_bad} with padding not 1,2,3.." if s.padding_bad else ""),
         markup=False,
     )
     if run.truncated is not None:
@@ -248,7 +269,10 @@ def render_diagnosis(console: Console, capture: str, sa_file: SaFile, found: Dia
             markup=False,
         )
     elif not groups and not found.unexamined:
-        console.print("no packet fails the ICV, lacks an SA or has the wrong encapsulation")
+        console.print(
+            "no packet fails the ICV, lacks an SA, has the wrong encapsulation or decrypts "
+            "to a bad trailer or padding"
+        )
     for status, n in sorted(found.unexamined.items()):
         console.print(_unexamined_line(status, n, s), style="bold red", markup=False)
     if found.not_examined:

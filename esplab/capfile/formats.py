@@ -278,6 +278,7 @@ def _sa_dict(r: SaResult) -> dict[str, object]:
         "encap_mismatch": c.encap_mismatch,
         "truncated": c.truncated,
         "padding_nonstandard": c.padding_nonstandard,
+        "ok_padding_bad": c.ok_padding_bad,
         "dummy": c.dummy,
         "inner_bytes": c.inner_bytes,
         "first_frame": c.first_frame or None,
@@ -298,6 +299,7 @@ def summary_dict(summary: Summary, info: RunInfo) -> dict[str, object]:
         "esp": summary.esp,
         "ok": summary.ok,
         "failed": summary.failed,
+        "padding_bad": summary.padding_bad,
         "status": dict(sorted(summary.by_status.items())),
         "non_esp": {"total": summary.non_esp, "reasons": dict(sorted(summary.skipped.items()))},
         "linktypes_skipped": {

@@ -1,10 +1,12 @@
 """The known mistakes ``esplab diagnose`` tries, in one table: :data:`HYPOTHESES`.
 
 Each :class:`Hypothesis` names a driver or configuration mistake, the problems it
-can explain (``icv-bad``, ``no-sa``, ``encap-mismatch``), and makes *trials*: for a
-group of failing packets of one SA (or one unknown SPI), what-if checks that
-recompute the ICV the way the mistaken side did. A trial that authenticates the
-packets is evidence for its mistake. To add a mistake, write a trial maker and
+can explain (``icv-bad``, ``no-sa``, ``encap-mismatch``, and ``bad-decrypt`` for
+packets that authenticate but decrypt to a bad trailer or padding), and makes
+*trials*: for a group of failing packets of one SA (or one unknown SPI), what-if
+checks that recompute the ICV, or decrypt, the way the mistaken side did. A trial
+that authenticates the packets (for ``bad-decrypt``: decrypts them to a plausible
+plaintext, :func:`plausible`) is evidence for its mistake. To add a mistake, write a trial maker and
 add a row; order matters only to break ties (specific before generic).
 
 Sources: EIP-93 SA record byte order (eip93.md 5.2, 5.3), RFC 4303 2.2.1 (ESN
@@ -25,17 +27,51 @@ from types import MappingProxyType
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from esplab.capfile.opener import GOOD, Opener, make_opener
+from esplab.capfile.opener import BAD, GOOD, Opener, make_opener
 from esplab.capfile.safile import SaSpec
 from esplab.errors import EsplabError
 
 __all__ = [
+    "DECRYPT_PROBLEMS",
     "HYPOTHESES",
     "Hypothesis",
     "Suspect",
     "Trial",
     "TrialContext",
 ]
+
+
+#: Problems of packets whose ICV is good but whose plaintext is not: the cipher or its
+#: key is wrong. Their trials decrypt instead of authenticating.
+DECRYPT_PROBLEMS = frozenset({"bad-decrypt"})
+_PAD = bytes(range(1, 256))
+
+
+def plausible(plain: bytes | None) -> bool:
+    """Decrypted with the right key, by the look of it: a pad length that leaves a
+    payload, the default padding 1, 2, 3.. (RFC 4303 2.4), and a payload that is what
+    its next header says: an IP packet that fits (4, 41), UDP whose length is the
+    payload's (17), TCP with a sound data offset (6), ICMP (1, 58) or a dummy (59).
+    A wrong key passes this by chance far less often than the trailer check alone."""
+    if plain is None or len(plain) < 2:
+        return False
+    pad, nh = plain[-2], plain[-1]
+    size = len(plain) - 2 - pad
+    if size <= 0 or plain[size:-2] != _PAD[:pad]:
+        return False
+    if nh == 59:
+        return True
+    if nh == 4:
+        ihl = (plain[0] & 0x0F) * 4
+        total = int.from_bytes(plain[2:4], "big") if size >= 20 else 0
+        return plain[0] >> 4 == 4 and 20 <= ihl <= total <= size
+    if nh == 41:
+        return size >= 40 and plain[0] >> 4 == 6 and 40 + int.from_bytes(plain[4:6], "big") <= size
+    if nh == 17:
+        return size >= 8 and int.from_bytes(plain[4:6], "big") == size
+    if nh == 6:
+        return size >= 20 and 20 <= (plain[12] >> 4) * 4 <= size
+    return nh in (1, 58) and size >= 4
 
 
 @dataclass(frozen=True)
@@ -90,6 +126,23 @@ class TrialContext:
             return opener(s.esp, hi(s) if hi else s.seq >> 32)[0] == GOOD
 
         return Trial("", check)
+
+    def decrypts(self, spec: SaSpec) -> Trial:
+        """A trial body for ``bad-decrypt``: with ``spec`` the packet authenticates (or
+        has no ICV to check) and decrypts to a plausible plaintext."""
+        opener = self.opener(spec)
+
+        def check(s: Suspect) -> bool:
+            if opener is None:
+                return False
+            icv, plain = opener(s.esp, s.seq >> 32)
+            return icv != BAD and plausible(plain)
+
+        return Trial("", check)
+
+
+def _decrypting(sample: Sequence[Suspect]) -> bool:
+    return bool(sample) and sample[0].problem in DECRYPT_PROBLEMS
 
 
 TrialMaker = Callable[[TrialContext, "SaSpec | None", Sequence[Suspect]], Iterator[Trial]]
@@ -232,9 +285,17 @@ def _fixed_hi(hi: int) -> Callable[[Suspect], int]:
 
 
 def _swapped_key_trials(
-    ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]
+    ctx: TrialContext, spec: SaSpec | None, sample: Sequence[Suspect]
 ) -> Iterator[Trial]:
     if spec is None or spec.auth is None or not spec.enc_key:
+        return
+    if _decrypting(sample):  # the ICV is good: only the cipher got the wrong key
+        n = len(spec.enc_key)
+        if len(spec.auth_key) >= n and spec.auth_key[:n] != spec.enc_key:
+            body = ctx.decrypts(spec.variant(enc_key=spec.auth_key[:n]))
+            yield _trial(
+                f"the authentication key (its first {n} bytes) as the encryption key", body
+            )
         return
     body = ctx.authenticates(spec.variant(auth_key=spec.enc_key))
     yield _trial("the encryption key as the authentication key", body)
@@ -245,9 +306,20 @@ def _word_swap(key: bytes) -> bytes:
 
 
 def _reversed_key_trials(
-    ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]
+    ctx: TrialContext, spec: SaSpec | None, sample: Sequence[Suspect]
 ) -> Iterator[Trial]:
     if spec is None:
+        return
+    if _decrypting(sample):
+        enc_key = spec.enc_key
+        cut = len(enc_key) - (4 if spec.enc == "rfc3686(ctr(aes))" else 0)  # RFC 3686 5.1
+        body, nonce = enc_key[:cut], enc_key[cut:]
+        for label, k in (
+            ("the encryption key bytes reversed", body[::-1] + nonce),
+            ("each 32-bit word of the encryption key byte-swapped", _word_swap(body) + nonce),
+        ):
+            if k != enc_key:
+                yield _trial(label, ctx.decrypts(spec.variant(enc_key=k)))
         return
     if spec.aead is not None:
         key, salt = spec.aead_key[:-4], spec.aead_key[-4:]
@@ -273,10 +345,19 @@ def _reversed_key_trials(
 
 
 def _wrong_sa_trials(
-    ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]
+    ctx: TrialContext, spec: SaSpec | None, sample: Sequence[Suspect]
 ) -> Iterator[Trial]:
+    decrypting = _decrypting(sample)
     for other in ctx.sas:
         if spec is not None and other.index == spec.index:
+            continue
+        if decrypting:
+            if spec is None or other.aead is not None or not other.enc_key:
+                continue
+            if (other.enc, other.enc_key) == (spec.enc, spec.enc_key):
+                continue
+            body = ctx.decrypts(spec.variant(enc=other.enc, enc_key=other.enc_key))
+            yield _trial(f"the cipher and encryption key of {other.label}", body)
             continue
         body = ctx.authenticates(other)
         yield _trial(f"the keys of {other.label}", body)
@@ -415,14 +496,14 @@ HYPOTHESES: tuple[Hypothesis, ...] = (
         "keys-swapped",
         "encryption and authentication keys swapped",
         "pass the authentication key to the HMAC and the encryption key to the cipher",
-        _problems("icv-bad"),
+        _problems("icv-bad", *DECRYPT_PROBLEMS),
         _swapped_key_trials,
     ),
     Hypothesis(
         "key-byte-order",
         "key bytes reversed, or copied as 32-bit words in the wrong byte order",
         "copy keys byte for byte (sa_key is raw key bytes, eip93.md 5.2)",
-        _problems("icv-bad"),
+        _problems("icv-bad", *DECRYPT_PROBLEMS),
         _reversed_key_trials,
     ),
     Hypothesis(
@@ -445,7 +526,7 @@ HYPOTHESES: tuple[Hypothesis, ...] = (
         "wrong-sa",
         "wrong SPI-to-SA mapping: another SA's keys authenticate these packets",
         "program the SA whose keys these are under this SPI (or fix the SPI)",
-        _problems("icv-bad", "no-sa"),
+        _problems("icv-bad", "no-sa", *DECRYPT_PROBLEMS),
         _wrong_sa_trials,
     ),
 )

@@ -103,6 +103,8 @@ class SaCounters:
     encap_mismatch: int = 0
     truncated: int = 0
     padding_nonstandard: int = 0
+    #: ok packets (the kernel accepts them) whose padding is not 1, 2, 3.. (RFC 4303 2.4)
+    ok_padding_bad: int = 0
     dummy: int = 0
     inner_bytes: int = 0
     first_frame: int = 0
@@ -141,6 +143,12 @@ class Summary:
     @property
     def failed(self) -> int:
         return self.esp - self.ok
+
+    @property
+    def padding_bad(self) -> int:
+        """ok packets whose padding is not 1, 2, 3.. (RFC 4303 2.4): Linux accepts them,
+        but it is the mark of a wrong encryption key or cipher."""
+        return sum(r.counters.ok_padding_bad for r in self.sas)
 
 
 #: (interface name, timestamp ns, decrypted IP packet, comment) for ``--out``.

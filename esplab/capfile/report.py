@@ -187,6 +187,14 @@ def render_summary(summary: Summary, info: RunInfo) -> list[RenderableType]:
             "were decoded\n",
             style="bold red",
         )
+    padding = summary.padding_bad
+    if padding:
+        lines.append(
+            f"{padding} authenticated ESP packet(s) with padding that is not 1,2,3.. "
+            "(RFC 4303 2.4; Linux accepts them, but a wrong encryption key or cipher is the "
+            "usual cause: esplab diagnose tries the known mistakes)\n",
+            style="bold yellow",
+        )
     cut = summary.by_status.get("truncated", 0)
     if cut:
         lines.append(
@@ -206,6 +214,8 @@ def render_summary(summary: Summary, info: RunInfo) -> list[RenderableType]:
             f"decrypt: {by}",
             style="bold red",
         )
+    elif summary.esp and padding:
+        lines.append(f"every ESP packet ({summary.esp}) authenticated", style="bold yellow")
     elif summary.esp:
         lines.append(
             f"every ESP packet ({summary.esp}) authenticated and decrypted", style="bold green"

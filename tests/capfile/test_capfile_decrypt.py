@@ -1,0 +1,108 @@
+"""Packets that authenticate but decrypt to garbage (a wrong encryption key): decode
+does not call them clean and exits 1; diagnose examines them with the key hypotheses
+and never exits 0 while one is unexplained."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from esplab.capfile.diagnose import diagnose
+from esplab.capfile.hypotheses import plausible
+from esplab.capfile.pipeline import decode_capture
+from esplab.capfile.safile import parse_sa_text
+from esplab.cli import main
+
+DATA = Path(__file__).resolve().parents[2] / "labs" / "data"
+BOARD = DATA / "09-board.pcap"
+BOARD_SAS = DATA / "09-board-xfrm-state.txt"
+# The encryption key of both SAs of labs/data/09-board-xfrm-state.txt.
+ENC_KEY = "202122232425262728292a2b2c2d2e2f"
+# That key with each 32-bit word byte-swapped (a driver copying u32 words in the wrong order).
+WORD_SWAPPED = "23222120272625242b2a29282f2e2d2c"
+# One byte changed: no known mistake gives it.
+ONE_BYTE = "202122232425262728292a2b2c2d2eff"
+# First byte 0x14: found by trying every one-byte change; with it the first 4 frames
+# of the board capture authenticate and decrypt to pad lengths 11, 19, 29, 58 whose
+# padding is not 1, 2, 3.. (a wrong key the kernel would not notice).
+PAD_ONLY = "142122232425262728292a2b2c2d2e2f"
+
+
+def sa_with_key(tmp_path: Path, key: str) -> Path:
+    text = BOARD_SAS.read_text()
+    assert ENC_KEY in text
+    path = tmp_path / f"sa-{key}.txt"
+    path.write_text(text.replace(ENC_KEY, key))
+    return path
+
+
+def test_plausible_needs_padding_and_a_payload_its_next_header_names() -> None:
+    udp = bytes.fromhex("04d2162e000a0000") + b"ab"  # UDP, length 10
+    assert plausible(udp + b"\x01\x02\x02\x11")
+    assert not plausible(udp + b"\x01\x03\x02\x11")  # padding not 1, 2
+    assert not plausible(udp + b"\x01\x02\x02\x06")  # not a TCP header
+    assert not plausible(udp[:4] + b"\x00\x0b" + udp[6:] + b"\x00\x11")  # UDP length off
+    assert plausible(b"\x00\x00\x3b")  # a dummy packet (RFC 4303 2.6)
+    assert not plausible(b"\x00\x00\x63") and not plausible(b"\x00\x05\x11")
+    assert not plausible(None)
+
+
+def test_decode_with_only_bad_padding_is_not_a_clean_decrypt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sas = ["--sa-file", str(sa_with_key(tmp_path, PAD_ONLY))]
+    assert main(["decode", str(BOARD), *sas, "--limit", "4"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "authenticated and decrypted" not in out
+    assert "every ESP packet (4) authenticated" in out
+    assert "4 authenticated ESP packet(s) with padding that is not 1,2,3.." in out
+    assert main(["decode", str(BOARD), *sas, "--limit", "4", "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (summary["ok"], summary["padding_bad"], summary["exit"]) == (4, 4, 1)
+
+
+def test_decode_with_the_right_key_still_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decode", str(BOARD), "--sa-file", str(BOARD_SAS), "--limit", "6"]) == 0
+    assert "every ESP packet (6) authenticated and decrypted" in capsys.readouterr().out
+
+
+def test_diagnose_finds_the_word_swapped_encryption_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sa_path = sa_with_key(tmp_path, WORD_SWAPPED)
+    run = decode_capture(BOARD, parse_sa_text(sa_path.read_text()).sas, limit=6)
+    assert run.summary.by_status.get("bad-trailer", 0) + run.summary.padding_bad == 6
+    found = diagnose(str(BOARD), parse_sa_text(sa_path.read_text()), limit=6)
+    assert [(g.problem, g.spec.index if g.spec else 0, g.count) for g in found.groups] == [
+        ("bad-decrypt", 1, 2),
+        ("bad-decrypt", 2, 4),
+    ]
+    for group in found.groups:
+        best = group.best
+        assert best is not None and group.explained
+        assert best.hypothesis.key == "key-byte-order"
+        assert best.label == "each 32-bit word of the encryption key byte-swapped"
+        assert best.evidence.endswith("packets decrypt to a plausible plaintext")
+    assert main(["diagnose", str(BOARD), "--sa-file", str(sa_path), "--limit", "6"]) == 0
+    # all 7 frames: the 7th fails its ICV with any key, so not everything is explained
+    assert main(["diagnose", str(BOARD), "--sa-file", str(sa_path)]) == 1
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("key", [ONE_BYTE, PAD_ONLY])
+def test_diagnose_never_exits_0_with_an_unexplained_bad_decrypt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    sas = ["--sa-file", str(sa_with_key(tmp_path, key))]
+    assert main(["diagnose", str(BOARD), *sas, "--limit", "6"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no packet fails" not in out
+    assert "authenticate but decrypt to a bad trailer or padding" in out
+    assert "no known mistake explains this" in out
+    assert main(["diagnose", str(BOARD), *sas, "--limit", "6", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert {g["problem"] for g in report["groups"]} == {"bad-decrypt"}
+    assert sum(g["failing"] for g in report["groups"]) == 6
+    assert not any(g["explained"] for g in report["groups"])
