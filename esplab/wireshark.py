@@ -11,7 +11,8 @@ kernel holds it: for ``rfc3686(ctr(aes))`` and ``rfc4106(gcm(aes))`` the last 4
 bytes are the nonce/salt, which is also what Wireshark expects.
 
 Not every SA fits: :func:`wireshark_form` says how one is written and what Wireshark
-will then do differently from the kernel (an ICV it does not check), and raises
+will then do differently from the kernel (an ICV it does not check, an ICV it reports
+as bad), and raises
 ``ValueError`` for one it cannot decrypt at all.
 """
 
@@ -81,6 +82,9 @@ class EspSaEntry:
     auth: str | None = None
     auth_key: bytes = b""
     icv_bits: int = 0
+    # Extended sequence numbers (XFRM_STATE_ESN): the ICV covers the high 32 bits
+    # (RFC 4303 2.2.1), which the esp_sa record has no field for.
+    esn: bool = False
 
     @property
     def family(self) -> str:
@@ -145,6 +149,14 @@ def wireshark_form(entry: EspSaEntry) -> WiresharkForm:
             auth,
             f"Wireshark cannot check '{entry.auth}' truncated to {entry.icv_bits} bits; "
             f'written as "{auth}": the packets decrypt, the ICV is not checked',
+        )
+    if entry.esn and (auth != "NULL" or entry.enc == "rfc4106(gcm(aes))"):
+        return WiresharkForm(
+            enc,
+            auth,
+            "ESN: the esp_sa record has no ESN flag, so Wireshark leaves the high 32 "
+            "sequence bits out of the ICV and reports every ICV as bad; the packets "
+            "still decrypt",
         )
     return WiresharkForm(enc, auth)
 

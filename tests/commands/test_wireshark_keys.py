@@ -126,3 +126,29 @@ def test_tshark_decrypts_an_unchecked_authentication(tmp_path: Path, tshark: str
     assert "ICV is not checked" in result.data["warnings"][0]
     # Decrypted (the UDP header and its 64 bytes are read), ICV neither good nor bad.
     assert rows == [["0x00001000", "0", "0", "5201", "64"]] * 2
+
+
+@pytest.mark.parametrize(
+    "algos",
+    [SHA1, "aead 'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f01020304 128"],
+    ids=["sha1-aes", "gcm"],
+)
+def test_esn_is_written_with_a_warning_that_the_icv_shows_bad(
+    tmp_path: Path, tshark: str, algos: str
+) -> None:
+    s = two_ends(algos, " replay-window 32 flag esn")
+    result, rows = tshark_rows(s, tmp_path, tshark)
+    assert result.data["sas"] == 1 and result.data["skipped"] == []
+    [warning] = result.data["warnings"]
+    assert warning.startswith("ap SPI 0x00001000 (192.0.2.1 -> 192.0.2.2): ESN: ")
+    assert "no ESN flag" in warning and "ICV as bad" in warning
+    assert f"warning: {warning}" in result.text
+    # What the warning says: decrypted, and the ICV reported bad.
+    assert rows == [["0x00001000", "0", "1", "5201", "64"]] * 2
+
+
+def test_esn_without_an_icv_gives_no_warning(tmp_path: Path) -> None:
+    s = Session()
+    s.execute(sa(0x11, f"enc aes {KEY16} replay-window 32 flag esn"))
+    result = keys(s, tmp_path / "esp_sa")
+    assert result.data["sas"] == 1 and result.data["warnings"] == []

@@ -227,6 +227,7 @@ def _node_entries(session: Session) -> list[tuple[str, object]]:
                     None,
                     b"",
                     x.aead.icv_bits,
+                    esn=x.esn,
                 )
             elif x.enc is not None:
                 auth = x.auth
@@ -239,6 +240,7 @@ def _node_entries(session: Session) -> list[tuple[str, object]]:
                     auth.name if auth else None,
                     auth.key if auth else b"",
                     auth.icv_bits if auth else 0,
+                    esn=x.esn,
                 )
             else:
                 continue
@@ -253,7 +255,7 @@ def sa_entries(session: Session) -> list[object]:
 
 def _wireshark_keys(session: Session, inv: Invocation) -> Result:
     """Write the SAs Wireshark can decrypt; one warning line for each SA left out or
-    written with a caveat (ICV unchecked). An error only when no SA
+    written with a caveat (ICV unchecked, ICV reported bad). An error only when no SA
     can be written."""
     from esplab.wireshark import EspSaEntry, esp_sa_file, tshark_command, wireshark_form
 
