@@ -166,3 +166,57 @@ def test_espintcp_is_noted_not_decoded() -> None:
     (sa,) = parse_sa_text(text).sas
     assert sa.encap is None
     assert "espintcp" in sa.notes[0]
+
+
+# A paste of 'ip xfrm state' output (iproute2, TAB-indented) cut after the key of its
+# auth-trunc line: no truncation length and no enc line.
+PARTIAL_PASTE = (
+    "src 192.0.2.1 dst 192.0.2.2\n"
+    "\tproto esp spi 0xc0de0001 reqid 7 mode transport\n"
+    "\treplay-window 0\n"
+    "\tauth-trunc hmac(sha256) 0x4041424344454647\n"
+)
+
+
+def test_a_printed_auth_trunc_line_without_its_length_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "partial.txt"
+    path.write_text(PARTIAL_PASTE)
+    with pytest.raises(LabFileError) as err:
+        load_sa_file(path)
+    assert (err.value.line, err.value.col) == (4, 45)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}:4:45: auth-trunc hmac(sha256): ")
+    assert 'argument "ALGO-TRUNC-LEN" is required' in msg
+    assert "valid: a number of bits" in msg and "cut short" in msg
+
+
+def test_a_printed_aead_line_without_its_icv_length_is_refused() -> None:
+    text = PARTIAL_PASTE.replace(
+        "\tauth-trunc hmac(sha256) 0x4041424344454647\n",
+        f"\taead rfc4106(gcm(aes)) 0x{GCM_KEY.hex()} (160 bits)\n",
+    )
+    with pytest.raises(LabFileError, match=r'sa:4:\d+: aead .*"ALGO-ICV-LEN" is required'):
+        parse_sa_text(text, "sa")
+
+
+def test_the_command_form_already_refuses_a_missing_length() -> None:
+    text = (
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1 "
+        "auth-trunc 'hmac(sha256)' 0x4041424344454647\n"
+    )
+    with pytest.raises(LabFileError, match='"ALGO-TRUNC-LEN" is required'):
+        parse_sa_text(text, "sa")
+
+
+def test_an_esp_sa_without_enc_or_aead_is_a_partial_paste() -> None:
+    text = PARTIAL_PASTE.replace("0x4041424344454647\n", "0x4041424344454647 128\n")
+    with pytest.raises(LabFileError) as err:
+        parse_sa_text(text, "sa")
+    assert (err.value.line, err.value.col) == (2, 1)
+    msg = str(err.value)
+    assert "spi 0xc0de0001: an ESP SA without an enc or aead line" in msg
+    assert "enc ecb(cipher_null)" in msg and "cut short" in msg
+    # iproute2 prints a null cipher explicitly: that SA loads
+    full = text + "\tenc ecb(cipher_null) \n"
+    (spec,) = parse_sa_text(full, "sa").sas
+    assert spec.algorithms == "ecb(cipher_null) + hmac(sha256)-128"
