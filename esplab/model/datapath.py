@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
+from esplab.model.engine_path import engine_output
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import count_conduit, dsa_tx_stages, ether_frame
@@ -522,8 +523,6 @@ class Datapath(ReceivePath):
         datapath: str,
         info: IpInfo | None = None,
     ) -> bytes | None:
-        from esplab.model.engine_path import engine_output
-
         try:
             return engine_output(self.lab, walk, node, state, packet, dev_name, datapath, info)
         except (BadArgument, DecodeError) as exc:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.errors import DecodeError
 from esplab.model import esp as esp_core
-from esplab.model.esp_ip import IPPROTO_ESP, IpInfo, ipv4_fix, parse_ip
+from esplab.model.esp_ip import IPPROTO_ESP, IpInfo, ipv4_fix, locate_esp, parse_ip
 from esplab.model.journey import Captured, Stage
 
 if TYPE_CHECKING:
@@ -160,8 +160,6 @@ def build_skb(
     output + esp header build); the IV room is zeros and the payload stays plain.
     ``info`` is ``parse_ip(packet)`` when the caller has it.
     """
-    from esplab.model.engine.xmit import locate_esp
-
     esp = _esp_headers(sa, packet, seq, info)
     off = locate_esp(esp)[0]
     if sa.mode == "tunnel":
@@ -254,8 +252,6 @@ def engine_input(
     lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes, dev_name: str
 ) -> bytes | object | None:
     """RX through the engine; ``SW_INPUT`` when the driver leaves the packet to software."""
-    from esplab.model.engine.xmit import locate_esp
-
     drv = lab.eip93
     outcome = drv.rx(packet, dev=dev_name)
     if outcome is None:
@@ -308,7 +304,7 @@ def software_finish(
 ) -> bytes | None:
     """What xfrm_input does after the crypto was done elsewhere: the replay check, the
     window update, and the mode's decapsulation (airoha-dsa-xfrm.md 3.2, 3.9) [C]."""
-    from esplab.model.engine.xmit import decapsulate, locate_esp
+    from esplab.model.engine.xmit import decapsulate
 
     runtime = lab.sa_runtime(node.name)
     sa = runtime.get(state)
@@ -406,8 +402,6 @@ def aead_input(
     lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
 ) -> bytes | object | None:
     """sw+aead RX: the engine checks the ICV and decrypts; software does the rest."""
-    from esplab.model.engine.xmit import locate_esp
-
     tfm = _tfm(lab, state)
     if tfm is None:
         return SW_INPUT

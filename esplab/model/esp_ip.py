@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from esplab.errors import DecodeError
+from esplab.errors import BadArgument, DecodeError
 
 __all__ = [
     "IPPROTO_ESP",
@@ -23,6 +23,7 @@ __all__ = [
     "ecn_encapsulate",
     "inner_set_ce_and_dscp",
     "ipv4_fix",
+    "locate_esp",
     "parse_ip",
     "udp6_checksum",
     "v6_esp_split",
@@ -223,3 +224,23 @@ def inner_set_ce_and_dscp(inner: bytes, outer_ds: int, *, ecn: bool, dscp: bool)
         return h[:10] + checksum(h).to_bytes(2, "big") + h[12:] + inner[ihl:]
     word = int.from_bytes(inner[0:2], "big") & 0xF00F | new << 4
     return word.to_bytes(2, "big") + inner[2:]
+
+
+def locate_esp(skb: bytes) -> tuple[int, int]:
+    """(offset of the ESP header, offset of the byte that names it) in an IP packet."""
+    if len(skb) >= 20 and skb[0] >> 4 == 4:
+        off = (skb[0] & 0xF) * 4
+        if off >= 20 and skb[9] == IPPROTO_ESP and len(skb) >= off + 8:
+            return off, 9
+    elif len(skb) >= 40 and skb[0] >> 4 == 6:
+        off, nh_off, nh = 40, 6, skb[6]
+        while nh in V6_EXT_HEADERS and off + 8 <= len(skb):
+            size = 8 if nh == 44 else (skb[off + 1] + 1) * 8
+            nh_off, nh = off, skb[off]
+            off += size
+        if nh == IPPROTO_ESP and len(skb) >= off + 8:
+            return off, nh_off
+    raise BadArgument(
+        "not an ESP packet: no IPv4/IPv6 header followed by ESP (protocol 50)",
+        valid="an IP packet whose (last extension) header names protocol 50",
+    )

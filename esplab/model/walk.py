@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
+from esplab.errors import EsplabError
 from esplab.model.esp_ip import IpInfo
 from esplab.model.journey import Captured, Fidelity, Journey, Stage
 from esplab.model.xfrm.tables import FlowKey
@@ -250,8 +251,6 @@ def is_natt(info: IpInfo, packet: bytes) -> bool:
 def software_sa(walk: Walk, node: Node, state: XfrmState, tap: str, counter: str) -> EspSA | None:
     """The state's software SA, or a drop counted on ``counter`` when the ESP datapath
     does not model what the state holds (an algorithm or mode ``ip xfrm`` accepts)."""
-    from esplab.errors import EsplabError
-
     try:
         sa: EspSA = walk.lab.sa_runtime(node.name).get(state)
     except EsplabError as exc:

@@ -10,34 +10,11 @@ from __future__ import annotations
 
 import struct
 
-from esplab.errors import BadArgument
-from esplab.model.esp_ip import inner_set_ce_and_dscp, ipv4_fix
+from esplab.model.esp_ip import inner_set_ce_and_dscp, ipv4_fix, locate_esp
 
 __all__ = ["decapsulate", "fix_ipv4", "fix_outer", "locate_esp"]
 
-_ESP = 50
-_V6_EXT = frozenset({0, 43, 44, 60})  # hop-by-hop, routing, fragment, destination options
 _HEADER_WORDS = struct.Struct("!10H")  # an IPv4 header without options
-
-
-def locate_esp(skb: bytes) -> tuple[int, int]:
-    """(offset of the ESP header, offset of the byte that names it) in an IP packet."""
-    if len(skb) >= 20 and skb[0] >> 4 == 4:
-        off = (skb[0] & 0xF) * 4
-        if off >= 20 and skb[9] == _ESP and len(skb) >= off + 8:
-            return off, 9
-    elif len(skb) >= 40 and skb[0] >> 4 == 6:
-        off, nh_off, nh = 40, 6, skb[6]
-        while nh in _V6_EXT and off + 8 <= len(skb):
-            size = 8 if nh == 44 else (skb[off + 1] + 1) * 8
-            nh_off, nh = off, skb[off]
-            off += size
-        if nh == _ESP and len(skb) >= off + 8:
-            return off, nh_off
-    raise BadArgument(
-        "not an ESP packet: no IPv4/IPv6 header followed by ESP (protocol 50)",
-        valid="an IP packet whose (last extension) header names protocol 50",
-    )
 
 
 def fix_ipv4(head: bytes, total_length: int, protocol: int) -> bytes:
