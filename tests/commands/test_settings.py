@@ -165,3 +165,30 @@ def test_a_saved_lab_passes_check_after_lab_commands_and_a_reset(tmp_path: Path)
     assert runs == ["ip link set lan3 down"]
     loaded, errors = check_file(path)
     assert loaded is not None and not errors, [str(e) for e in errors]
+
+
+@pytest.mark.parametrize("literal", ["${x}", "$${x}", "a$${", "${"])
+def test_a_saved_line_with_a_literal_dollar_brace_checks_and_replays_the_same_bytes(
+    tmp_path: Path, literal: str
+) -> None:
+    from esplab.lab.check import check_file
+    from esplab.lab.runner import LabRun
+
+    s = new_session(0x5EED)
+    lines = [
+        f'let p = IP(dst="192.0.2.2")/UDP(sport=1,dport=2)/Raw(b"{literal}")',
+        "send ap wan p",
+    ]
+    for line in lines:
+        s.execute(line)
+    path = tmp_path / "dollar.yaml"
+    s.execute(f"save {path}")
+    lab, errors = check_file(path)
+    assert lab is not None and not errors, [str(e) for e in errors]
+    run = LabRun(lab)
+    report = run.run_all()
+    assert report.passed, [f.line() for step in report.steps for f in step.failures]
+    assert run.session.history == lines  # the lines as typed, ${ and all
+    wire = [r.data for r in s.lab.captures.get("wan.wire")]
+    assert wire and [r.data for r in run.session.lab.captures.get("wan.wire")] == wire
+    assert literal.encode() in wire[0]

@@ -11,7 +11,7 @@ from esplab.commands.result import MessageResult, Result, TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError
 
-__all__ = ["COMMANDS", "SETTINGS", "lab_document", "ring_size", "saved_steps"]
+__all__ = ["COMMANDS", "SETTINGS", "lab_document", "lab_text", "ring_size", "saved_steps"]
 
 # name -> (what it is, the values it takes)
 SETTINGS: dict[str, tuple[str, str]] = {
@@ -121,8 +121,16 @@ def _set(session: Session, inv: Invocation) -> Result:
     )
 
 
+def lab_text(line: str) -> str:
+    """``line`` as a lab's ``run:`` text that means the same line: in a lab ``${...}`` is a
+    saved-value reference and ``$${`` a literal ``${`` (esplab.lab.refs), while a REPL line
+    has no references, so each ``${`` it holds is written ``$${``."""
+    return line.replace("${", "$${")
+
+
 def saved_steps(session: Session) -> list[dict[str, str]]:
-    """``{name, run}`` for each command line of the history worth replaying."""
+    """``{name, run}`` for each command line of the history worth replaying; ``run`` is
+    the line as lab text (:func:`lab_text`)."""
     steps: list[dict[str, str]] = []
     for line in session.history:
         try:
@@ -133,7 +141,7 @@ def saved_steps(session: Session) -> list[dict[str, str]]:
             continue
         short = " ".join(line.split()[:4])
         short = short if len(short) <= 48 else short[:45] + "..."
-        steps.append({"name": f"{len(steps) + 1}: {short}", "run": line})
+        steps.append({"name": f"{len(steps) + 1}: {short}", "run": lab_text(line)})
     return steps
 
 
