@@ -250,7 +250,13 @@ class _Builder:
             left, right = right, left
         if not isinstance(left, (bytes, str)) or not isinstance(right, int):
             raise self.fail(node, "'*' repeats bytes or text by a whole number")
-        if right < 0 or len(left) * right > MAX_BYTES:
+        if right < 0:
+            raise self.fail(
+                node,
+                f"{len(left)} x {right} bytes: the count {right} is negative",
+                valid=f"0 to {MAX_BYTES // max(len(left), 1)}",
+            )
+        if len(left) * right > MAX_BYTES:
             raise self.fail(
                 node, f"{len(left)} x {right} bytes is too large", valid=f"at most {MAX_BYTES}"
             )

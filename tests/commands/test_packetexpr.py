@@ -216,3 +216,14 @@ def test_nothing_is_taken_from_the_host(monkeypatch: pytest.MonkeyPatch) -> None
     assert v6[8:24] == bytes(16)
     arp = bytes(detached(build_packet('ARP(pdst="192.0.2.9")')))
     assert arp[8:18] == bytes(10)  # hwsrc and psrc
+
+
+@pytest.mark.parametrize("text", ['Raw(b"x"*-1)', 'Raw(-3*b"ab")'])
+def test_a_negative_repeat_count_is_called_negative(text: str) -> None:
+    with pytest.raises(PacketExpressionError, match=r"the count -\d is negative") as info:
+        build_packet(text)
+    assert "too large" not in str(info.value)
+
+
+def test_a_zero_repeat_count_gives_no_bytes() -> None:
+    assert bytes(build_packet('Raw(b"x"*0)')) == b""
