@@ -367,6 +367,7 @@ class _Meaning:
                 and isinstance(arg, str)
                 and "${" not in arg
                 and as_number(arg) is None
+                and where not in self.bad  # the schema's pattern said it already
             ):  # read as the run reads it
                 self.fail(where, f"'{op}' needs a number, got text '{arg}'")
 

@@ -8,9 +8,10 @@ a message for a person, with the value, what is valid and a did-you-mean. The
 tests run ``jsonschema`` over every shipped and every bad lab and check that
 both agree.
 
-Three annotations of our own shape the messages; JSON Schema ignores them:
+Four annotations of our own shape the messages; JSON Schema ignores them:
 ``x-valid`` (what is valid, in words), ``x-key`` (what the keys of a mapping are
-called, default "key") and ``x-hint`` (advice when a key is unknown).
+called, default "key"), ``x-hint`` (advice when a key is unknown) and ``x-invalid``
+(what text that misses the ``pattern`` lacks: "'gt' needs a number, got text 'many'").
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ KEYWORDS = frozenset(
         "x-valid",
         "x-key",
         "x-hint",
+        "x-invalid",
     }
 )
 
@@ -222,7 +224,9 @@ class _Validator:
                 valid=f"at most {high} characters",
             )
         pattern = schema.get("pattern")
-        if pattern is not None and re.search(pattern, value) is None:
+        if pattern is not None and re.search(pattern, value) is None and "x-invalid" in schema:
+            self.add(path, f"{where(path)} {schema['x-invalid']} '{value}'")
+        elif pattern is not None and re.search(pattern, value) is None:
             self.add(
                 path,
                 f"{where(path)} cannot be '{value}'",

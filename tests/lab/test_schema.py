@@ -8,6 +8,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 
 from esplab.errors import LabFileError
 from esplab.lab.loader import load_document
@@ -134,3 +135,46 @@ def test_messages(data: dict[str, Any], fragment: str) -> None:
     issues = validate(data)
     assert any(fragment in issue.what for issue in issues), [i.what for i in issues]
     assert not _jsonschema_valid(data)
+
+
+@pytest.mark.parametrize(
+    ("bound", "good"),
+    [
+        (5, True),
+        (-1.5, True),
+        ("0x1000", True),
+        (" 12 ", True),
+        ("1_000", True),
+        ("1e3", True),
+        ("0b101", True),
+        ("${lab.seed}", True),
+        ("abc", False),
+        ("many", False),
+        ("0x", False),
+        ("1e", False),
+        ("", False),
+        (True, False),
+        (None, False),
+    ],
+)
+@pytest.mark.parametrize("op", ["gt", "ge", "lt", "le"])
+def test_comparison_bounds_agree_with_the_checker(op: str, bound: Any, good: bool) -> None:
+    """gt/ge/lt/le take what the run compares as a number: the schema (for both validators)
+    and ``esplab check`` accept and refuse the same values."""
+    from esplab.lab.check import check_document
+    from esplab.lab.loader import load_text
+
+    data = {
+        "name": "x",
+        "description": "y",
+        "steps": [{"name": "a", "run": "capture list", "expect": {"counts.x": {op: bound}}}],
+    }
+    assert _jsonschema_valid(data) is good
+    assert (validate(data) == []) is good
+    text = yaml.safe_dump(data, sort_keys=False)
+    _, errors = check_document(load_text(text, "bound.yaml"))
+    assert (errors == []) is good, [str(e) for e in errors]
+    if not good and isinstance(bound, str):
+        assert [str(e) for e in errors] == [
+            f"bound.yaml:8:{errors[0].col}: '{op}' needs a number, got text '{bound}'"
+        ]
