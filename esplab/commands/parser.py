@@ -312,11 +312,13 @@ def iv_sizes() -> list[int]:
     return sorted({a.iv_size for a in (*ENC_ALGOS.values(), *AEAD_ALGOS.values()) if a.iv_size})
 
 
-def parse_iv(text: str) -> bytes:
-    """An IV typed as hex (``0x`` allowed), of a size some modelled cipher uses; whether
-    it fits the SA is the datapath's to judge."""
-    sizes = iv_sizes()
-    valid = " or ".join(str(n) for n in sizes) + " bytes of hex, e.g. 0x" + bytes(range(16)).hex()
+def parse_iv(text: str, sizes: list[int] | None = None) -> bytes:
+    """An IV typed as hex (``0x`` allowed), of one of ``sizes`` bytes: by default any
+    size a modelled cipher uses, whether it fits the SA being the datapath's to judge."""
+    if sizes is None:
+        sizes = iv_sizes()
+    example = bytes(range(max(sizes))).hex()
+    valid = " or ".join(str(n) for n in sizes) + f" bytes of hex, e.g. 0x{example}"
     digits = text[2:] if text[:2].lower() == "0x" else text
     if not digits:
         raise BadArgument(f"iv '{text}' has no hex digits", valid=valid)

@@ -61,6 +61,17 @@ def test_compare_errors() -> None:
         s.execute("compare 0x1000")
     with pytest.raises(BadArgument, match="iv of 3 bytes"):
         s.execute(f"compare 0x1000 {seed.UDP} iv 000102")
+    # The SA's own IV size is the one named: cbc(aes) takes 16 bytes (RFC 3602 3), never 8.
+    with pytest.raises(
+        BadArgument, match=r"iv of 8 bytes \('0x0001020304050607'\); valid: 16 bytes"
+    ):
+        s.execute(f"compare 0x1000 {seed.UDP} iv 0x0001020304050607")
+    s.execute(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4000 mode transport "
+        "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 enc cipher_null ''"
+    )
+    with pytest.raises(BadArgument, match="SPI 0x4000's cipher takes no IV"):
+        s.execute(f"compare 0x4000 {seed.UDP} iv 0x0001020304050607")
     # The same bounds as send: 64 bits at most, never negative.
     for bad in ("-1", str(2**64)):
         with pytest.raises(BadArgument, match=f"seq {bad} is out of range"):

@@ -59,7 +59,11 @@ def test_extra_bytes_are_noted() -> None:
 @pytest.mark.parametrize(
     ("line", "error", "fragment"),
     [
-        ("decode bogus 00", BadArgument, "unknown layer 'bogus'; valid: EIP93CommandDescriptor"),
+        (
+            "decode bogus 00",
+            BadArgument,
+            "unknown layer 'bogus'; valid: cdr, cmd, rdr, result, sa, state, mtk",
+        ),
         ("decode eip93sarecord 00", DecodeError, "needs at least 128 bytes, got 1"),
         ("decode sa 0", DecodeError, "odd number of hex digits (1)"),
         ("decode sa xyz", DecodeError, "'xyz' is not hex"),

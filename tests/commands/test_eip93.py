@@ -132,6 +132,8 @@ def test_stats(session: Session) -> None:
         ("eip93 ring cdr x", "must be a number"),
         ("eip93 sa", "needs an SPI"),
         ("eip93 sa 0x100 sideways", "direction 'sideways'"),
+        ("eip93 sa -1", r"SPI -1 out of range; valid: 0..0xffffffff"),
+        ("eip93 state 0x100000000", r"out of range; valid: 0..0xffffffff"),
         ("eip93 regs now", "takes no argument"),
     ],
 )

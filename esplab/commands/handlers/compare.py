@@ -119,17 +119,20 @@ def _compare(session: Session, inv: Invocation) -> Result:
     node, state = _outbound_state(session, inv.node, spi)
     expr, options = packet_options(inv.line, inv.tokens[2:], ("seq", "iv"), "compare")
     seq = parse_seq(options["seq"]) if "seq" in options else 1
-    iv = parse_iv(options["iv"]) if "iv" in options else b""
     if state.sa_dir == "in":
         raise BadArgument(f"SPI {spi:#x} is an inbound SA", hint="compare an outbound SA")
-    packet = packet_bytes(session, expr, node.name, None)
     from esplab.model.xfrm_runtime import build_esp_sa
 
     iv_size = build_esp_sa(state, "iv-size").iv_size
+    # The IV this SA's cipher takes, and no other size (an SA without IV takes none).
+    if "iv" in options and not iv_size:
+        raise BadArgument(
+            f"SPI {spi:#x}'s cipher takes no IV", valid="compare without iv", value=options["iv"]
+        )
+    iv = parse_iv(options["iv"], [iv_size]) if "iv" in options else b""
+    packet = packet_bytes(session, expr, node.name, None)
     if not iv:
         iv = session.lab.rng.randbytes(iv_size)
-    if len(iv) != iv_size:
-        raise BadArgument(f"iv of {len(iv)} bytes", valid=f"{iv_size} bytes for this SA")
     results = run_datapaths(session, node.name, state, packet, seq, iv)
     reference = results["sw"]
     if isinstance(reference, str):

@@ -71,7 +71,7 @@ def resolve_layer(name: str) -> type[Packet]:
     key = ALIASES.get(name.lower(), name).lower()
     if key in lowered:
         return lowered[key]
-    raise BadArgument(f"unknown layer '{name}'", valid=list(layers), value=name)
+    raise BadArgument(f"unknown layer '{name}'", valid=[*ALIASES, *layers], value=name)
 
 
 def min_length(cls: type[Packet]) -> int:

@@ -172,6 +172,8 @@ def _spi_and_dir(words: list[str], what: str) -> tuple[int, str | None]:
     if not words:
         raise BadArgument(f"eip93 {what} needs an SPI", hint=_USAGE)
     spi = parse_int(words[0], "SPI")
+    if not 0 <= spi <= 0xFFFFFFFF:
+        raise BadArgument(f"SPI {words[0]} out of range", valid="0..0xffffffff", value=words[0])
     direction = words[1] if len(words) > 1 else None
     if direction is not None and direction not in ("in", "out"):
         raise BadArgument(f"direction '{direction}'", valid=["in", "out"], value=direction)
