@@ -46,6 +46,7 @@ __all__ = [
     "ATTACH_MODES",
     "PROFILES",
     "PROGRAMS",
+    "PROG_COUNTS",
     "LabSocket",
     "XdpLab",
     "XdpPort",
@@ -75,6 +76,17 @@ ATTACH_MODES = {
     "zc": (AttachMode.DRV, BindFlag.ZEROCOPY),
 }
 PROGRAMS = ("pass", "drop", "tx", "aborted", "redirect", "swapmac")
+# The action counts ``xdp show`` gives per program (design choice "prog-counts", [M]):
+# they start at 0 when a program is attached, as a program's own counters would, and are
+# the port's counters since then.
+PROG_COUNTS = (
+    "xdp_pass",
+    "xdp_drop",
+    "xdp_tx",
+    "xdp_redirect",
+    "xdp_redirect_err",
+    "xdp_aborted",
+)
 _RETURNS = {
     "pass": XdpAction.PASS,
     "drop": XdpAction.DROP,
@@ -159,6 +171,17 @@ class XdpPort:
     program: str | None = None  # one of PROGRAMS
     xsks_map: XskMap = field(default_factory=XskMap)
     loaded_by_bind: bool = False  # libxdp's default program, released with the last socket
+    prog_base: dict[str, int] = field(default_factory=dict)  # port counts at attach
+
+    def program_counts(self) -> dict[str, int]:
+        """The attached program's action counts (design choice "prog-counts", [M])."""
+        s = counters(self.port)
+        return {k: s[k] - self.prog_base.get(k, 0) for k in PROG_COUNTS}
+
+    def counts_from(self, counts: dict[str, int] | None = None) -> None:
+        """Start the program's counts at ``counts`` (0 for a program just attached)."""
+        s, counts = counters(self.port), counts or {}
+        self.prog_base = {k: s[k] - counts.get(k, 0) for k in PROG_COUNTS}
 
     @property
     def bind_default(self) -> BindFlag:
@@ -167,6 +190,7 @@ class XdpPort:
     def describe(self) -> dict[str, Any]:
         s = self.port.stats
         attach = self.port.attach_mode
+        prog = self.program_counts()
         return {
             "node": self.node,
             "dev": self.dev,
@@ -178,12 +202,12 @@ class XdpPort:
             "program": self.program,
             "prog_name": None if self.port.program is None else self.port.program.name,
             "queue": self.rx_queue,
-            "xdp_pass": s.xdp_pass,
-            "xdp_drop": s.xdp_drop,
-            "xdp_tx": s.xdp_tx,
-            "xdp_redirect": s.xdp_redirect,
-            "xdp_redirect_err": s.xdp_redirect_err,
-            "xdp_aborted": s.xdp_aborted,
+            "xdp_pass": prog["xdp_pass"],
+            "xdp_drop": prog["xdp_drop"],
+            "xdp_tx": prog["xdp_tx"],
+            "xdp_redirect": prog["xdp_redirect"],
+            "xdp_redirect_err": prog["xdp_redirect_err"],
+            "xdp_aborted": prog["xdp_aborted"],
             "rx_packets": s.rx_packets,
             "tx_packets": s.tx_packets,
             "rx_missed_errors": s.rx_missed_errors,
@@ -269,6 +293,7 @@ class XdpLab:
             )
         xp.port = self._new_port(node, self.lab.node(node).dev(dev), profile)
         xp.profile, xp.rx_queue, xp.mode, xp.program = profile, 0, None, None
+        xp.prog_base = {}
         return xp
 
     def attach(
@@ -318,6 +343,7 @@ class XdpLab:
                 if ls.sock.port is xp.port:
                     xp.xsks_map.update(ls.sock.queue_id, ls.sock)
         xp.mode, xp.program, xp.rx_queue, xp.loaded_by_bind = mode, program, queue, False
+        xp.counts_from()
         return xp
 
     def detach(self, node: str, dev: str) -> XdpPort:

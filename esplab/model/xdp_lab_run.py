@@ -3,7 +3,8 @@
 The benchmark of the seed's xdpsock table run on the functional model: the socket
 is created and bound as :mod:`esplab.model.xdp_lab_xsk` does, driven in batches
 until the frames asked for have moved (or nothing moves any more), and closed, with
-the device's own program put back. One journey per run keeps the first
+the device's own program put back with its counts as they were (the redirects
+of xsk_def_prog are the run's, not the program's). One journey per run keeps the first
 descriptors it saw (``xdpsock.rx``/``xdpsock.tx``), the wire and XDP counts, and the
 report; rates come from the cost model, never from a measurement.
 """
@@ -71,6 +72,7 @@ def run_xdpsock(
     )
     source = TrafficSource(size, batch, packets) if bench is not Benchmark.TXONLY else None
     prior, prior_mode, had_pool = port.program, port.attach_mode, queue in port.pools
+    prior_counts = xp.program_counts()
     try:
         with kernel_errors(
             {
@@ -87,6 +89,7 @@ def run_xdpsock(
                 sock.close()
         raise
     journey = xl.lab.journeys.new(f"xdpsock {dev} {bench.value}")
+    own_prog = port.program is not prior  # libxdp loaded xsk_def_prog for the run
     try:
         return _drive(xl, xp, xsk, journey, packets)
     finally:
@@ -94,6 +97,8 @@ def run_xdpsock(
         port.detach()
         if prior is not None and prior_mode is not None:
             port.attach(prior, prior_mode)
+        if own_prog:  # xsk_def_prog's actions are the run's (its journey), not the program's
+            xp.counts_from(prior_counts)
 
 
 def _drive(xl: XdpLab, xp: XdpPort, xsk: XdpSock, journey: Journey, packets: int) -> XdpSockRun:

@@ -131,6 +131,7 @@ def bind(
         mode = xp.port.attach(XskRedirect(xp.xsks_map))
         xp.mode = "native" if mode is AttachMode.DRV else "skb"
         xp.program, xp.loaded_by_bind = "redirect", True
+        xp.counts_from()
         if queue < xp.port.driver.rx_queues:  # lab frames to the socket's queue, if it has RX
             xp.rx_queue = queue
         note = f"libxdp loaded its default program xsk_def_prog ({xp.mode})"

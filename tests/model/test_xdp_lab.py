@@ -13,7 +13,7 @@ from esplab.model.lab import Lab
 from esplab.model.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
 from esplab.model.xdp.program import XskRedirect
 from esplab.model.xdp.umem import FrameState
-from esplab.model.xdp_lab import XdpLab, lab_xdp, with_errno
+from esplab.model.xdp_lab import PROG_COUNTS, XdpLab, lab_xdp, with_errno
 from esplab.model.xdp_lab_run import run_xdpsock
 from esplab.model.xdp_lab_rx import xdp_rx_hook
 
@@ -430,3 +430,31 @@ def test_xdpsock_failure_leaves_the_port_clean(xl: XdpLab) -> None:
     assert not port.pools and port.program is None
     run = run_xdpsock(xl, "ap", "lan1", Benchmark.RXDROP, mode="skb", packets=64)
     assert run.report.rx_npkts == 64 and run.report.mode is XskMode.SKB
+
+
+def test_xdpsock_leaves_the_users_program_counts_as_they_were(lab: Lab, xl: XdpLab) -> None:
+    xl.attach("ap", "wan", "native", "drop")
+    receive(lab)
+    xp = xl.port("ap", "wan")
+    before = xp.describe()
+    assert before["xdp_drop"] == 1
+    run = run_xdpsock(xl, "ap", "wan", Benchmark.RXDROP, mode=None, packets=256)
+    after = xp.describe()
+    assert after["prog_name"] == "xdp_drop"
+    assert {k: after[k] for k in PROG_COUNTS} == {k: before[k] for k in PROG_COUNTS}
+    assert run.port_delta["xdp_redirect"] == run.report.rx_npkts  # the run keeps its own
+    receive(lab)
+    assert xp.describe()["xdp_drop"] == 2 and xp.describe()["xdp_redirect"] == 0
+
+
+def test_xdpsock_through_the_users_redirect_program_counts_there(xl: XdpLab) -> None:
+    xl.attach("ap", "wan", "native", "redirect")
+    run = run_xdpsock(xl, "ap", "wan", Benchmark.RXDROP, mode=None, packets=256)
+    assert xl.port("ap", "wan").describe()["xdp_redirect"] == run.port_delta["xdp_redirect"]
+
+
+def test_program_counts_start_at_zero_on_attach(lab: Lab, xl: XdpLab) -> None:
+    xl.attach("ap", "wan", "native", "drop")
+    receive(lab)
+    xl.attach("ap", "wan", "native", "pass", force=True)
+    assert xl.port("ap", "wan").describe()["xdp_drop"] == 0

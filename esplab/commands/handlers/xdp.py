@@ -421,7 +421,9 @@ COMMANDS = (
         example="xdp attach wan native drop",
         details="MODE skb = generic hook, native = driver hook, zc = driver hook on a zero-copy "
         "capable driver; sockets bound later default to copy (skb, native) or zerocopy (zc). "
-        f"PROG: {', '.join(PROGRAMS)}. Driver profiles: {', '.join(PROFILES)}. 'xdp costs' "
+        f"PROG: {', '.join(PROGRAMS)}. 'xdp show' counts each action since the program was "
+        "attached (xdpsock's runs count in their own journeys). "
+        f"Driver profiles: {', '.join(PROFILES)}. 'xdp costs' "
         "shows the cost model (a model, not a measurement) beside the seed's measured Kpps.",
         complete=_xdp_complete,
     ),
