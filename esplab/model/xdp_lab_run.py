@@ -69,6 +69,7 @@ def run_xdpsock(
         batch_size=batch,
         pkt_size=size,
         queue=queue,
+        pkt_count=packets if bench is Benchmark.TXONLY else 0,
     )
     source = TrafficSource(size, batch, packets) if bench is not Benchmark.TXONLY else None
     prior, prior_mode, had_pool = port.program, port.attach_mode, queue in port.pools
@@ -144,10 +145,8 @@ def _drive(xl: XdpLab, xp: XdpPort, xsk: XdpSock, journey: Journey, packets: int
     steps, idle, limit = 0, 0, (packets // cfg.batch_size + 2) * 16
     while steps < limit:
         count = xsk.rx_npkts if bench is Benchmark.RXDROP else xsk.tx_npkts
-        if count >= packets:
-            break
-        if bench is Benchmark.TXONLY:  # whole batches, no more than asked for
-            xsk.loops_per_step = max(1, min(8, -(-(packets - count) // cfg.batch_size)))
+        if count >= packets and (bench is not Benchmark.TXONLY or not xsk.outstanding_tx):
+            break  # txonly with -C then completes what is outstanding (complete_tx_only_all) [C]
         mark = (xsk.rx_npkts, xsk.tx_npkts, xsk.outstanding_tx, source and source.sent)
         xsk.step()
         xsk.source = source

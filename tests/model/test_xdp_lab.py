@@ -422,6 +422,14 @@ def test_xdpsock_txonly_sends_what_was_asked(xl: XdpLab) -> None:
     assert "xdpsock.tx" in run.journey.taps()
 
 
+@pytest.mark.parametrize(("packets", "batch", "mode"), [(100, 64, "native"), (1000, 16, None)])
+def test_xdpsock_txonly_sends_exactly_packets(
+    xl: XdpLab, packets: int, batch: int, mode: str | None
+) -> None:
+    run = run_xdpsock(xl, "ap", "wan", Benchmark.TXONLY, mode=mode, packets=packets, batch=batch)
+    assert run.report.tx_npkts == packets and run.port_delta["tx_packets"] == packets
+
+
 def test_xdpsock_failure_leaves_the_port_clean(xl: XdpLab) -> None:
     with pytest.raises(KernelError) as err:  # native attach on a generic-only device
         run_xdpsock(xl, "ap", "lan1", Benchmark.RXDROP, mode=None, packets=64)

@@ -434,7 +434,8 @@ COMMANDS = (
         params=(Param("args", kind="rest", metavar="DEV BENCHMARK"),),
         usage_text=f"[NODE] {_XDPSOCK_USAGE}",
         example="xdpsock wan rxdrop size 64 packets 1024 mode zc",
-        details="mode skb = -S, native = -c, zc = -z, none = the kernel chooses. Counts come "
+        details="mode skb = -S, native = -c, zc = -z, none = the kernel chooses. packets N: "
+        "rxdrop and l2fwd are offered N frames, txonly sends exactly N (-C). Counts come "
         "from the functional model; rates from the cost model (a model, not a measurement).",
         complete=_xdpsock_complete,
     ),

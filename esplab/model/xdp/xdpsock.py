@@ -117,6 +117,7 @@ class XdpSockConfig:
     need_wakeup: bool = True  # -m turns it off
     busy_poll: bool = False  # -B
     batch_size: int = 64  # -b
+    pkt_count: int = 0  # -C: txonly sends exactly this many, 0 = no limit (get_batch_size) [C]
     pkt_size: int = 64  # -s, FCS included
     frame_size: int = 4096  # -f
     queue: int = 0  # -q
@@ -126,6 +127,8 @@ class XdpSockConfig:
             raise BadArgument(f"-s {self.pkt_size}", valid=f"{MIN_PKT_SIZE}..{MAX_PKT_SIZE}")
         if self.batch_size <= 0:
             raise BadArgument(f"-b {self.batch_size}", valid="a positive batch size")
+        if self.pkt_count < 0:
+            raise BadArgument(f"-C {self.pkt_count}", valid="0 (no limit) or a packet count")
         if self.force_copy and self.force_zerocopy:
             raise BadArgument("-c and -z together", hint="the bind would fail with EINVAL")
 
@@ -345,10 +348,21 @@ class XdpSock:
         done = len(comp.consume(self.config.batch_size))
         self.outstanding_tx -= done
 
+    def _batch_size(self) -> int:
+        """xdpsock's ``get_batch_size``: with ``-C N`` the last batch is what is left of N,
+        so txonly sends exactly N (bpf-examples xdpsock.c) [C]."""
+        cfg = self.config
+        if not cfg.pkt_count or self.tx_npkts + cfg.batch_size <= cfg.pkt_count:
+            return cfg.batch_size
+        return max(0, cfg.pkt_count - self.tx_npkts)
+
     def _tx_only(self) -> None:
         tx = self.sock.tx
         assert tx is not None
-        batch, cfg = self.config.batch_size, self.config
+        batch, cfg = self._batch_size(), self.config
+        if not batch:  # -C reached: only completions are left (complete_tx_only_all) [C]
+            self._complete_tx_only()
+            return
         first = tx.reserve(batch)
         if first is None:
             self._complete_tx_only()

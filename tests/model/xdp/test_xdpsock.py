@@ -104,6 +104,24 @@ def test_txonly_sends_xdpsock_frames(size: int) -> None:
     assert 0 < completed <= port.stats.tx_packets  # a completion only for a sent frame
 
 
+@pytest.mark.parametrize(
+    ("driver", "count", "batch"),
+    [
+        (DriverProfile.zero_copy(), 100, 64),
+        (DriverProfile.native(), 100, 64),
+        (DriverProfile.zero_copy(), 1000, 16),
+    ],
+)
+def test_txonly_sends_exactly_the_packet_count(
+    driver: DriverProfile, count: int, batch: int
+) -> None:
+    # xdpsock -C N: get_batch_size makes the last batch what is left of N (xdpsock.c).
+    xsk = run(Benchmark.TXONLY, driver, steps=200, pkt_count=count, batch_size=batch)
+    assert xsk.tx_npkts == count and xsk.port.stats.tx_packets == count
+    with pytest.raises(BadArgument):
+        XdpSockConfig(pkt_count=-1)
+
+
 def test_txonly_copy_mode_is_budget_bound() -> None:
     # 2.6: each sendto moves 32 descriptors; txonly kicks once per completion pass.
     xsk = run(Benchmark.TXONLY, DriverProfile.native(), steps=10)
