@@ -39,6 +39,8 @@ class Session:
     history: list[str] = field(default_factory=list)
     last: Result | None = None
     stepping: tuple[int, int] | None = None
+    # A handler's rewrite of its own line for the history (see execute), if any.
+    replay: str | None = None
     # The lab being walked with ``lab step`` (an esplab.lab.runner.LabRun), if any.
     lab_walk: Any = None
 
@@ -66,8 +68,11 @@ class Session:
     def execute(self, line: str) -> Result:
         """Parse and run one command; raises EsplabError on a user error."""
         invocation = self.parse(line)
+        self.replay = None
         result = invocation.command.handler(self, invocation)
-        self.history.append(line)
+        # What the command did, as a line that replays it (``save``): the line itself,
+        # or the handler's rewrite of it (an interrupted send: the count it reached).
+        self.history.append(self.replay or line)
         self.last = result
         return result
 

@@ -74,10 +74,10 @@ class _Toolbar:
             ("", " node "),
             ("class:bottom-toolbar.key", session.lab.current),
         ]
-        if session.stepping is not None:
+        stepped = session.lab.journeys.get(session.stepping[0]) if session.stepping else None
+        if session.stepping is not None and stepped is not None:
             jid, index = session.stepping
-            journey = session.lab.journeys.get(jid)
-            total = len(journey.stages) if journey is not None else 0
+            total = len(stepped.stages)
             out += [
                 ("", "  "),
                 ("class:bottom-toolbar.step", f"stepping {jid} {index + 1}/{total}"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from esplab.commands.interrupt import between_packets
 from esplab.commands.parser import (
     SEQ_MAX,
     Invocation,
@@ -255,32 +256,57 @@ def _send(session: Session, inv: Invocation) -> Result:
                 hint="to route it, leave out Ether(...) or give it no fields",
             )
         frame = _frame_bytes(session, req.node, dev, packet)
-        for _ in range(req.count):
-            journeys.append(session.lab.datapath.send_frame(req.node, dev, frame))
+        with between_packets() as stop:
+            for _ in range(req.count):
+                journeys.append(session.lab.datapath.send_frame(req.node, dev, frame))
+                if stop.requested:
+                    break
     else:
         data = _routed_bytes(session, req.expr, packet, req.node, req.dev)
-        for n in range(req.count):
-            seq = None if req.seq is None else req.seq + n
-            opts = SendOptions(seq=seq, iv=req.iv)
-            journeys.append(session.lab.datapath.send(req.node, req.dev, data, opts))
+        with between_packets() as stop:
+            for n in range(req.count):
+                seq = None if req.seq is None else req.seq + n
+                opts = SendOptions(seq=seq, iv=req.iv)
+                journeys.append(session.lab.datapath.send(req.node, req.dev, data, opts))
+                if stop.requested:
+                    break
     last = journeys[-1]
     if req.count == 1:
         return JourneyResult(
             summary=f"journey {last.id}: {last.verdict}", journeys=[last], data=journey_data(last)
         )
+    sent = len(journeys)
     delivered = sum(j.delivered for j in journeys)
+    head = f"{sent} packets"
+    if sent < req.count:
+        head = f"interrupted after {sent} of {req.count} packets"
+        session.replay = _with_count(inv, sent)
     return JourneyResult(
-        summary=f"{req.count} packets: {delivered} delivered; "
-        f"last journey {last.id}: {last.verdict}",
+        summary=f"{head}: {delivered} delivered; last journey {last.id}: {last.verdict}",
         journeys=[last],
         show_summary=True,
         data={
             "journeys": [j.id for j in journeys],
             "delivered": delivered,
-            "sent": req.count,
+            "sent": sent,
+            "interrupted": sent < req.count,
             **journey_data(last),
         },
     )
+
+
+def _with_count(inv: Invocation, count: int) -> str:
+    """``inv``'s line with its count option (``count N``, ``-c N``, ``-cN``) set to
+    ``count``: what replays a loop that stopped early."""
+    line, tokens = inv.line, inv.tokens
+    for i in range(len(tokens) - 1, -1, -1):
+        tok = tokens[i]
+        if tok.value in ("count", "-c") and i + 1 < len(tokens):
+            value = tokens[i + 1]
+            return f"{line[: value.col]}{count}{line[value.col + len(value.raw) :]}"
+        if tok.value.startswith("-c") and tok.value[2:].isdigit():
+            return f"{line[: tok.col]}-c{count}{line[tok.col + len(tok.raw) :]}"
+    return line
 
 
 def _icmp_echo(src: str, dst: str, ident: int, seq: int, reply: bool = False) -> bytes:
@@ -323,25 +349,32 @@ def _ping(session: Session, inv: Invocation) -> Result:
     # Its own address (and the loopback network every node has) answers on the node.
     owner = node if node.owns(dst) else None
     owner = owner or next((n for n in session.lab.nodes.values() if n.owns(dst)), None)
-    for n in range(1, count + 1):
-        j = session.lab.datapath.send(node.name, None, _icmp_echo(str(src), str(dst), 1, n))
-        journeys.append(j)
-        if j.delivered and owner is not None:
-            back = session.lab.datapath.send(
-                owner.name, None, _icmp_echo(str(dst), str(src), 1, n, reply=True)
-            )
-            journeys.append(back)
-            received += back.delivered
+    sent = 0
+    with between_packets() as stop:
+        for n in range(1, count + 1):
+            j = session.lab.datapath.send(node.name, None, _icmp_echo(str(src), str(dst), 1, n))
+            journeys.append(j)
+            sent = n
+            if j.delivered and owner is not None:
+                back = session.lab.datapath.send(
+                    owner.name, None, _icmp_echo(str(dst), str(src), 1, n, reply=True)
+                )
+                journeys.append(back)
+                received += back.delivered
+            if stop.requested:
+                break
+    if sent < count:  # ping prints its statistics on Ctrl-C, for what it sent
+        session.replay = _with_count(inv, sent)
     summary = (
-        f"{count} packets transmitted, {received} received, "
-        f"{100 * (count - received) // count}% packet loss"
+        f"{sent} packets transmitted, {received} received, "
+        f"{100 * (sent - received) // sent}% packet loss"
     )
     return JourneyResult(
         summary=summary,
         journeys=journeys[-2:],
         show_summary=True,
         data={
-            "transmitted": count,
+            "transmitted": sent,
             "received": received,
             "journeys": [j.id for j in journeys],
             # Why each journey ended, so a lab can check a lost ping's drop in one step.
@@ -438,11 +471,26 @@ def _show_step(session: Session, journey: Journey, index: int) -> Result:
     )
 
 
-def _next(session: Session, inv: Invocation) -> Result:
+def _stepped(session: Session) -> tuple[Journey, int]:
+    """The journey being stepped through and the stage shown; stepping ends, with the
+    reason, when there is none or its journey has left the ring."""
     if session.stepping is None:
         raise NoSuchPacket("not stepping through a journey", hint="start with: step [ID]")
     jid, index = session.stepping
-    journey = _journey(session, jid)
+    journey = session.lab.journeys.get(jid)
+    if journey is None:
+        session.stepping = None
+        raise NoSuchPacket(
+            f"journey {jid} has left the ring of the last {session.lab.journeys.size} "
+            "journeys, so stepping through it ended",
+            hint="step ID starts again on a kept journey; set journeys N keeps more",
+        )
+    return journey, index
+
+
+def _next(session: Session, inv: Invocation) -> Result:
+    journey, index = _stepped(session)
+    jid = journey.id
     if index + 1 >= len(journey.stages):
         session.stepping = None
         return MessageResult(summary=f"journey {jid} has no more stages: {journey.verdict}")
@@ -451,10 +499,8 @@ def _next(session: Session, inv: Invocation) -> Result:
 
 
 def _continue(session: Session, inv: Invocation) -> Result:
-    if session.stepping is None:
-        raise NoSuchPacket("not stepping through a journey", hint="start with: step [ID]")
-    jid, index = session.stepping
-    journey = _journey(session, jid)
+    journey, index = _stepped(session)
+    jid = journey.id
     session.stepping = None
     return JourneyResult(
         summary=f"journey {jid}: {journey.verdict}",
