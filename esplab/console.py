@@ -1,10 +1,12 @@
 """The consoles the command-line entry points print to (the REPL, ``-c``, piped
 commands, ``run``, ``check``, ``decode``, ``diagnose``): one way to make them.
 
-Text is never wrapped: a long line stays one line, so a message or a hex value can be
-searched for and copied whole. On a terminal, tables fit its width; when the output
-is a pipe or a file they get ``PIPE_WIDTH`` columns (``COLUMNS`` overrides it), so
-values such as SPIs are not split across lines.
+Text is never wrapped: a long line stays one line, so a message, a hex value or a
+help example can be searched for and copied whole. Soft wrapping would crop text
+inside a box, so what ``esplab.render`` puts in one (a help box, a table cell) wraps
+at spaces itself. On a terminal, tables fit its width without splitting a value
+(``esplab.render.FitTable``); when the output is a pipe or a file they get
+``PIPE_WIDTH`` columns (``COLUMNS`` overrides it).
 """
 
 from __future__ import annotations
