@@ -41,3 +41,18 @@ def test_history_records_only_successful_commands() -> None:
     session.run("help")
     session.run("nonsense")
     assert session.history == ["help"]
+
+
+def test_help_of_an_alias_shows_its_command() -> None:
+    session = Session()
+    for alias, name in (("exit", "quit"), ("?", "help")):
+        result = session.run(f"help {alias}")
+        assert isinstance(result, HelpResult), result.summary
+        assert result.detail is not None and result.detail.name == name
+        assert alias in result.detail.aliases
+
+
+def test_help_takes_a_command_name_in_any_case() -> None:
+    result = Session().run("help DECODE")
+    assert isinstance(result, HelpResult)
+    assert result.detail is not None and result.detail.name == "decode"

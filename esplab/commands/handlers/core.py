@@ -24,7 +24,10 @@ def _entry(command: Command) -> HelpEntry:
 def _help(session: Session, inv: Invocation) -> Result:
     topic = inv.args.get("command")
     if topic:
-        command = session.registry.lookup(topic)
+        # An alias (help exit, help ?) is a name of its command; a name is matched
+        # whatever its case, as completion offers it.
+        registry = session.registry
+        command = registry.lookup(topic if topic in registry else topic.lower())
         entry = _entry(command)
         return HelpResult(
             summary=f"{command.name}: {command.summary}",
@@ -53,8 +56,10 @@ COMMANDS = (
             Param(
                 "command",
                 optional=True,
-                help="a command name",
+                help="a command name or alias",
+                # The names complete; the handler resolves aliases too (Registry.lookup).
                 choices=lambda s: s.registry.names(),
+                validate_choices=False,
             ),
         ),
         example="help decode",
