@@ -12,21 +12,16 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
 
-from esplab.errors import DecodeError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import (
-    ETH_P_8021AD,
-    ETH_P_8021Q,
-    ETH_P_IP,
-    ETH_P_IPV6,
     count_conduit,
     dsa_rx_stages,
 )
-from esplab.model.netdev import NetDev
 from esplab.model.node import Node, is_loopback, raw_loopback
 from esplab.model.pmtu_cache import too_big_report
+from esplab.model.receive_l2 import frame_checks, untag
 from esplab.model.walk import (
     IPPROTO_UDP,
     SendOptions,
@@ -49,14 +44,6 @@ __all__ = ["MAX_HOPS", "ReceivePath"]
 
 IPPROTO_ESP = 50
 MAX_HOPS = 8
-
-
-def _truncated(packet: bytes, version: int) -> bool:
-    """The header's total length runs past the bytes received (ip_rcv_core
-    ``skb->len < len``; ipv6_rcv ``pkt_len + 40 > skb->len``)."""
-    if version == 4:
-        return len(packet) >= 4 and int.from_bytes(packet[2:4], "big") > len(packet)
-    return len(packet) >= 6 and 40 + int.from_bytes(packet[4:6], "big") > len(packet)
 
 
 _V4_MAPPED = bytes(10) + b"\xff\xff"
@@ -150,33 +137,12 @@ class ReceivePath:
 
             if xdp_rx_hook(self.lab, node.name, dev_name, frame, walk.journey):
                 return
-        etype = int.from_bytes(frame[12:14], "big")
-        while etype in (ETH_P_8021Q, ETH_P_8021AD) and len(frame) >= 18:
-            vid = int.from_bytes(frame[14:16], "big") & 0x0FFF
-            if vid == 0:
-                # A priority tag (VID 0): the tag is cleared and the frame goes on by
-                # the EtherType behind it (__netif_receive_skb_core) [C].
-                frame = frame[:12] + frame[16:]
-                etype = int.from_bytes(frame[12:14], "big")
-                continue
-            if int.from_bytes(frame[16:18], "big") not in (ETH_P_IP, ETH_P_IPV6):
-                break  # no handler takes it: _for_us counts rx_nohandler
-            # No VLAN device takes the VID: __netif_receive_skb_core marks the frame
-            # PACKET_OTHERHOST and ip_rcv_core / ipv6_rcv drop it [C].
-            dev.counters.rx_otherhost_dropped += 1
-            walk.drop(
-                f"{tapname(node, dev_name)}.rx",
-                dev_name,
-                f"VLAN {vid} frame, no {dev_name}.{vid} device",
-                "rx_otherhost_dropped",
-                "a tagged frame whose VID no VLAN device takes is marked PACKET_OTHERHOST "
-                "(__netif_receive_skb_core) and IP drops it (ip_rcv_core); the lab has no "
-                "VLAN devices",
-                data=frame,
-            )
+        untagged = untag(walk, node, dev, frame)
+        if untagged is None:
             return
+        frame, etype = untagged
         packet = frame[14:]
-        info = self._for_us(walk, node, dev, frame, packet, etype)
+        info = frame_checks(walk, node, dev, frame, packet, etype)
         if info is None:
             return
         walk.add(
@@ -191,66 +157,6 @@ class ReceivePath:
             )
         )
         self._input(walk, node, dev_name, packet, hops, info)
-
-    def _for_us(
-        self, walk: Walk, node: Node, dev: NetDev, frame: bytes, packet: bytes, etype: int
-    ) -> IpInfo | None:
-        """What the stack checks before IP sees a frame, in its order: the EtherType
-        picks a protocol handler (none: ``rx_nohandler``); the handler drops a unicast
-        frame ``eth_type_trans`` marked PACKET_OTHERHOST (``rx_otherhost_dropped``);
-        then the header: a total length past the frame is InTruncatedPkts, any other
-        fault (the version, the header length) InHdrErrors (ip_rcv_core; ipv6_rcv:
-        Ip6InTruncatedPkts, Ip6InHdrErrors) [C]. The parsed header, or None."""
-        tap = f"{tapname(node, dev.name)}.rx"
-        if etype not in (ETH_P_IP, ETH_P_IPV6):
-            dev.counters.rx_nohandler += 1
-            walk.drop(
-                tap,
-                dev.name,
-                f"no protocol handler for EtherType {etype:#06x}",
-                "rx_nohandler",
-                "the nodes model IPv4 (0x0800) and IPv6 (0x86dd) only (no ARP: neighbours "
-                "are static); a frame no handler takes is counted in rx_nohandler",
-                "M",
-                data=frame,
-            )
-            return None
-        dst = frame[:6]
-        if not dst[0] & 1 and dst != dev.mac_raw:
-            dev.counters.rx_otherhost_dropped += 1
-            walk.drop(
-                tap,
-                dev.name,
-                f"frame for {dst.hex(':')}, not {dev.mac}",
-                "rx_otherhost_dropped",
-                "eth_type_trans marks a unicast frame for another address PACKET_OTHERHOST, "
-                "and ip_rcv_core / ipv6_rcv drop it",
-                data=frame,
-            )
-            return None
-        version = 4 if etype == ETH_P_IP else 6
-        v6 = "Ip6" if version == 6 else ""
-        try:
-            info = parse_ip(packet)
-        except DecodeError as exc:
-            reason, counter = str(exc), f"{v6}InHdrErrors"
-            if packet and packet[0] >> 4 == version and _truncated(packet, version):
-                counter = f"{v6}InTruncatedPkts"
-        else:
-            if info.version == version:
-                return info
-            reason = f"IPv{info.version} header in a frame of EtherType {etype:#06x}"
-            counter = f"{v6}InHdrErrors"
-        walk.drop(
-            f"{node.name}.ip",
-            node.name,
-            reason,
-            counter,
-            f"ip{'v6' if version == 6 else ''}_rcv checks the header before anything else "
-            f"and counts {counter}",
-            data=frame,
-        )
-        return None
 
     # -- IP input ----------------------------------------------------------------
     def _input(

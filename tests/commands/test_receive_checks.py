@@ -35,7 +35,7 @@ def test_the_ethertype_must_match_the_ip_version() -> None:
     assert "IPv4 header in a frame of EtherType 0x86dd" in j.verdict
 
 
-def test_a_frame_no_protocol_takes_is_nohandler() -> None:
+def test_a_frame_no_protocol_takes_is_counted_in_rx_dropped() -> None:
     # send refuses such a frame up front; the model's own path (an AF_XDP transmit,
     # a frame given to Datapath.send_frame) still meets the receive check.
     s = Session()
@@ -43,13 +43,14 @@ def test_a_frame_no_protocol_takes_is_nohandler() -> None:
     arp = bytes.fromhex(host.mac.replace(":", "")) + bytes(6) + b"\x08\x06" + bytes(28)
     j = s.lab.datapath.send_frame("ap", "wan", arp)
     assert j.verdict == "dropped at host.rx: no protocol handler for EtherType 0x0806"
-    assert host.counters.rx_nohandler == 1
+    # __netif_receive_skb_core: rx_dropped, as no rx_handler asked for exact delivery.
+    assert (host.counters.rx_dropped, host.counters.rx_nohandler) == (1, 0)
     dropped = j.dropped
     assert dropped is not None and dropped.fidelity == "M"  # Linux has ARP; the lab has not
-    # The protocol is chosen first: a non-IP frame for another MAC is nohandler too.
+    # The protocol is chosen first: a non-IP frame for another MAC is counted the same.
     other = bytes.fromhex("020000000099") + bytes(6) + b"\x08\x06" + bytes(28)
     s.lab.datapath.send_frame("ap", "wan", other)
-    assert (host.counters.rx_nohandler, host.counters.rx_otherhost_dropped) == (2, 0)
+    assert (host.counters.rx_dropped, host.counters.rx_otherhost_dropped) == (2, 0)
 
 
 def test_a_total_length_past_the_frame_is_a_truncated_packet() -> None:
@@ -77,3 +78,15 @@ def test_a_fragment_for_the_node_waits_for_reassembly_and_is_not_delivered() -> 
         assert dropped is not None and dropped.tap == "host.ip", j.verdict
         assert dropped.counters == {counter: 1} and dropped.fidelity == "M"
     assert not s.lab.node("host").flows
+
+
+def test_a_tagged_frame_of_another_protocol_is_untagged_then_finds_no_handler() -> None:
+    # VID 100, no VLAN device: PACKET_OTHERHOST and the tag cleared; no handler then
+    # takes 0x88b5, which is the EtherType named and counted in rx_dropped.
+    s = Session()
+    host = s.lab.node("host").devs["eth0"]
+    tag = b"\x81\x00\x00\x64"
+    frame = bytes.fromhex(host.mac.replace(":", "")) + bytes(6) + tag + b"\x88\xb5" + bytes(46)
+    j = s.lab.datapath.send_frame("ap", "wan", frame)
+    assert j.verdict == "dropped at host.rx: no protocol handler for EtherType 0x88b5"
+    assert (host.counters.rx_dropped, host.counters.rx_otherhost_dropped) == (1, 0)

@@ -193,11 +193,11 @@ def test_compare_refuses_an_ethernet_header_it_would_drop(session: Session) -> N
     ['send ap wan Ether()/ARP(pdst="192.0.2.2")', "send ap wan Ether(type=0x88b5)/Raw(b'a'*50)"],
 )
 def test_a_frame_of_another_ethertype_goes_as_it_is(line: str) -> None:
-    # The nodes model IPv4 and IPv6 only: the host has no handler for it (rx_nohandler).
+    # The nodes model IPv4 and IPv6 only: the host has no handler for it (rx_dropped).
     s = Session()
     result = s.execute(line)
     assert isinstance(result, JourneyResult)
     assert result.journeys[0].verdict.startswith(
         "dropped at host.rx: no protocol handler for EtherType"
     )
-    assert s.lab.node("host").devs["eth0"].counters.rx_nohandler == 1
+    assert s.lab.node("host").devs["eth0"].counters.rx_dropped == 1

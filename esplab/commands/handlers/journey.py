@@ -172,7 +172,7 @@ def _frame_bytes(session: Session, node: str, dev: str, packet: Any) -> bytes:
     link peer's (broadcast when nothing is connected), an IP source the device's
     address. Behind an IPv4 or IPv6 EtherType (after any VLAN tags) must be a whole IP
     packet; a frame of any other EtherType goes as it is, and a node that receives it
-    has no handler for it (``rx_nohandler``): the nodes model no other protocol."""
+    has no handler for it (``rx_dropped``): the nodes model no other protocol."""
     from scapy.layers.inet import IP
     from scapy.layers.inet6 import IPv6
 
