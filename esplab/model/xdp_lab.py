@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.errors import BadArgument, KernelError, NotFound
 from esplab.model.journey import Captured, Journey, Stage
-from esplab.model.xdp.consts import AttachFlag, AttachMode, BindFlag, NetdevXdpAct, XdpAction
+from esplab.model.xdp.consts import AttachFlag, AttachMode, NetdevXdpAct, XdpAction
 from esplab.model.xdp.driver import DriverProfile
 from esplab.model.xdp.port import Am65Cpsw, Port
 from esplab.model.xdp.program import SwapMacTx, XdpProgram, XdpReturn, XskMap, XskRedirect
@@ -67,13 +67,14 @@ PROFILES = {
     "zc": DriverProfile.zero_copy,
     "am65-cpsw": DriverProfile.am65_cpsw,
 }
-# Attach modes as the seed table's columns (af_xdp.md 3.2 [D]): skb = generic hook and
-# XDP_COPY (xdpsock -S), native = driver hook and XDP_COPY (-c), zc = driver hook and
-# XDP_ZEROCOPY (-z). The bind flag is the default for sockets bound later.
+# Attach modes (af_xdp.md 1.1): skb = generic hook, native = driver hook, zc = driver hook
+# on a driver with XSK zero-copy support (checked at attach). The attach mode plays no
+# part in a later bind: without a mode flag the kernel tries zero copy where the driver
+# supports it and falls back to copy if the driver refuses (2.6, xp_assign_dev) [C].
 ATTACH_MODES = {
-    "skb": (AttachMode.SKB, BindFlag.COPY),
-    "native": (AttachMode.DRV, BindFlag.COPY),
-    "zc": (AttachMode.DRV, BindFlag.ZEROCOPY),
+    "skb": AttachMode.SKB,
+    "native": AttachMode.DRV,
+    "zc": AttachMode.DRV,
 }
 PROGRAMS = ("pass", "drop", "tx", "aborted", "redirect", "swapmac")
 # The action counts ``xdp show`` gives per program (design choice "prog-counts", [M]):
@@ -182,10 +183,6 @@ class XdpPort:
         """Start the program's counts at ``counts`` (0 for a program just attached)."""
         s, counts = counters(self.port), counts or {}
         self.prog_base = {k: s[k] - counts.get(k, 0) for k in PROG_COUNTS}
-
-    @property
-    def bind_default(self) -> BindFlag:
-        return ATTACH_MODES[self.mode][1] if self.mode is not None else BindFlag.NONE
 
     def describe(self) -> dict[str, Any]:
         s = self.port.stats
@@ -337,7 +334,7 @@ class XdpLab:
                 "mode skb (af_xdp.md 1.1)",
             }
         ):
-            xp.port.attach(prog, ATTACH_MODES[mode][0], flags)
+            xp.port.attach(prog, ATTACH_MODES[mode], flags)
         if program == "redirect":
             for ls in self.sockets.values():
                 if ls.sock.port is xp.port:

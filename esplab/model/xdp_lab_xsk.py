@@ -102,8 +102,9 @@ def bind(
 ) -> tuple[LabSocket, str]:
     """``bind()``, then libxdp's part: load the default program or fill the XSKMAP.
 
-    ``flags`` None takes the default of the device's attach mode (skb and native:
-    XDP_COPY, zc: XDP_ZEROCOPY; nothing attached: the kernel chooses).
+    ``flags`` None binds with no mode flag: the kernel tries zero copy where the driver
+    supports it and falls back to copy if the driver refuses; the attach mode of the
+    device's program plays no part (af_xdp.md 2.6) [C].
     """
     ls = xl.socket(name)
     if node != ls.node:
@@ -111,7 +112,7 @@ def bind(
             f"socket {name} lives on {ls.node}, not {node}", hint=f"{ls.node} xsk bind {name} ..."
         )
     xp = xl.port(node, dev)
-    bind_flags = xp.bind_default if flags is None else flags
+    bind_flags = BindFlag.NONE if flags is None else flags
     if need_wakeup:
         bind_flags |= BindFlag.USE_NEED_WAKEUP
     with kernel_errors(

@@ -351,3 +351,21 @@ def test_lo_takes_only_generic_xdp() -> None:
     with pytest.raises(KernelError, match="EOPNOTSUPP"):
         s.execute("xdp attach lo native drop")
     assert "xdpgeneric" in s.execute("xdp attach lo skb drop").summary
+
+
+@pytest.mark.parametrize("attach", ["", "xdp attach wan native redirect; "])
+def test_bind_without_flags_gets_zero_copy_whatever_is_attached(attach: str) -> None:
+    # af_xdp.md 2.6: the attach mode plays no part in the bind's choice.
+    session = xdp_session()
+    for line in f"{attach}xsk create s frames 64".split("; "):
+        session.execute(line)
+    assert "zero copy" in session.execute("xsk bind s wan 0").summary
+    assert session.execute("xsk stats s").data["mode"] == "zerocopy"
+
+
+def test_attach_says_what_a_bind_without_flags_gets(session: Session) -> None:
+    assert (
+        "without copy|zerocopy get zero copy"
+        in session.execute("xdp attach wan native drop").summary
+    )
+    assert "attach mode plays no part" in shown(session, "help xdp")

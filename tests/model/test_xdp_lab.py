@@ -323,14 +323,18 @@ def test_bind_loads_the_default_program_and_close_unloads_it(xl: XdpLab) -> None
     assert note is None and xp.program == "redirect"
 
 
-def test_attach_mode_sets_the_bind_default(xl: XdpLab) -> None:
-    xl.attach("ap", "wan", "native", "redirect")
-    socket_on_wan(xl, fill=0)
-    assert xl.socket("xsk0").mode == "copy"  # native column = copy (3.2)
-    xsk.close(xl, "xsk0")
-    xl.attach("ap", "wan", "zc", "redirect", force=True)
-    socket_on_wan(xl, fill=0)
-    assert xl.socket("xsk0").mode == "zerocopy"
+@pytest.mark.parametrize("mode", [None, "native", "zc", "skb"])
+def test_attach_mode_plays_no_part_in_a_bind_without_flags(
+    lab: Lab, xl: XdpLab, mode: str | None
+) -> None:
+    # 2.6: no flag on a zero-copy capable driver gives zero copy, whatever is attached.
+    if mode is not None:
+        xl.attach("ap", "wan", mode, "redirect")
+    socket_on_wan(xl)
+    ls = xl.socket("xsk0")
+    assert ls.mode == "zerocopy" and ls.sock.fallback_reason is None
+    consumed, journey = receive(lab)
+    assert consumed and journey.verdict == "redirected to AF_XDP socket xsk0 (zero copy)"
 
 
 def test_fill_and_ownership(xl: XdpLab) -> None:

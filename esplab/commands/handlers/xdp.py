@@ -106,11 +106,14 @@ def _xdp(session: Session, inv: Invocation) -> Result:
         xp = xl.attach(
             node, rest[0], rest[1], rest[2], opts.get("queue", 0), force="force" in flags
         )
-        binds = {"skb": "copy", "native": "copy", "zc": "zerocopy"}[rest[1]]
+        # A bind without a mode flag: zero copy where the driver supports it, else copy;
+        # the attach mode plays no part (af_xdp.md 2.6) [C].
+        zc = bool(xp.port.driver.xdp_features & NetdevXdpAct.XSK_ZEROCOPY)
+        binds = "zero copy unless the driver refuses" if zc else "copy mode"
         return MessageResult(
             summary=f"{xp.dev}: {xp.port.program} attached ({xp.describe()['attach']}, "
-            f"{rest[1]}); lab frames arrive on queue {xp.rx_queue}; sockets bound here default "
-            f"to {binds}",
+            f"{rest[1]}); lab frames arrive on queue {xp.rx_queue}; sockets bound here without "
+            f"copy|zerocopy get {binds}",
             data=xp.describe(),
         )
     if sub == "detach":
@@ -420,7 +423,9 @@ COMMANDS = (
         usage_text=f"[NODE] {_XDP_USAGE}",
         example="xdp attach wan native drop",
         details="MODE skb = generic hook, native = driver hook, zc = driver hook on a zero-copy "
-        "capable driver; sockets bound later default to copy (skb, native) or zerocopy (zc). "
+        "capable driver. The attach mode plays no part in a later xsk bind: without copy or "
+        "zerocopy the kernel gives zero copy where the driver supports it and falls back to "
+        "copy if the driver refuses (af_xdp.md 2.6). "
         f"PROG: {', '.join(PROGRAMS)}. 'xdp show' counts each action since the program was "
         "attached (xdpsock's runs count in their own journeys). "
         f"Driver profiles: {', '.join(PROFILES)}. 'xdp costs' "
