@@ -4,15 +4,21 @@ The REPL's completer wraps these in prompt-toolkit Completions; nothing here
 depends on a terminal. Besides what each command declares, values follow the
 keyword before them wherever they appear (``dev`` a device of the addressed
 node, ``spi`` and ``reqid`` its SAs, ``enc``/``auth``/``aead``/``comp`` the
-algorithms), and packet expressions complete inside: layer names at the start
-and after ``/``, ``field=`` inside a layer's brackets.
+algorithms, kernel names and the short names the parser takes), and packet
+expressions complete inside: layer names at the start and after ``/``, ``field=``
+inside a layer's brackets. A tap reference ``TAP#`` completes to its record numbers
+wherever the tap is offered. Files complete as paths (absolute, relative or ``~``):
+a parameter named ``file`` takes any path, and a command's own completion returns
+:class:`FilePaths` where it wants one.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from esplab.commands.registry import Param
 from esplab.commands.session import Session
@@ -20,7 +26,9 @@ from esplab.commands.tokens import split_words, tokenize
 from esplab.errors import EsplabError
 
 __all__ = [
+    "PCAP_FILES",
     "Completions",
+    "FilePaths",
     "candidates",
     "complete",
     "expression_completions",
@@ -36,12 +44,60 @@ _SEND_OPTIONS = ("count", "seq", "iv")
 class Completions:
     """Words that may replace the last ``replace`` characters before the cursor.
 
-    ``meta`` gives a short description for some words (a field's type).
+    ``meta`` gives a short description for some words (a field's type), ``display``
+    what the menu shows instead of the word (a path's last part).
     """
 
     words: list[str] = field(default_factory=list)
     replace: int = 0
     meta: dict[str, str] = field(default_factory=dict)
+    display: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FilePaths:
+    """A file argument: directories (ending in ``/``) and the files matching
+    ``patterns`` (any file if there are none), completing the path being typed.
+
+    Iterating gives those of the current directory; :meth:`matching` those that
+    complete a partial path.
+    """
+
+    patterns: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.matching(""))
+
+    def matching(self, partial: str) -> list[str]:
+        """Paths starting with ``partial`` (as typed: ``~`` stays ``~``)."""
+        if partial == "~":
+            return ["~/"]
+        head, tail = partial[: partial.rfind("/") + 1], partial[partial.rfind("/") + 1 :]
+        try:
+            with os.scandir(os.path.expanduser(head) if head else ".") as found:
+                entries = sorted(found, key=lambda e: e.name)
+        except OSError:
+            return []
+        out: list[str] = []
+        for entry in entries:
+            name = entry.name
+            if not name.startswith(tail) or (name.startswith(".") and not tail.startswith(".")):
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                out.append(f"{head}{name}/")
+            elif not self.patterns or any(fnmatchcase(name.lower(), p) for p in self.patterns):
+                out.append(head + name)
+        return out
+
+
+#: Capture files (``capture import``, what tshark reads).
+PCAP_FILES = FilePaths(("*.pcap", "*.pcapng"))
+#: Parameters whose value is a file, by name.
+_FILE_PARAMS = {"file": FilePaths(), "capture": PCAP_FILES}
 
 
 def split_for_completion(text: str) -> tuple[list[str], str] | None:
@@ -171,8 +227,9 @@ def _keyword_values(session: Session, node: str, keyword: str) -> list[str] | No
     if keyword in _ALGO_KINDS:
         from esplab.model.xfrm.algos import ALGORITHMS
 
+        # The parser takes the kernel's name or its compat alias (lookup_algo): both.
         kind = _ALGO_KINDS[keyword]
-        return [a.name for a in ALGORITHMS if a.kind == kind]
+        return [n for a in ALGORITHMS if a.kind == kind for n in (a.name, *a.aliases)]
     return None
 
 
@@ -195,10 +252,45 @@ def _explain_words(session: Session, node: str, args: list[str]) -> list[str]:
     return []
 
 
+def _compare_words(session: Session, node: str, args: list[str]) -> list[str]:
+    """The SPIs of the node's outbound ESP states, then packet names, then options."""
+    if not args:
+        the_node = session.lab.nodes[node]
+        return sorted(
+            {
+                f"{x.spi:#x}"
+                for x in the_node.xfrm.states
+                if x.proto == 50
+                and (x.sa_dir == "out" or (x.sa_dir is None and the_node.owns(x.src)))
+            }
+        )
+    if len(args) == 1:
+        return list(session.named)
+    return [] if args[-1] in ("seq", "iv") else [o for o in ("seq", "iv") if o not in args[2:]]
+
+
 _EXTRA: dict[str, Callable[[Session, str, list[str]], list[str]]] = {
     "send": _send_words,
     "explain": _explain_words,
+    "compare": _compare_words,
 }
+
+
+def _tap_records(session: Session, options: list[str], current: str) -> list[str] | None:
+    """``TAP#1`` ... ``TAP#N`` when ``current`` is ``TAP#...`` and TAP is offered."""
+    tap = current.partition("#")[0]
+    if "#" not in current or not any(o == tap or o.startswith(f"{tap}#") for o in options):
+        return None
+    if tap not in session.lab.captures.known:
+        return None
+    count = len(session.lab.captures.get(tap))
+    return [f"{tap}#{n}" for n in range(1, count + 1)]
+
+
+def _paths(paths: FilePaths, current: str) -> Completions:
+    words = paths.matching(current)
+    shown = {w: w.rstrip("/").rsplit("/", 1)[-1] + ("/" if w.endswith("/") else "") for w in words}
+    return Completions(words, len(current), display={w: s for w, s in shown.items() if s != w})
 
 
 # --------------------------------------------------------------------------- entry
@@ -249,20 +341,27 @@ def complete(session: Session, text: str) -> Completions:
         command.name in ("send", "let") or current[:1].isupper() or any(c in current for c in "(/")
     ):
         return expression_completions(current, session.named)
-    if args:
+    # After proto the next word is a protocol (proto comp), not the keyword it spells.
+    if args and args[-2:-1] != ["proto"]:
         values = _keyword_values(session, where, args[-1])
         if values is not None:
             return Completions(_filter(values, current), len(current))
     options: list[str]
     if command.complete is not None:
-        options = list(command.complete(session, args))
+        found = command.complete(session, args)
+        if isinstance(found, FilePaths):
+            return _paths(found, current)
+        options = list(found)
     elif command.name in _EXTRA:
         options = _EXTRA[command.name](session, where, args)
     elif current.startswith("-"):
         options = [s for p in command.params if p.kind in ("flag", "option") for s in p.spellings]
     else:
         param = _positional_param(command.params, args)
+        if param is not None and param.name in _FILE_PARAMS and not param.choices:
+            return _paths(_FILE_PARAMS[param.name], current)
         options = param.choice_list(session) if param is not None else []
+    options = _tap_records(session, options, current) or options
     return Completions(_filter(options, current), len(current))
 
 

@@ -31,7 +31,7 @@ def last_command(text: str) -> str:
 
 class EsplabCompleter(Completer):
     """Completes command names, sub-words, options, parameter values, live names
-    (nodes, devices, taps, SPIs, reqids, algorithms) and packet expressions."""
+    (nodes, devices, taps, SPIs, reqids, algorithms), file paths and packet expressions."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -43,5 +43,8 @@ class EsplabCompleter(Completer):
         found = complete(self.session, segment)
         for word in found.words:
             yield Completion(
-                word, start_position=-found.replace, display_meta=found.meta.get(word, "")
+                word,
+                start_position=-found.replace,
+                display=found.display.get(word),
+                display_meta=found.meta.get(word, ""),
             )

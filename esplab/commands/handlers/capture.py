@@ -8,6 +8,7 @@ clock, so the same lab gives byte-identical files.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -311,12 +312,18 @@ def _wireshark_keys(session: Session, inv: Invocation) -> Result:
     )
 
 
-def _capture_complete(session: Session, words: list[str]) -> list[str]:
+def _capture_complete(session: Session, words: list[str]) -> Iterable[str]:
+    from esplab.commands.complete import PCAP_FILES, FilePaths
+
     if not words:
         return ["list", "show", "clear", "export", "import", "size"]
     if words[0] in ("show", "clear") and len(words) == 1:
         return session.lab.captures.taps()
-    if words[0] == "export" and len(words) >= 2:
+    if words[0] == "show" and len(words) == 2 and words[1] in session.lab.captures.known:
+        return [str(n) for n in range(1, len(session.lab.captures.get(words[1])) + 1)]
+    if words[0] in ("export", "import") and len(words) == 1:
+        return FilePaths() if words[0] == "export" else PCAP_FILES
+    if words[0] == "export":
         return session.lab.captures.taps()
     return []
 

@@ -15,6 +15,7 @@ The ``esplab.lab`` package is imported only when a lab command runs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from io import StringIO
 from typing import TYPE_CHECKING, Any
 
@@ -249,13 +250,13 @@ def _lab(session: Session, inv: Invocation) -> Result:
     raise BadArgument(f"unknown lab command '{verb}'", valid=list(_VERBS), value=verb)
 
 
-def _complete(session: Session, words: list[str]) -> list[str]:
-    from pathlib import Path
+def _complete(session: Session, words: list[str]) -> Iterable[str]:
+    from esplab.commands.complete import FilePaths
 
     if not words:
         return list(_VERBS)
     if words[0] in ("run", "step", "check") and len(words) == 1:
-        return sorted(str(p) for p in (*Path().glob("*.yaml"), *Path("labs").glob("*.yaml")))
+        return FilePaths(("*.yaml", "*.yml"))
     return []
 
 

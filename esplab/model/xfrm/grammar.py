@@ -31,14 +31,14 @@ from esplab.model.xfrm.grammar_state import (
 from esplab.model.xfrm.objects import PolicyId, StateId, XfrmOffload, XfrmPolicy, XfrmState
 from esplab.model.xfrm.parsing import Cursor, bad, matches
 
-__all__ = ["IpXfrm", "Verb", "parse_ip_xfrm"]
+__all__ = ["POLICY_VERBS", "STATE_VERBS", "IpXfrm", "Verb", "parse_ip_xfrm"]
 
 Verb: TypeAlias = Literal[
     "add", "update", "delete", "get", "list", "deleteall", "flush", "count", "help"
 ]
 
 # do_xfrm_state / do_xfrm_policy try these in order, so "d" is delete and "s" list.
-_STATE_VERBS: tuple[tuple[str, Verb | None], ...] = (
+STATE_VERBS: tuple[tuple[str, Verb | None], ...] = (
     ("add", "add"),
     ("update", "update"),
     ("allocspi", None),
@@ -53,8 +53,8 @@ _STATE_VERBS: tuple[tuple[str, Verb | None], ...] = (
     ("count", "count"),
     ("help", "help"),
 )
-_POLICY_VERBS: tuple[tuple[str, Verb | None], ...] = (
-    *(v for v in _STATE_VERBS if v[0] != "allocspi"),
+POLICY_VERBS: tuple[tuple[str, Verb | None], ...] = (
+    *(v for v in STATE_VERBS if v[0] != "allocspi"),
     ("set", None),
     ("setdefault", None),
     ("getdefault", None),
@@ -144,7 +144,7 @@ def parse_ip_xfrm(argv: Sequence[str]) -> IpXfrm:
         )
     verb: Verb = "list"
     if cur.more():
-        verb = _verb(cur.take(), _STATE_VERBS if obj == "state" else _POLICY_VERBS, obj)
+        verb = _verb(cur.take(), STATE_VERBS if obj == "state" else POLICY_VERBS, obj)
     base = IpXfrm(obj, verb, stats, family)
     return _state_rest(cur, base) if obj == "state" else _policy_rest(cur, base)
 

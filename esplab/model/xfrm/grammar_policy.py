@@ -35,24 +35,49 @@ from esplab.model.xfrm.parsing import (
     unknown,
 )
 
-__all__ = ["parse_flush_ptype", "parse_policy_add", "parse_policy_filter", "parse_policy_id"]
+__all__ = [
+    "DIRS",
+    "LEVELS",
+    "POLICY_FILTER_WORDS",
+    "POLICY_ID_WORDS",
+    "POLICY_WORDS",
+    "PTYPES",
+    "TMPL_WORDS",
+    "parse_flush_ptype",
+    "parse_policy_add",
+    "parse_policy_filter",
+    "parse_policy_id",
+]
 
-_DIRS = ("in", "out", "fwd")
-_WORDS: tuple[str, ...] = ("dir", "mark", "index", "ptype", "action", "priority", "flag")
-_WORDS += ("limit", "tmpl")
-_WORDS += ("if_id", "offload", *SELECTOR_WORDS)
+DIRS = ("in", "out", "fwd")
+POLICY_WORDS: tuple[str, ...] = ("dir", "mark", "index", "ptype", "action", "priority", "flag")
+POLICY_WORDS += ("limit", "tmpl")
+POLICY_WORDS += ("if_id", "offload", *SELECTOR_WORDS)
 
-
-_FILTER_WORDS = ("dir", "index", "ptype", "action", "priority", "flag", "nosock", *SELECTOR_WORDS)
+POLICY_ID_WORDS = ("dir", "mark", "index", "ptype", "if_id", *SELECTOR_WORDS)
+PTYPES = ("main", "sub")
+LEVELS = ("required", "use")
+# xfrm_tmpl_parse: ID [mode MODE] [reqid REQID] [level LEVEL]
+TMPL_WORDS = (*ID_WORDS, "mode", "reqid", "level")
+POLICY_FILTER_WORDS = (
+    "dir",
+    "index",
+    "ptype",
+    "action",
+    "priority",
+    "flag",
+    "nosock",
+    *SELECTOR_WORDS,
+)
 
 
 def _pdir(word: str) -> Literal["in", "out", "fwd"]:
-    d = parse_choice(word, _DIRS, "DIR")
+    d = parse_choice(word, DIRS, "DIR")
     return "in" if d == "in" else "out" if d == "out" else "fwd"
 
 
 def _ptype(word: str) -> Literal["main", "sub"]:
-    return "sub" if parse_choice(word, ("main", "sub"), "PTYPE") == "sub" else "main"
+    return "sub" if parse_choice(word, PTYPES, "PTYPE") == "sub" else "main"
 
 
 @dataclass(frozen=True)
@@ -85,7 +110,7 @@ def _tmpl(cur: Cursor) -> _Tmpl:
             reqid = parse_uint(cur.value(word), 32, "REQID value")
         elif word == "level":
             cur.take()
-            use = parse_choice(cur.value(word), ("required", "use"), "LEVEL") == "use"
+            use = parse_choice(cur.value(word), LEVELS, "LEVEL") == "use"
             level = "use" if use else "required"
         elif word in ID_WORDS and xid is None:
             xid = parse_id(cur, loose=False)
@@ -146,7 +171,7 @@ def parse_policy_add(cur: Cursor, family: int) -> tuple[XfrmPolicy, XfrmOffload 
             cur.i -= 1
             sel = parse_selector(cur, family)
         else:
-            raise unknown(word, _WORDS)
+            raise unknown(word, POLICY_WORDS)
     if pdir is None:
         raise BadArgument("Not enough information: DIR is required.", hint="add dir in|out|fwd")
     # xfrm_policy_modify: no family anywhere means AF_INET.
@@ -192,7 +217,7 @@ def parse_policy_id(cur: Cursor, family: int) -> PolicyId:
             cur.i -= 1
             sel = parse_selector(cur, family)
         else:
-            raise unknown(word, ("dir", "mark", "index", "ptype", "if_id", *SELECTOR_WORDS))
+            raise unknown(word, POLICY_ID_WORDS)
     if pdir is None:
         raise BadArgument("Not enough information: DIR is required.")
     if sel is None and index is None:
@@ -246,7 +271,7 @@ def parse_policy_filter(cur: Cursor, family: int) -> PolicyFilter:
                 dport=sel.dport if "dport" in said else None,
             )
         else:
-            raise unknown(word, _FILTER_WORDS)
+            raise unknown(word, POLICY_FILTER_WORDS)
     return filt
 
 

@@ -43,9 +43,23 @@ from esplab.model.xfrm.parsing import (
 )
 from esplab.model.xfrm.validate import XFRM_REPLAY_ESN_MAX
 
-__all__ = ["parse_flush_proto", "parse_state_add", "parse_state_filter", "parse_state_id"]
+__all__ = [
+    "ALGO_CLASH",
+    "ALGO_TYPES",
+    "ENCAP_TYPES",
+    "OFFLOAD_KINDS",
+    "STATE_FILTER_WORDS",
+    "STATE_ID_WORDS",
+    "STATE_MODES",
+    "STATE_PROTOS",
+    "STATE_WORDS",
+    "parse_flush_proto",
+    "parse_state_add",
+    "parse_state_filter",
+    "parse_state_id",
+]
 
-_ALGO_TYPES: dict[str, AlgoKind] = {
+ALGO_TYPES: dict[str, AlgoKind] = {
     "enc": "enc",
     "auth": "auth",
     "auth-trunc": "auth",
@@ -53,7 +67,7 @@ _ALGO_TYPES: dict[str, AlgoKind] = {
     "comp": "comp",
 }
 # xfrm_state_modify: an AEAD excludes enc and auth; each type appears once.
-_CLASH: dict[str, tuple[str, ...]] = {
+ALGO_CLASH: dict[str, tuple[str, ...]] = {
     "aead": ("enc", "auth", "aead"),
     "enc": ("enc", "aead"),
     "auth": ("auth", "aead"),
@@ -61,15 +75,22 @@ _CLASH: dict[str, tuple[str, ...]] = {
 }
 _U32_WORDS = ("reqid", "seq", "replay-window", "if_id", "tfcpad")
 _REPLAY_WORDS = ("replay-seq", "replay-oseq", "replay-seq-hi", "replay-oseq-hi")
-_WORDS: tuple[str, ...] = ("mode", "mark", *_U32_WORDS, *_REPLAY_WORDS, "flag", "extra-flag")
-_WORDS += ("sel", "limit", "encap", "offload", "dir", *_ALGO_TYPES, *ID_WORDS)
+STATE_WORDS: tuple[str, ...] = ("mode", "mark", *_U32_WORDS, *_REPLAY_WORDS, "flag", "extra-flag")
+STATE_WORDS += ("sel", "limit", "encap", "offload", "dir", *ALGO_TYPES, *ID_WORDS)
 _OFFLOAD_FORM = "offload [crypto|packet] dev DEV dir in|out"
+OFFLOAD_KINDS = ("crypto", "packet")
+ENCAP_TYPES = ("espinudp", "espinudp-nonike", "espintcp")
+# The protocols and modes an SA may have here (xfrm_state_modify's checks, _check).
+STATE_PROTOS = ("esp", "ah", "comp")
+STATE_MODES = ("transport", "tunnel", "beet")
+STATE_ID_WORDS = ("mark", *ID_WORDS)
+STATE_FILTER_WORDS = ("nokeys", "mode", "reqid", "flag", *ID_WORDS)
 
 
 def _algo(word: str, cur: Cursor, have: dict[str, XfrmAlgo]) -> None:
     """One ALGO: type, name, keymat, and the ICV/truncation length where it has one."""
-    kind = _ALGO_TYPES[word]
-    if any(k in have for k in _CLASH[kind]):
+    kind = ALGO_TYPES[word]
+    if any(k in have for k in ALGO_CLASH[kind]):
         raise BadArgument(f'duplicate "ALGO-TYPE": "{word}" is the second value.')
     if not cur.more():
         raise required("ALGO-NAME")
@@ -92,7 +113,7 @@ def _offload(cur: Cursor) -> XfrmOffload:
     """``offload [crypto|packet] dev DEV dir in|out``; the mode defaults to crypto."""
     word = cur.value("offload")
     kind: Literal["crypto", "packet"] = "crypto"
-    if word in ("crypto", "packet"):
+    if word in OFFLOAD_KINDS:
         kind = "packet" if word == "packet" else "crypto"
         word = cur.value(word)
     if word != "dev":
@@ -110,9 +131,7 @@ def _offload(cur: Cursor) -> XfrmOffload:
 
 def _encap(cur: Cursor) -> XfrmEncap:
     """``encap {espinudp | espinudp-nonike | espintcp} SPORT DPORT OADDR``."""
-    kind = parse_choice(
-        cur.value("encap"), ("espinudp", "espinudp-nonike", "espintcp"), "ENCAP-TYPE"
-    )
+    kind = parse_choice(cur.value("encap"), ENCAP_TYPES, "ENCAP-TYPE")
     sport = parse_uint(cur.value(kind), 16, 'SPORT value after "encap"')
     dport = parse_uint(cur.value("SPORT"), 16, 'DPORT value after "encap"')
     oaddr = parse_address(cur.value("DPORT"), "encap")
@@ -162,7 +181,7 @@ def parse_state_add(cur: Cursor, family: int) -> tuple[XfrmState, XfrmOffload | 
             offload = _offload(cur)
         elif word == "dir":
             sa_dir = "in" if parse_choice(cur.value(word), ("in", "out"), "DIR") == "in" else "out"
-        elif word in _ALGO_TYPES:
+        elif word in ALGO_TYPES:
             _algo(word, cur, algos)
         elif word in ID_WORDS and xid is None:
             cur.i -= 1
@@ -173,7 +192,7 @@ def parse_state_add(cur: Cursor, family: int) -> tuple[XfrmState, XfrmOffload | 
                 hint = "src, dst, proto and spi form one group (the ID)"
             elif word.split("-")[0] in ("time", "byte", "packet"):
                 hint = 'each LIMIT needs its own "limit": limit time-soft 10 limit byte-hard 100'
-            raise unknown(word, _WORDS, hint)
+            raise unknown(word, STATE_WORDS, hint)
     if xid is None:
         raise BadArgument("Not enough information: ID is required", hint="add src/dst/proto/spi")
     window = nums["replay-window"]
@@ -231,7 +250,7 @@ def _check(
     proto = xid.proto or 0
     name = next((n for n, v in XFRM_PROTOS.items() if v == proto), str(proto))
     if proto not in (IPPROTO_ESP, IPPROTO_AH, IPPROTO_COMP):
-        raise bad(name, "XFRM-PROTO value is not modelled by esplab", valid=("esp", "ah", "comp"))
+        raise bad(name, "XFRM-PROTO value is not modelled by esplab", valid=STATE_PROTOS)
     if mode not in ("transport", "tunnel") and not (mode == "beet" and proto == IPPROTO_ESP):
         raise BadArgument(f'MODE value is invalid with XFRM-PROTO value "{name}"')
     need = {IPPROTO_ESP: ("enc", "aead"), IPPROTO_AH: ("auth",), IPPROTO_COMP: ("comp",)}[proto]
@@ -263,7 +282,7 @@ def parse_state_id(cur: Cursor, family: int) -> StateId:
             cur.i -= 1
             xid = parse_id(cur, loose=False, family=family)
         else:
-            raise unknown(word, ("mark", *ID_WORDS))
+            raise unknown(word, STATE_ID_WORDS)
     if xid is None:
         raise required("ID")
     _, dst = xid.addresses(family)
@@ -294,7 +313,7 @@ def parse_state_filter(cur: Cursor, family: int) -> tuple[StateFilter, bool]:
             cur.i -= 1
             xid = parse_id(cur, loose=True, family=family)
         else:
-            raise unknown(word, ("nokeys", "mode", "reqid", "flag", *ID_WORDS))
+            raise unknown(word, STATE_FILTER_WORDS)
     xid = xid or XfrmId()
     filt = StateFilter(
         family or xid.family, xid.src, xid.dst, xid.proto, xid.spi, mode, reqid, flags

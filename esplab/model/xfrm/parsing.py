@@ -31,6 +31,7 @@ __all__ = [
     "LIMIT_FIELDS",
     "NOT_MODELLED",
     "SELECTOR_WORDS",
+    "UPPER_PROTOS",
     "Cursor",
     "XfrmId",
     "bad",
@@ -241,6 +242,8 @@ _PORT_PROTOS = (6, 17, 132, 33, 0)  # tcp udp sctp dccp, and any (newest iproute
 _TYPE_PROTOS = (1, 58, 135)  # icmp ipv6-icmp mobility-header
 UPSPEC_WORDS = ("proto", "sport", "dport", "type", "code", "key")
 SELECTOR_WORDS = ("src", "dst", "dev", *UPSPEC_WORDS)
+# The PROTO names a selector takes (a number works too).
+UPPER_PROTOS = ("any", "tcp", "udp", "icmp", "ipv6-icmp", "sctp", "dccp", "gre", "mobility-header")
 
 
 def parse_selector(cur: Cursor, family: int = 0) -> Selector:
@@ -310,8 +313,7 @@ def _upper_proto(val: str) -> int:
         return number
     if val[:1].isdigit():
         return parse_uint(val, 8, "PROTO value")
-    names = ("any", "tcp", "udp", "icmp", "ipv6-icmp", "sctp", "dccp", "gre", "mobility-header")
-    raise bad(val, "PROTO value is invalid", valid=names, guess_from=names)
+    raise bad(val, "PROTO value is invalid", valid=UPPER_PROTOS, guess_from=UPPER_PROTOS)
 
 
 def _gre_key(val: str) -> int:
