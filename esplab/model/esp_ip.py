@@ -21,6 +21,7 @@ __all__ = [
     "IpInfo",
     "checksum",
     "ecn_encapsulate",
+    "fragment_offset",
     "inner_set_ce_and_dscp",
     "ipv4_fix",
     "locate_esp",
@@ -226,6 +227,19 @@ def inner_set_ce_and_dscp(inner: bytes, outer_ds: int, *, ecn: bool, dscp: bool)
     return word.to_bytes(2, "big") + inner[2:]
 
 
+def fragment_offset(packet: bytes) -> int:
+    """The fragment offset (in 8-byte units) of a parsed IPv4/IPv6 packet: of its IPv4
+    header, or of its IPv6 fragment header (0 when it has none)."""
+    if packet[0] >> 4 == 4:
+        return int.from_bytes(packet[6:8], "big") & 0x1FFF
+    off, nh = 40, packet[6]
+    while nh in V6_EXT_HEADERS and off + 8 <= len(packet):
+        if nh == _FRAGMENT:
+            return int.from_bytes(packet[off + 2 : off + 4], "big") >> 3
+        nh, off = packet[off], off + _ext_len(packet, off, len(packet), nh)
+    return 0
+
+
 def locate_esp(skb: bytes) -> tuple[int, int]:
     """(offset of the ESP header, offset of the byte that names it) in an IP packet."""
     if len(skb) >= 20 and skb[0] >> 4 == 4:
@@ -233,11 +247,10 @@ def locate_esp(skb: bytes) -> tuple[int, int]:
         if off >= 20 and skb[9] == IPPROTO_ESP and len(skb) >= off + 8:
             return off, 9
     elif len(skb) >= 40 and skb[0] >> 4 == 6:
-        off, nh_off, nh = 40, 6, skb[6]
-        while nh in V6_EXT_HEADERS and off + 8 <= len(skb):
-            size = 8 if nh == 44 else (skb[off + 1] + 1) * 8
-            nh_off, nh = off, skb[off]
-            off += size
+        try:
+            off, nh_off, nh, _ = _v6_walk(skb, len(skb))
+        except DecodeError:
+            nh = -1  # an extension header cut short: no ESP to find
         if nh == IPPROTO_ESP and len(skb) >= off + 8:
             return off, nh_off
     raise BadArgument(

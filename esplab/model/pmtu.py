@@ -46,7 +46,8 @@ def too_big(
         walk.drop(
             f"{node.name}.pmtu",
             node.name,
-            f"{len(packet)} > {'path ' if learned else ''}mtu {mtu}: ICMP {what}",
+            f"{len(packet)} > {'path ' if learned else ''}mtu {mtu}: "
+            + (f"ICMP {what}" if icmp is not None else "dropped, no ICMP error for it"),
             "FragFails" if not v6 else "Ip6FragFails",  # /proc/net/snmp, snmp6
             f"the packet does not fit {fits} and may not be fragmented, so the "
             f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
@@ -123,7 +124,8 @@ def tunnel_too_big(
     walk.drop(
         f"{node.name}.xfrm.state",
         node.name,
-        f"{len(packet)} > mtu {mtu} of the tunnel over {dev_name}: ICMP with mtu {mtu}",
+        f"{len(packet)} > mtu {mtu} of the tunnel over {dev_name}: "
+        + (f"ICMP with mtu {mtu}" if icmp is not None else "dropped, no ICMP error for it"),
         counter,
         f"{where} is {dev_name}'s {out_dev.mtu} less the SA's overhead "
         f"({out_dev.mtu - mtu} bytes, xfrm_state_mtu); the inner packet may not be "

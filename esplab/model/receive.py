@@ -268,7 +268,9 @@ class ReceivePath:
             walk.drop(
                 f"{name}.forward",
                 name,
-                f"{what} {ttl}: ICMP time exceeded",
+                f"{what} {ttl}: ICMP time exceeded"
+                if icmp is not None
+                else f"{what} {ttl}: dropped (no ICMP error answers this packet)",
                 counter,
                 f"a router does not forward a packet whose {what} would reach 0: "
                 f"{'ip6_forward' if v6 else 'ip_forward'} counts {counter} and sends ICMP "

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
-from esplab.errors import EsplabError
-from esplab.model.esp_ip import IpInfo
+from esplab.errors import DecodeError, EsplabError
+from esplab.model.esp_ip import IpInfo, fragment_offset, parse_ip
 from esplab.model.journey import Captured, Fidelity, Journey, Stage
 from esplab.model.xfrm.tables import FlowKey
 
@@ -34,6 +34,7 @@ __all__ = [
     "addrs",
     "decrease_ttl",
     "flow_key",
+    "icmp_answers",
     "icmp_error",
     "icmp_time_exceeded",
     "icmp_too_big",
@@ -149,14 +150,43 @@ def quoted(walk: Walk, packet: bytes) -> bytes:
     return packet
 
 
+# ICMP types that are errors (RFC 792, 950, 1812); those above NR_ICMP_TYPES (18) are
+# treated as errors too by __icmp_send.
+_ICMP_ERRORS = frozenset({3, 4, 5, 11, 12})
+
+
+def icmp_answers(packet: bytes, *, too_big: bool) -> bool:
+    """Whether Linux answers ``packet`` with an ICMP error at all [C]: __icmp_send
+    never answers a fragment other than the first, a packet to a multicast or broadcast
+    address, or an ICMP error (or a type it does not know); icmp6_send never answers
+    an ICMPv6 error or a fragment other than the first (is_ineligible), and answers a
+    multicast destination only with packet too big (RFC 4443 2.4 e.3)."""
+    try:
+        info = parse_ip(packet)
+    except DecodeError:
+        return False
+    if fragment_offset(packet):
+        return False
+    upper = packet[info.hlen] if len(packet) > info.hlen else None
+    if info.version == 4:
+        if packet[16] >= 224:  # 224/4 multicast, 240/4 and 255.255.255.255
+            return False
+        return not (info.proto == 1 and upper is not None and (upper > 18 or upper in _ICMP_ERRORS))
+    if packet[24] == 0xFF and not too_big:
+        return False
+    return not (info.proto == 58 and upper is not None and upper < 128)
+
+
 def icmp_error(node: Node, dev: str, packet: bytes, mtu: int | None) -> bytes | None:
     """The ICMP error ``node`` sends back to ``packet``'s source: too big with ``mtu``,
-    or time exceeded when ``mtu`` is None; None when the node has no address to send
-    it from."""
+    or time exceeded when ``mtu`` is None; None when Linux sends none for it
+    (:func:`icmp_answers`) or the node has no address to send it from."""
     from scapy.layers.inet import ICMP, IP
     from scapy.layers.inet6 import ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6
     from scapy.packet import Packet, Raw
 
+    if not icmp_answers(packet, too_big=mtu is not None):
+        return None
     v6 = packet[0] >> 4 == 6
     # The source is the node's address on the way back to the sender (icmp_send).
     back = node.route(addrs(packet)[0])

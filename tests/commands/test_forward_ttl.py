@@ -85,3 +85,35 @@ def test_decrease_ttl_matches_a_fresh_checksum() -> None:
             fresh.ttl -= 1
             del fresh.chksum
             assert bytes(lowered) == bytes(IP(bytes(fresh))), (ttl, ident)
+
+
+@pytest.mark.parametrize(
+    "packet",
+    [
+        # An ICMP error is never answered with one (__icmp_send, RFC 1122 3.2.2).
+        'IP(dst="203.0.113.1", ttl=1)/ICMP(type=11)/IP(dst="198.51.100.2")/UDP()',
+        # Only fragment 0 is answered.
+        'IP(dst="203.0.113.1", ttl=1, frag=5)/Raw(b"x"*40)',
+        # Nor an ICMPv6 error (icmp6_send's is_ineligible).
+        'IPv6(dst="2001:db8:3::1", hlim=1)/ICMPv6PacketTooBig()/IPv6()/UDP()',
+        # Nor an IPv6 fragment other than the first.
+        'IPv6(dst="2001:db8:3::1", hlim=1)/IPv6ExtHdrFragment(offset=3)/Raw(b"x"*24)',
+    ],
+)
+def test_no_icmp_error_answers_an_error_or_a_later_fragment(packet: str) -> None:
+    s = Session()
+    j = send(s, f"send pc1 eth0 {packet}")
+    drop = j.dropped
+    assert drop is not None and drop.tap == "ap.forward"
+    assert drop.data is None and "no ICMP error answers this packet" in drop.decision
+    assert len(s.lab.journeys) == 1  # nothing went back
+
+
+def test_icmp_answers_an_echo_request_and_a_first_fragment() -> None:
+    s = Session()
+    for packet in (
+        'IP(dst="203.0.113.1", ttl=1)/ICMP()',
+        'IP(dst="203.0.113.1", ttl=1, flags="MF")/UDP()',
+    ):
+        j = send(s, f"send pc1 eth0 {packet}")
+        assert j.dropped is not None and j.dropped.data is not None
