@@ -201,6 +201,9 @@ def parse(
         tokens = tokens[1:]
     elif len(tokens) > 1 and ordered_nodes and first not in registry:
         raise _unknown_word(first, ordered_nodes, registry)
+    elif first in node_names and first not in registry:
+        # A node name alone: the command that should follow it is missing.
+        raise UsageError(f"{first}: which command? e.g. {first} ip addr")
     command = registry.lookup(tokens[0].value)
     args, remaining = _take_options(command, tokens[1:], session)
     positional = [p for p in command.params if p.kind in ("word", "int", "rest")]

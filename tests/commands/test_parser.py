@@ -196,3 +196,12 @@ def test_rest_only_commands_read_their_own_long_options() -> None:
     assert isinstance(stats, TextResult) and "tx_packets: 0" in stats.text
     link = s.execute("ip --stats link show wan")
     assert isinstance(link, TextResult) and "RX:  bytes packets" in link.text
+
+
+def test_a_node_name_alone_asks_for_its_command() -> None:
+    from esplab.commands.result import ErrorResult
+    from esplab.commands.session import Session
+
+    result = Session().run("host")
+    assert isinstance(result, ErrorResult)
+    assert result.summary == "host: which command? e.g. host ip addr"
