@@ -5,7 +5,7 @@ Text is never wrapped: a long line stays one line, so a message, a hex value or 
 help example can be searched for and copied whole. Soft wrapping would crop text
 inside a box, so what ``esplab.render`` puts in one (a help box, a table cell) wraps
 at spaces itself. On a terminal, tables fit its width without splitting a value
-(``esplab.render.FitTable``); when the output is a pipe or a file they get
+(``esplab.render_table.FitTable``); when the output is a pipe or a file they get
 ``PIPE_WIDTH`` columns (``COLUMNS`` overrides it).
 """
 
