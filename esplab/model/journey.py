@@ -170,7 +170,8 @@ class LazyTextStage(Stage):
 
 
 class Journey:
-    """Every stage one injected packet went through, in order."""
+    """Every stage one injected packet went through, in order. Journeys compare by
+    identity (each is one packet's), stages by value."""
 
     __slots__ = ("_later", "_stages", "delivered", "id", "origin", "verdict")
 

@@ -192,13 +192,14 @@ class NetDev:
         self.features = active
         return changed
 
-    def check_mtu(self, mtu: int) -> None:
-        """The core's range check (EINVAL) [C]."""
+    def check_mtu(self, mtu: int, hint: str | None = None) -> None:
+        """The core's range check (EINVAL) [C]; ``hint`` says what is valid when more
+        than the device's own range limits it."""
         if not self.min_mtu <= mtu <= self.max_mtu:
             raise KernelError(
                 "EINVAL",
                 f"mtu {mtu} out of range for {self.name}",
-                hint=f"valid: {self.min_mtu}..{self.max_mtu}",
+                hint=hint or f"valid: {self.min_mtu}..{self.max_mtu}",
             )
 
 

@@ -120,6 +120,8 @@ def tunnel_too_big(
         counter = "XfrmOutError" if packet_offload else "XfrmOutStateModeError"
         node.xfrm.mib.bump(counter)
         where = "xfrm tunnel check: the bundle's MTU"
+    # A forwarded packet meets the bundle's MTU in ip_forward, before ip_decrease_ttl,
+    # so the ICMP quotes it as it arrived [D].
     icmp = icmp_too_big(node, dev_name, quoted(walk, packet), mtu)
     walk.drop(
         f"{node.name}.xfrm.state",

@@ -122,8 +122,7 @@ def _check_mtu(node: Node, dev: NetDev, mtu: int) -> None:
         f"valid: {dev.min_mtu}..{limit - DSA_TAG_LEN} ({conduit.name}'s maximum "
         f"{conduit.max_mtu} less the 4-byte tag)"
     )
-    if not dev.min_mtu <= mtu <= dev.max_mtu:
-        raise KernelError("EINVAL", f"mtu {mtu} out of range for {dev.name}", hint=valid)
+    dev.check_mtu(mtu, hint=valid)
     if mtu + DSA_TAG_LEN > limit:
         raise KernelError("ERANGE", f"{dev.name} mtu {mtu} + 4-byte tag > {limit}", hint=valid)
 

@@ -376,13 +376,15 @@ def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
 
 def rx_failures(names: list[str], sa: OffloadedSA) -> list[str]:
     """The engine errors the driver fails an RX packet for: all of them, except that
-    crypto offload ignores SEQNUM_ERR as the vschagen ESP path and mainline do
-    (eip93.md 2.2, 4.6) [D]. The engine still decrypted the packet (eip93.md 4.6
-    [U] replay-before-icv), and ``xfrm_input`` with CRYPTO_DONE runs the kernel's own
-    replay check on it: XfrmInStateSeqError and the SA's replay counter, only when the
-    SA has a window (airoha-dsa-xfrm.md 3.2, 3.9, 6.20) [C]. Packet offload has no
-    software check after the engine: there SEQNUM_ERR drops the packet [M]
-    packet-offload."""
+    crypto offload ignores SEQNUM_ERR as mainline's ``eip93_parse_ctrl_stat_err``
+    does (eip93.md 2.2, 4.6) [D]. The vschagen ESP path differs when AUTH_ERR comes
+    with it (it compares the whole status byte with 1, so AUTH|SEQNUM would pass); the
+    lab follows mainline and fails that as an ICV error. The engine still decrypted
+    the packet (eip93.md 4.6 [U] replay-before-icv), and ``xfrm_input`` with
+    CRYPTO_DONE runs the kernel's own replay check on it: XfrmInStateSeqError and the
+    SA's replay counter, only when the SA has a window (airoha-dsa-xfrm.md 3.2, 3.9,
+    6.20) [C]. Packet offload has no software check after the engine: there
+    SEQNUM_ERR drops the packet [M] packet-offload."""
     if sa.offload == "crypto" and "SEQNUM_ERR" in names:
         return [name for name in names if name != "SEQNUM_ERR"]
     return names
