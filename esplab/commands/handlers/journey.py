@@ -525,9 +525,10 @@ COMMANDS = (
         example='send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)/Raw(b"x"*64)',
         details="An IP packet (under a bare Ether() at most) is routed from NODE, policy and "
         "XFRM included.\nAn Ethernet frame (Ether(...) with a field, a VLAN tag or a captured "
-        "frame) is sent as given out of DEV,\nlike Scapy's sendp: no routing, no XFRM; what it "
+        "frame) is sent as given out of DEV, like Scapy's sendp: no routing, no XFRM; what it "
         "leaves unset comes from the lab.\nseq and iv pin the ESP sequence number and IV of a "
-        "routed packet, so a packet captured on a board\ncan be reproduced bit for bit.",
+        "routed packet, so a packet captured on a board can be reproduced bit for bit.\n"
+        "Ctrl-C stops a count between two packets; the history keeps the count reached.",
     ),
     Command(
         name="ping",
