@@ -34,6 +34,7 @@ class XdpSockRun:
     prediction: Prediction
     seed_kpps: int | None
     steps: int
+    no_rate: str | None = None  # why the run gives no rate (XdpSock.steady)
 
 
 def run_xdpsock(
@@ -218,7 +219,19 @@ def _drive(xl: XdpLab, xp: XdpPort, xsk: XdpSock, journey: Journey, packets: int
                 kind="ether",
             ),
         )
-    rate = "not reproduced / bug" if pred.kpps is None else f"{pred.kpps:.0f} Kpps"
+    no_rate = None
+    if not xsk.steady and pred.kpps is not None:  # a bug cell says so instead (4.4)
+        no_rate = (
+            f"counted {xsk.counted} packet(s), less than one batch of {cfg.batch_size}: "
+            "not a steady stream, so no rate"
+        )
+    rate = (
+        "no rate"
+        if no_rate
+        else "not reproduced / bug"
+        if pred.kpps is None
+        else f"{pred.kpps:.0f} Kpps"
+    )
     stats = {k: v for k, v in vars(report.stats).items() if v}
     record(
         lab,
@@ -226,8 +239,8 @@ def _drive(xl: XdpLab, xp: XdpPort, xsk: XdpSock, journey: Journey, packets: int
         Stage(
             "xdpsock.report",
             xp.dev,
-            f"rx {report.rx_npkts} tx {report.tx_npkts}; {report.mode.value}: {rate} (model, "
-            f"limited by {pred.limited_by})",
+            f"rx {report.rx_npkts} tx {report.tx_npkts}; {report.mode.value}: "
+            + (no_rate if no_rate else f"{rate} (model, limited by {pred.limited_by})"),
             fidelity="M",
             counters=stats,
             why="counts come from the functional model; rates from the cost model, not a "
@@ -235,4 +248,4 @@ def _drive(xl: XdpLab, xp: XdpPort, xsk: XdpSock, journey: Journey, packets: int
         ),
     )
     journey.verdict = f"xdpsock {bench.value}: rx {report.rx_npkts} tx {report.tx_npkts}"
-    return XdpSockRun(report, journey, offered, moved, pred, seed_kpps, steps)
+    return XdpSockRun(report, journey, offered, moved, pred, seed_kpps, steps, no_rate)

@@ -369,3 +369,11 @@ def test_attach_says_what_a_bind_without_flags_gets(session: Session) -> None:
         in session.execute("xdp attach wan native drop").summary
     )
     assert "attach mode plays no part" in shown(session, "help xdp")
+
+
+def test_xdpsock_without_a_steady_stream_prints_no_rate(session: Session) -> None:
+    text = shown(session, "xdpsock wan rxdrop packets 10")
+    assert "no rate" in text and "seed measured" not in text and "model rate" not in text
+    assert session.execute("xdpsock wan rxdrop packets 10").data["kpps"] is None
+    steady = shown(session, "xdpsock wan rxdrop packets 1024 mode native")
+    assert "model rate 492 Kpps" in steady and "seed measured 491 Kpps" in steady

@@ -434,6 +434,15 @@ def test_xdpsock_txonly_sends_exactly_packets(
     assert run.report.tx_npkts == packets and run.port_delta["tx_packets"] == packets
 
 
+def test_xdpsock_run_of_less_than_a_batch_gives_no_rate(xl: XdpLab) -> None:
+    run = run_xdpsock(xl, "ap", "wan", Benchmark.RXDROP, mode="zc", packets=10)
+    assert run.report.rx_npkts <= 10 and run.report.interval_s is None
+    assert run.no_rate is not None and "less than one batch of 64" in run.no_rate
+    assert "no rate" in run.journey.stages[-1].decision
+    steady = run_xdpsock(xl, "ap", "wan", Benchmark.RXDROP, mode="zc", packets=1024)
+    assert steady.no_rate is None and steady.report.interval_s is not None
+
+
 def test_xdpsock_failure_leaves_the_port_clean(xl: XdpLab) -> None:
     with pytest.raises(KernelError) as err:  # native attach on a generic-only device
         run_xdpsock(xl, "ap", "lan1", Benchmark.RXDROP, mode=None, packets=64)

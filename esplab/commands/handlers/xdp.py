@@ -358,10 +358,13 @@ def _xdpsock(session: Session, inv: Invocation) -> Result:
         )
     kpps = "not reproduced / bug (4.4)" if pred.kpps is None else f"{pred.kpps:.0f} Kpps"
     seed = "-" if run.seed_kpps is None else f"{run.seed_kpps} Kpps"
-    lines.append(
-        f"model rate {kpps}, limited by {pred.limited_by}; seed measured {seed}; "
-        f"journey {run.journey.id}"
-    )
+    if run.no_rate:  # nothing to set beside the seed's measured rate
+        lines.append(f"{run.no_rate}; journey {run.journey.id}")
+    else:
+        lines.append(
+            f"model rate {kpps}, limited by {pred.limited_by}; seed measured {seed}; "
+            f"journey {run.journey.id}"
+        )
     return TextResult(
         summary=f"xdpsock {bench_word} on {dev}: rx {r.rx_npkts} tx {r.tx_npkts} "
         f"({r.mode.value}; {_MODEL})",
@@ -376,7 +379,8 @@ def _xdpsock(session: Session, inv: Invocation) -> Result:
             "missed": missed,
             "size": opts.get("size", 64),
             "frames": NUM_FRAMES,
-            "kpps": None if pred.kpps is None else round(pred.kpps),
+            "kpps": None if pred.kpps is None or run.no_rate else round(pred.kpps),
+            "no_rate": run.no_rate,
             "seed_kpps": run.seed_kpps,
             "limited_by": pred.limited_by,
             "label": "model",

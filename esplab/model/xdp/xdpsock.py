@@ -159,7 +159,8 @@ class XdpSockReport:
     tx_npkts: int
     stats: XdpStatistics
     app: dict[str, int]
-    interval_s: float | None  # modelled time; None without a cost model or for a bug cell
+    interval_s: float | None  # modelled time; None without a cost model, for a bug cell, or
+    # for a run that counted less than one batch (XdpSock.steady)
     source: str = MODEL_LABEL
 
     def pps(self, count: int) -> float | None:
@@ -424,12 +425,25 @@ class XdpSock:
         self._pending_rx = []
 
     # ---- report -----------------------------------------------------------------------------
+    @property
+    def counted(self) -> int:
+        """What xdpsock rates: RX for rxdrop, TX for txonly and l2fwd (3.1) [C]."""
+        return self.rx_npkts if self.config.benchmark is Benchmark.RXDROP else self.tx_npkts
+
+    @property
+    def steady(self) -> bool:
+        """Did the run count at least one whole batch? xdpsock rates a steady stream, one
+        loop of ``batch_size`` at a time (3.1, 3.2); less is not one (design choice
+        "rate-needs-a-batch", [M])."""
+        return self.counted >= self.config.batch_size
+
     def report(self, cost: CostModel | None = None) -> XdpSockReport:
-        """The run's counts; the interval comes from ``cost`` (a model) if given."""
+        """The run's counts; the interval comes from ``cost`` (a model) if given and the
+        run was steady (:attr:`steady`), else there is no rate."""
         cfg = self.config
-        counted = self.rx_npkts if cfg.benchmark is Benchmark.RXDROP else self.tx_npkts
+        counted = self.counted
         interval: float | None = None
-        if cost is not None and counted:
+        if cost is not None and self.steady:
             pred = cost.predict(cfg.benchmark, self.mode, cfg.pkt_size)
             if pred.ns_per_packet is not None:
                 interval = counted * pred.ns_per_packet / 1e9
