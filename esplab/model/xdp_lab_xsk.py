@@ -28,7 +28,7 @@ from esplab.model.xdp.consts import (
 )
 from esplab.model.xdp.program import XskRedirect
 from esplab.model.xdp.rings import XskDesc
-from esplab.model.xdp.socket import XskSocket
+from esplab.model.xdp.socket import SockState, XskSocket
 from esplab.model.xdp.umem import Umem
 from esplab.model.xdp.xdpsock import (
     MAX_PKT_SIZE,
@@ -110,6 +110,17 @@ def bind(
     if node != ls.node:
         raise BadArgument(
             f"socket {name} lives on {ls.node}, not {node}", hint=f"{ls.node} xsk bind {name} ..."
+        )
+    if ls.sock.state is not SockState.READY:
+        # xsk_bind: a socket that is not in the ready state gives EBUSY; it binds once (2.1) [C]
+        where = f"is already bound to {ls.where}" if ls.sock.is_bound else "was bound before"
+        raise with_errno(
+            KernelError(
+                "EBUSY",
+                f"{name} {where}",
+                prefix="bind",
+                hint=f"a socket binds once: xsk close {name}, then xsk create and bind a new one",
+            )
         )
     xp = xl.port(node, dev)
     bind_flags = BindFlag.NONE if flags is None else flags

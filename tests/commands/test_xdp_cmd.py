@@ -377,3 +377,14 @@ def test_xdpsock_without_a_steady_stream_prints_no_rate(session: Session) -> Non
     assert session.execute("xdpsock wan rxdrop packets 10").data["kpps"] is None
     steady = shown(session, "xdpsock wan rxdrop packets 1024 mode native")
     assert "model rate 492 Kpps" in steady and "seed measured 491 Kpps" in steady
+
+
+def test_binding_a_bound_socket_again_names_that_socket(session: Session) -> None:
+    session.execute("xsk create x")
+    session.execute("xsk bind x wan 0 copy")
+    for line in ("xsk bind x wan 0 copy", "xsk bind x wan 1"):
+        err = kernel_error(session, line)  # xsk_bind: not in the ready state
+        assert err.errno_name == "EBUSY"
+        assert "x is already bound to wan queue 0" in str(err)
+        assert "other socket" not in str(err) and "xsk close x" in str(err)
+    assert session.execute("xsk stats x").data["mode"] == "copy"  # still bound as it was
