@@ -388,3 +388,13 @@ def test_binding_a_bound_socket_again_names_that_socket(session: Session) -> Non
         assert "x is already bound to wan queue 0" in str(err)
         assert "other socket" not in str(err) and "xsk close x" in str(err)
     assert session.execute("xsk stats x").data["mode"] == "copy"  # still bound as it was
+
+
+def test_close_says_whether_the_socket_was_bound(session: Session) -> None:
+    session.execute("xsk create b")
+    result = session.execute("xsk close b")
+    assert result.summary == "b closed; it was never bound" and not result.data["was_bound"]
+    session.execute("xsk create x")
+    session.execute("xsk bind x wan 0")
+    result = session.execute("xsk close x")
+    assert result.summary.startswith("x closed; wan queue 0 is free") and result.data["was_bound"]

@@ -363,9 +363,10 @@ def _complete(xl: XdpLab, node: str, name: str, words: list[str]) -> Result:
 def _close(xl: XdpLab, node: str, name: str, words: list[str]) -> Result:
     word_options(words, "xsk close NAME")
     ls, note = xsk.close(xl, name)
+    freed = f"{ls.where} is free" if ls.dev is not None else "it was never bound"
     return MessageResult(
-        summary=f"{name} closed ({ls.where} is free)" + (f"; {note}" if note else ""),
-        data={"socket": name, "unloaded": note is not None},
+        summary=f"{name} closed; {freed}" + (f"; {note}" if note else ""),
+        data={"socket": name, "unloaded": note is not None, "was_bound": ls.dev is not None},
     )
 
 
