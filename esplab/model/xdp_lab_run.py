@@ -120,6 +120,13 @@ def _drive(xl: XdpLab, xp: XdpPort, xsk: XdpSock, journey: Journey, packets: int
             else "xdpsock's defaults: RX/TX/COMPLETION 2048, FILL 4096 (af_xdp.md 3.1)",
         ),
     )
+    xsk.source = None
+    if bench is not Benchmark.TXONLY:
+        # xdpsock's loop runs before the peer's traffic: its first empty RX peek kicks the
+        # RX wakeup (recvfrom, FILL needs_wakeup), and that NAPI pass posts the FILL frames
+        # xsk_populate_fill_ring put there after bind to the NIC (3.2, 2.5, 6.24) [C].
+        xsk.step()
+        port.poll(cfg.queue, budget=cfg.batch_size)
     before = counters(port)
     tx_start, sent0 = (sock.tx.prod_head if sock.tx else 0), port.stats.tx_packets
     rx_cap: Stage | None = None
@@ -142,7 +149,6 @@ def _drive(xl: XdpLab, xp: XdpPort, xsk: XdpSock, journey: Journey, packets: int
                 data=d.pack() + umem.read(d.addr, d.len),
                 kind="xdp",
             )
-    xsk.source = None
     steps, idle, limit = 0, 0, (packets // cfg.batch_size + 2) * 16
     while steps < limit:
         count = xsk.rx_npkts if bench is Benchmark.RXDROP else xsk.tx_npkts

@@ -354,7 +354,7 @@ def _xdpsock(session: Session, inv: Invocation) -> Result:
     if run.offered:
         lines.append(
             f"offered {run.offered} frames; the NIC missed {missed}"
-            + (" (no UMEM frame posted yet: xdpsock fills FILL after bind)" if missed else "")
+            + (" (no UMEM frame posted to the NIC)" if missed else "")
         )
     kpps = "not reproduced / bug (4.4)" if pred.kpps is None else f"{pred.kpps:.0f} Kpps"
     seed = "-" if run.seed_kpps is None else f"{run.seed_kpps} Kpps"
