@@ -25,7 +25,15 @@ from esplab.errors import BadArgument
 from esplab.model.xdp.consts import Benchmark, NetdevXdpAct
 from esplab.model.xdp.costmodel import CostModel, line_rate_pps, seed_table
 from esplab.model.xdp.xdpsock import NUM_FRAMES
-from esplab.model.xdp_lab import ATTACH_MODES, PROFILES, PROGRAMS, XdpLab, default_profile, lab_xdp
+from esplab.model.xdp_lab import (
+    ATTACH_MODES,
+    PROFILES,
+    PROG_COUNTS,
+    PROGRAMS,
+    XdpLab,
+    default_profile,
+    lab_xdp,
+)
 from esplab.model.xdp_lab_run import run_xdpsock
 
 __all__ = [
@@ -192,17 +200,7 @@ def _show(xl: XdpLab, node: str, dev: str | None) -> Result:
                 d["attach"] or "-",
                 d["prog_name"] or "-",
                 str(d["queue"]),
-                *(
-                    str(d[k])
-                    for k in (
-                        "xdp_pass",
-                        "xdp_drop",
-                        "xdp_tx",
-                        "xdp_redirect",
-                        "xdp_redirect_err",
-                        "xdp_aborted",
-                    )
-                ),
+                *(str(d[k]) for k in PROG_COUNTS),
                 ",".join(d["sockets"]) or "-",
             )
         )
