@@ -11,8 +11,12 @@ API) and ``esplab.capfile`` (decode, diagnose) both read and write through here.
 Formats: libpcap's classic file (both byte orders, microsecond and nanosecond
 magic) and pcapng (draft-ietf-opsawg-pcapng: section header, interface
 description with ``if_name`` and ``if_tsresol``, enhanced, simple and the
-obsolete packet block; other blocks are skipped). :class:`PcapngWriter` writes
-pcapng one packet at a time, with the same layout as ``esplab.pcap``.
+obsolete packet block; other blocks are skipped). Every packet record also says
+how long the frame was on the wire (original length), which is more than it holds
+when the snaplen cut it: :attr:`FrameReader.wire_len` keeps it for the last
+frame yielded, so the file is read once and a pipe reads as well as a file.
+:class:`PcapngWriter` writes pcapng one packet at a time, with the same layout as
+``esplab.pcap``.
 """
 
 from __future__ import annotations
@@ -94,6 +98,10 @@ class FrameReader:
     iterating raises CaptureFileError where the file is damaged or cut
     short, after yielding every packet before that point. ``interfaces`` grows as
     pcapng interface blocks are read; ``count`` is the number of packets yielded.
+    ``wire_len`` is the original length of the frame just yielded, as its record
+    gives it: libpcap's ``orig_len``, the original packet length of an enhanced or
+    obsolete packet block, a simple packet block's only length field (it holds
+    ``min(original, snaplen)`` bytes); draft-ietf-opsawg-pcapng 4.3-4.5, appendix A.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -106,6 +114,7 @@ class FrameReader:
             raise CaptureFileError(f"cannot read {self.name}: {why}") from exc
         self.interfaces: list[Interface] = []
         self.count = 0
+        self.wire_len = 0
         self._buf = b""
         self._pos = 0
         self._base = 0  # file offset of self._buf[0]
@@ -191,7 +200,7 @@ class FrameReader:
                 if len(self._buf) != self._pos:
                     raise self._truncated(f"the header of packet {self.count + 1}")
                 return
-            sec, frac, caplen, _ = header(self._buf, self._pos)
+            sec, frac, caplen, wire = header(self._buf, self._pos)
             if caplen > MAX_RECORD:
                 raise CaptureFileError(
                     f"{self.name}: packet {self.count + 1} claims {caplen} bytes, "
@@ -209,6 +218,7 @@ class FrameReader:
             data = self._buf[start:end]
             self._pos = end
             self.count += 1
+            self.wire_len = wire
             yield 0, linktype, sec * 1_000_000_000 + frac * scale, data
 
     # -- pcapng ---------------------------------------------------------------
@@ -220,14 +230,16 @@ class FrameReader:
         head = struct.Struct("<II")
         word = struct.Struct("<I")
         epb = struct.Struct("<IIIII")
-        fast = struct.Struct("<IIIIII")  # EPB: type, length, interface, ts high/low, caplen
+        pb = struct.Struct("<HHIIII")
+        # EPB: type, length, interface, ts high/low, captured and original length
+        fast = struct.Struct("<IIIIIII")
         fill = self._fill
         while True:
             # Fast path: enhanced packet blocks that lie wholly in the buffer.
             buf, pos = self._buf, self._pos
             n = len(buf)
             while pos + 32 <= n:
-                btype, total, ifid, hi, lo, caplen = fast.unpack_from(buf, pos)
+                btype, total, ifid, hi, lo, caplen, wire = fast.unpack_from(buf, pos)
                 end = pos + total
                 if (
                     btype != _EPB
@@ -242,6 +254,7 @@ class FrameReader:
                 mul, div = factors[ifid]
                 self._pos = end
                 self.count += 1
+                self.wire_len = wire
                 data = buf[pos + 28 : pos + 28 + caplen]
                 pos = end
                 yield ifid, linktypes[ifid], ((hi << 32) | lo) * mul // div, data
@@ -264,7 +277,8 @@ class FrameReader:
                 head = struct.Struct(endian + "II")
                 word = struct.Struct(endian + "I")
                 epb = struct.Struct(endian + "IIIII")
-                fast = struct.Struct(endian + "IIIIII")
+                pb = struct.Struct(endian + "HHIIII")
+                fast = struct.Struct(endian + "IIIIIII")
                 btype, total = head.unpack_from(self._buf, self._pos)
                 self.interfaces.clear()
                 factors.clear()
@@ -291,12 +305,13 @@ class FrameReader:
                     hint="the file is damaged after this point",
                 )
             if btype == _EPB:
-                ifid, hi, lo, caplen, _ = epb.unpack_from(buf, pos + 8)
+                ifid, hi, lo, caplen, wire = epb.unpack_from(buf, pos + 8)
                 if ifid >= len(factors) or caplen > total - 32:
                     raise self._bad_packet(ifid, len(factors), caplen)
                 mul, div = factors[ifid]
                 ticks = (hi << 32) | lo
                 self.count += 1
+                self.wire_len = wire
                 yield ifid, linktypes[ifid], ticks * mul // div, buf[pos + 28 : pos + 28 + caplen]
             elif btype == _IDB:
                 linktype = struct.unpack_from(endian + "H", buf, pos + 8)[0]
@@ -312,13 +327,15 @@ class FrameReader:
                 wire = struct.unpack_from(endian + "I", buf, pos + 8)[0]
                 caplen = min(wire, total - 16)
                 self.count += 1
+                self.wire_len = wire
                 yield 0, linktypes[0], 0, buf[pos + 12 : pos + 12 + caplen]
             elif btype == _PB:
-                ifid, _drops, hi, lo, caplen = struct.unpack_from(endian + "HHIII", buf, pos + 8)
+                ifid, _drops, hi, lo, caplen, wire = pb.unpack_from(buf, pos + 8)
                 if ifid >= len(factors) or caplen > total - 32:
                     raise self._bad_packet(ifid, len(factors), caplen)
                 mul, div = factors[ifid]
                 self.count += 1
+                self.wire_len = wire
                 ts = ((hi << 32) | lo) * mul // div
                 yield ifid, linktypes[ifid], ts, buf[pos + 28 : pos + 28 + caplen]
 

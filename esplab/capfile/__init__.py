@@ -4,8 +4,7 @@
 (``frames``, streaming, memory flat whatever the size) and an SA file in one of
 three forms (``safile``). For each frame ``linklayer`` finds the ESP, ``decoder``
 checks and decrypts it with the keys of its SA (``opener``, on the software ESP
-core) and ``sequence`` follows its sequence number (``wirelen`` reads a record's original
-length back, for frames the snaplen cut); the verdicts are plain data
+core) and ``sequence`` follows its sequence number; the verdicts are plain data
 (``records``), written by ``formats`` as JSON lines and drawn by ``report`` as rich
 tables. ``pipeline`` is the loop, ``parallel`` the same loop over several
 processes. ``diagnose`` runs the table of known driver and configuration mistakes

@@ -109,8 +109,9 @@ class Decoder:
     ``stripes`` is ``stripe``, and stripe 0 also reports the packets that belong to no
     SA. Frame, ESP and skip counts cover every frame in each stripe.
 
-    ``wire_len`` gives the original length of the frame being fed (``wirelen``); it
-    is asked only when the IP header claims more bytes than the frame holds. A frame
+    ``wire_len`` gives the original length of the frame being fed (the record's, as
+    :attr:`~esplab.pcapio.FrameReader.wire_len` keeps it); it is asked only when the
+    IP header claims more bytes than the frame holds. A frame
     the snaplen cut (captured < original) whose headers up to the ESP SPI and
     sequence number were kept is an ESP packet with status ``truncated``.
     """
@@ -124,7 +125,7 @@ class Decoder:
         sniff_udp: bool = False,
         stripe: int = 0,
         stripes: int = 1,
-        wire_len: Callable[[int], int] | None = None,
+        wire_len: Callable[[], int] | None = None,
     ) -> None:
         self.wire_len = wire_len
         self.keep_inner = keep_inner
@@ -230,7 +231,7 @@ class Decoder:
     ) -> PacketRecord | None:
         loc = locate_esp(linktype, data, self.encap_ports, self.sniff_spis)
         if loc.skip in ("malformed-ip", TRUNCATED) and self.wire_len is not None:
-            wire = self.wire_len(len(data))
+            wire = self.wire_len()
             if wire > len(data):
                 return self._cut(frame, iface, ts_ns, data, linktype, wire, loc)
         if loc.skip is not None:

@@ -29,7 +29,6 @@ from esplab.capfile.formats import PacketJson, PacketRows
 from esplab.capfile.pipeline import Progress, RunResult
 from esplab.capfile.records import OutItem, Summary, out_item
 from esplab.capfile.safile import SaSpec
-from esplab.capfile.wirelen import WireLength
 from esplab.errors import CaptureFileError, EsplabError
 from esplab.pcapio import FrameReader, Interface
 
@@ -65,9 +64,12 @@ def _work(job: _Job, conn: Connection) -> None:
 
 def _work_loop(job: _Job, conn: Connection) -> None:
     reader = FrameReader(job.path)
-    wire_len = WireLength(reader)
     decoder = Decoder(
-        job.sas, keep_inner=job.out, stripe=job.stripe, stripes=job.stripes, wire_len=wire_len
+        job.sas,
+        keep_inner=job.out,
+        stripe=job.stripe,
+        stripes=job.stripes,
+        wire_len=lambda: reader.wire_len,
     )
     fmt = PacketJson() if job.json else None
     rows = PacketRows(job.rows) if job.rows else None
@@ -98,8 +100,6 @@ def _work_loop(job: _Job, conn: Connection) -> None:
                     break
     except CaptureFileError as exc:
         truncated = str(exc)
-    finally:
-        wire_len.close()
     summary = decoder.finish()
     done = (frame, reader.position, items, summary, truncated, limited)
     conn.send(("done", *done, list(reader.interfaces), rows))

@@ -16,7 +16,6 @@ from pathlib import Path
 from esplab.capfile.decoder import Decoder
 from esplab.capfile.records import PacketRecord, Summary
 from esplab.capfile.safile import SaSpec
-from esplab.capfile.wirelen import WireLength
 from esplab.errors import CaptureFileError
 from esplab.pcapio import FrameReader, Interface
 
@@ -62,9 +61,12 @@ def decode_capture(
     result's ``interfaces`` is the reader's own list, filled as the file is read.
     """
     reader = path if isinstance(path, FrameReader) else FrameReader(path)
-    wire_len = WireLength(reader)
     decoder = Decoder(
-        sas, keep_inner=keep_inner, keep_esp=keep_esp, sniff_udp=sniff_udp, wire_len=wire_len
+        sas,
+        keep_inner=keep_inner,
+        keep_esp=keep_esp,
+        sniff_udp=sniff_udp,
+        wire_len=lambda: reader.wire_len,
     )
     result = RunResult(decoder.summary, reader.interfaces, size=reader.size, format=reader.format)
     feed = decoder.feed
@@ -91,8 +93,6 @@ def decode_capture(
                         break
     except CaptureFileError as exc:
         result.truncated = str(exc)
-    finally:
-        wire_len.close()
     if progress is not None:
         progress(reader.position, reader.size)
     decoder.finish()

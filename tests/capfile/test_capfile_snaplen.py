@@ -5,7 +5,9 @@ counted as ``truncated``, cannot be verified, and makes decode and diagnose exit
 from __future__ import annotations
 
 import json
+import os
 import struct
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,6 @@ import pytest
 from esplab.capfile.pipeline import decode_capture
 from esplab.capfile.records import PacketRecord
 from esplab.capfile.safile import load_sa_file
-from esplab.capfile.wirelen import WireLength
 from esplab.cli import main
 from esplab.pcap import LINKTYPE_ETHERNET, LINKTYPE_RAW
 from esplab.pcapio import CHUNK_SIZE, FrameReader
@@ -52,56 +53,111 @@ def write_cut_pcap(
     return path
 
 
-def _block(btype: int, body: bytes) -> bytes:
+def _block(btype: int, body: bytes, endian: str = "<") -> bytes:
     body += bytes(-len(body) % 4)
     total = len(body) + 12
-    return struct.pack("<II", btype, total) + body + struct.pack("<I", total)
+    return struct.pack(endian + "II", btype, total) + body + struct.pack(endian + "I", total)
 
 
 def write_cut_pcapng(
-    path: Path, frames: list[tuple[int, bytes]], snaplen: int, *, simple: bool = False
+    path: Path,
+    frames: list[tuple[int, bytes]],
+    snaplen: int,
+    *,
+    block: str = "enhanced",
+    endian: str = "<",
 ) -> Path:
     """pcapng (draft-ietf-opsawg-pcapng): a section header, one interface with this
-    snaplen, then enhanced packet blocks (captured < original length) or simple packet
-    blocks (original length only; they hold min(original, snaplen) bytes)."""
-    shb = _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
-    idb = _block(1, struct.pack("<HHI", frames[0][0], 0, snaplen))
+    snaplen, then enhanced or obsolete packet blocks (captured < original length) or
+    simple packet blocks (original length only; they hold min(original, snaplen)
+    bytes)."""
+    shb = _block(0x0A0D0D0A, struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, -1), endian)
+    idb = _block(1, struct.pack(endian + "HHI", frames[0][0], 0, snaplen), endian)
     out = shb + idb
     for i, (_, data) in enumerate(frames):
         kept = data[:snaplen]
-        if simple:
-            out += _block(3, struct.pack("<I", len(data)) + kept)
+        if block == "simple":
+            body = struct.pack(endian + "I", len(data)) + kept
+            out += _block(3, body, endian)
+        elif block == "obsolete":
+            body = struct.pack(endian + "HHIIII", 0, 0, 0, i, len(kept), len(data)) + kept
+            out += _block(2, body, endian)
         else:
-            out += _block(6, struct.pack("<IIIII", 0, 0, i, len(kept), len(data)) + kept)
+            body = struct.pack(endian + "IIIII", 0, 0, i, len(kept), len(data)) + kept
+            out += _block(6, body, endian)
     path.write_bytes(out)
     return path
 
 
 @pytest.mark.parametrize("endian", ["<", ">"])
-@pytest.mark.parametrize("form", ["pcap", "pcapng", "pcapng-simple"])
-def test_wire_length_reads_the_original_length_back(tmp_path: Path, form: str, endian: str) -> None:
+@pytest.mark.parametrize("form", ["pcap", "enhanced", "obsolete", "simple"])
+def test_reader_keeps_each_frames_original_length(tmp_path: Path, form: str, endian: str) -> None:
     frames = _frames(BOARD)
     if form == "pcap":
         path = write_cut_pcap(tmp_path / "cut.pcap", frames, 60, endian)
-    elif endian == ">":
-        pytest.skip("the pcapng writer here is little-endian only")
     else:
-        path = write_cut_pcapng(tmp_path / "cut.pcapng", frames, 60, simple=form != "pcapng")
+        path = write_cut_pcapng(tmp_path / "cut.pcapng", frames, 60, block=form, endian=endian)
     reader = FrameReader(path)
-    probe = WireLength(reader)
-    got = [(len(data), probe(len(data))) for _, _, _, data in reader]
-    probe.close()
+    got = [(len(data), reader.wire_len) for _, _, _, data in reader]
     assert got == [(60, n) for n, _, _ in BOARD_FRAMES]
 
 
-def test_wire_length_of_a_record_read_across_chunks(tmp_path: Path) -> None:
+def test_original_length_of_a_record_read_across_chunks(tmp_path: Path) -> None:
     big = ether(ipv4_udp(1400, 1)) * ((CHUNK_SIZE // 1400) + 2)
     frames = [(LINKTYPE_ETHERNET, ether(ipv4_udp(100, 0))), (LINKTYPE_ETHERNET, big)]
     path = write_cut_pcap(tmp_path / "big.pcap", frames, len(big) - 5)
     reader = FrameReader(path)
-    probe = WireLength(reader)
-    assert [probe(len(d)) for _, _, _, d in reader] == [len(frames[0][1]), len(big)]
-    probe.close()
+    got = [(len(d), reader.wire_len) for _, _, _, d in reader]
+    assert got == [(len(frames[0][1]),) * 2, (len(big) - 5, len(big))]
+
+
+def _fifo_of(tmp_path: Path, content: bytes) -> tuple[Path, threading.Thread]:
+    """A named pipe that a thread fills with ``content`` (like ``<(zcat cut.pcap.gz)``):
+    it can be read once, front to back, and neither seeked nor read at an offset."""
+    fifo = tmp_path / "capture.fifo"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "wb") as fh:
+            for i in range(0, len(content), 1000):
+                fh.write(content[i : i + 1000])
+
+    thread = threading.Thread(target=feed, daemon=True)
+    thread.start()
+    return fifo, thread
+
+
+@pytest.mark.parametrize("form", ["pcap", "pcapng"])
+def test_snaplen_cut_capture_read_from_a_pipe_is_truncated(tmp_path: Path, form: str) -> None:
+    frames = _frames(BOARD)
+    if form == "pcap":
+        cut = write_cut_pcap(tmp_path / "cut.pcap", frames, 60)
+    else:
+        cut = write_cut_pcapng(tmp_path / "cut.pcapng", frames, 60)
+    fifo, thread = _fifo_of(tmp_path, cut.read_bytes())
+    recs: list[PacketRecord] = []
+    run = decode_capture(fifo, load_sa_file(BOARD_SAS).sas, recs.append)
+    thread.join(timeout=10)
+    s = run.summary
+    assert run.truncated is None
+    assert (s.frames, s.esp, s.skipped, s.by_status) == (7, 7, {}, {"truncated": 7})
+    assert (s.cut_captured, s.cut_wire) == (60, 154)
+    assert [(r.spi, r.seq, r.icv) for r in recs] == [
+        (spi, seq, "cut") for _, spi, seq in BOARD_FRAMES
+    ]
+
+
+def test_decode_cli_reads_a_cut_capture_from_a_pipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cut = write_cut_pcap(tmp_path / "cut.pcap", _frames(BOARD), 60)
+    fifo, thread = _fifo_of(tmp_path, cut.read_bytes())
+    args = ["decode", str(fifo), "--sa-file", str(BOARD_SAS), "--no-progress"]
+    assert main(args) == 1
+    thread.join(timeout=10)
+    out = capsys.readouterr().out
+    assert "7 ESP packet(s) truncated by the snaplen" in out
+    assert "malformed" not in out
 
 
 @pytest.mark.parametrize("form", ["pcap", "pcapng"])
