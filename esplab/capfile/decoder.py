@@ -269,7 +269,7 @@ class Decoder:
         padded = data + bytes(min(wire, _CUT_PAD_MAX) - n) if wire > n else data
         loc = locate_esp(linktype, padded, self.encap_ports, self.sniff_spis)
         if loc.skip is not None:
-            self._skip_frame(TRUNCATED if first.skip == TRUNCATED else loc.skip, linktype)
+            self._skip_frame(_cut_skip(first, loc, n), linktype)
             return None
         start = loc.ip + loc.hlen + (8 if loc.encap is not None else 0)
         if start + 8 > n:
@@ -456,6 +456,18 @@ class Decoder:
                 if run.encap
                 else "ESP in UDP for an SA without encapsulation"
             )
+
+
+def _cut_skip(first: Located, padded: Located, captured: int) -> str:
+    """Why a cut frame holds no ESP: ``padded`` is what its zero-padded copy gave.
+    Zeros the capture did not keep decide nothing: NAT-T whose four bytes after the
+    UDP header (the non-ESP marker of IKE, RFC 3948 2.2, or the SPI) were not all
+    captured is ESP cut before its SPI, not IKE."""
+    if first.skip == TRUNCATED:
+        return TRUNCATED
+    if padded.skip == "ike" and padded.ip + padded.hlen + 8 + 4 > captured:
+        return CUT
+    return padded.skip or CUT
 
 
 def _esn_sync(run: _SaRun, lo: int, esp: bytes) -> tuple[int, str, bytes | None]:

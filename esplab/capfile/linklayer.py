@@ -133,7 +133,9 @@ def ip_offset(linktype: int, data: bytes) -> int | str:
 
 @dataclass(frozen=True, slots=True)
 class Located:
-    """The ESP inside a frame, or why there is none (``skip`` set, the rest empty).
+    """The ESP inside a frame, or why there is none (``skip`` set, the rest empty,
+    except that ``ike`` keeps the offsets, addresses and ports, so a caller can tell
+    whether the non-ESP marker was captured).
 
     ``ip`` is the offset of the outer IP header, ``hlen`` the length of the headers
     kept in front of ESP (IPv4 with options, or IPv6 with its extension headers),
@@ -187,5 +189,7 @@ def locate_esp(
     if body == b"\xff":
         return Located("keepalive")
     if body[:4] == b"\x00\x00\x00\x00":
-        return Located("ike")
+        return Located(
+            "ike", off, info.version, info.hlen, info.nh_off, src, dst, b"", (sport, dport)
+        )
     return Located(None, off, info.version, info.hlen, info.nh_off, src, dst, body, (sport, dport))

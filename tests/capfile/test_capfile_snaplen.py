@@ -19,7 +19,7 @@ from esplab.cli import main
 from esplab.pcap import LINKTYPE_ETHERNET, LINKTYPE_RAW
 from esplab.pcapio import CHUNK_SIZE, FrameReader
 
-from .support import ether, ipv4_udp
+from .support import ether, ipv4_udp, make_packets, sa_file, sender
 
 DATA = Path(__file__).resolve().parents[2] / "labs" / "data"
 BOARD = DATA / "09-board.pcap"
@@ -204,6 +204,44 @@ def test_cut_frames_that_are_not_esp_or_cut_before_the_spi(tmp_path: Path) -> No
     run = decode_capture(path, load_sa_file(BOARD_SAS).sas)
     assert run.summary.esp == 0
     assert run.summary.skipped == {"other-ip": 1, "cut-esp": 1}
+
+
+def _write_cuts(path: Path, cuts: list[tuple[bytes, int]]) -> Path:
+    """A libpcap file of Ethernet frames, each ``(frame, bytes kept)``."""
+    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, LINKTYPE_ETHERNET)
+    for i, (data, kept) in enumerate(cuts):
+        out += struct.pack("<IIII", i, 0, kept, len(data)) + data[:kept]
+    path.write_bytes(out)
+    return path
+
+
+def test_nat_t_cut_before_the_four_bytes_after_udp_is_cut_esp_not_ike(tmp_path: Path) -> None:
+    # The missing bytes are padded with zeros to find the headers; zeros where the
+    # non-ESP marker (RFC 3948 2.2) would be were not captured and decide nothing.
+    sas = sa_file()
+    natt = [ether(p) for p in make_packets(sender(sas.sas[3]), 5)]
+    ike = ether(
+        ipv4_udp(200, 1)[:20] + struct.pack("!HHHH", 4500, 4500, 188, 0) + bytes(4) + b"ike!" * 45
+    )
+    ike = ike[:16] + (208).to_bytes(2, "big") + ike[18:]  # IPv4 total length
+    udp_end = 14 + 20 + 8
+    cuts = [
+        (natt[0], udp_end),  # cut exactly at the end of the UDP header
+        (natt[1], udp_end + 2),  # half the SPI
+        (natt[2], udp_end + 8),  # SPI and sequence number kept
+        (ike, udp_end),  # IKE or ESP: the marker was not captured
+        (ike, udp_end + 4),  # the marker was captured: IKE
+        (natt[3], len(natt[3])),  # whole
+    ]
+    recs: list[PacketRecord] = []
+    run = decode_capture(_write_cuts(tmp_path / "natt.pcap", cuts), sas.sas, recs.append)
+    s = run.summary
+    assert s.skipped == {"cut-esp": 3, "ike": 1}
+    assert s.by_status == {"truncated": 1, "ok": 1}
+    assert [(r.frame, r.spi, r.seq, r.status, r.encap) for r in recs] == [
+        (3, 0x4000, 3, "truncated", (4500, 4500)),
+        (6, 0x4000, 4, "ok", (4500, 4500)),
+    ]
 
 
 def test_a_frame_longer_than_its_ip_packet_is_not_called_cut(tmp_path: Path) -> None:
