@@ -190,7 +190,7 @@ def render_summary(summary: Summary, info: RunInfo) -> list[RenderableType]:
     padding = summary.padding_bad
     if padding:
         lines.append(
-            f"{padding} authenticated ESP packet(s) with padding that is not 1,2,3.. "
+            f"{_padding_packets(summary.sas, padding)} with padding that is not 1,2,3.. "
             "(RFC 4303 2.4; Linux accepts them, but a wrong encryption key or cipher is the "
             "usual cause: esplab diagnose tries the known mistakes)\n",
             style="bold yellow",
@@ -214,13 +214,41 @@ def render_summary(summary: Summary, info: RunInfo) -> list[RenderableType]:
             f"decrypt: {by}",
             style="bold red",
         )
-    elif summary.esp and padding:
-        lines.append(f"every ESP packet ({summary.esp}) authenticated", style="bold yellow")
     elif summary.esp:
-        lines.append(
-            f"every ESP packet ({summary.esp}) authenticated and decrypted", style="bold green"
-        )
+        style = "bold yellow" if padding else "bold green"
+        lines.append(_all_passed(summary, decrypted=not padding), style=style)
     else:
         lines.append("no ESP packet in the capture", style="yellow")
     out.append(lines)
     return out
+
+
+def _padding_packets(sas: Sequence[SaResult], padding: int) -> str:
+    """The ok packets with bad padding: authenticated, or of SAs without integrity
+    (nothing to authenticate them with)."""
+    bare = sum(r.counters.ok_padding_bad for r in sas if r.counters.no_integrity)
+    if not bare:
+        return f"{padding} authenticated ESP packet(s)"
+    if bare == padding:
+        return f"{padding} ESP packet(s) of SA(s) without integrity (not authenticated)"
+    return (
+        f"{padding} ESP packet(s) ({padding - bare} authenticated, {bare} of SA(s) without "
+        "integrity)"
+    )
+
+
+def _all_passed(summary: Summary, *, decrypted: bool) -> str:
+    """The last line when no ESP packet failed: which were authenticated, and whether
+    every one also decrypted to a clean trailer."""
+    n = summary.esp
+    bare = sum(r.counters.no_integrity for r in summary.sas)
+    if not bare:
+        line = f"every ESP packet ({n}) authenticated"
+    else:
+        line = (
+            f"{n - bare} of {n} ESP packet(s) authenticated; {bare} belong to SA(s) without "
+            "integrity, which cannot be"
+        )
+    if decrypted:
+        line += " and decrypted" if not bare else "; every one decrypted"
+    return line

@@ -5,15 +5,23 @@ and never exits 0 while one is unexplained."""
 from __future__ import annotations
 
 import json
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from esplab.capfile.diagnose import diagnose
+from esplab.capfile.formats import RunInfo
 from esplab.capfile.hypotheses import plausible
-from esplab.capfile.pipeline import decode_capture
-from esplab.capfile.safile import parse_sa_text
+from esplab.capfile.pipeline import RunResult, decode_capture
+from esplab.capfile.report import render_summary
+from esplab.capfile.safile import SaFile, parse_sa_text
 from esplab.cli import main
+from esplab.pcap import LINKTYPE_RAW
+
+from .support import ENC_KEY as SUPPORT_ENC_KEY
+from .support import SA_TEXT, make_packets, raw, sa_file, sender, write_frames
 
 DATA = Path(__file__).resolve().parents[2] / "labs" / "data"
 BOARD = DATA / "09-board.pcap"
@@ -106,3 +114,45 @@ def test_diagnose_never_exits_0_with_an_unexplained_bad_decrypt(
     assert {g["problem"] for g in report["groups"]} == {"bad-decrypt"}
     assert sum(g["failing"] for g in report["groups"]) == 6
     assert not any(g["explained"] for g in report["groups"])
+
+
+def _summary_text(run: RunResult, sas: SaFile) -> str:
+    info = RunInfo("c.pcapng", sas, run.interfaces, None, False, 0)
+    console = Console(file=StringIO(), width=100, color_system=None)
+    for part in render_summary(run.summary, info):
+        console.print(part)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    return " ".join(str(text).split())
+
+
+def test_packets_of_an_sa_without_integrity_are_not_called_authenticated(
+    tmp_path: Path,
+) -> None:
+    # ip xfrm state add ... enc aes KEY (no auth line): nothing to authenticate with.
+    text = SA_TEXT + (
+        "ip xfrm state add src 192.0.2.3 dst 192.0.2.4 proto esp spi 0x5000 mode tunnel "
+        f"enc aes 0x{SUPPORT_ENC_KEY.hex()}\n"
+    )
+    sas = sa_file(text)
+    signed = make_packets(sender(sas.sas[0]), 3)
+    bare = make_packets(sender(sas.sas[4]), 2, start=1)
+    path = write_frames(tmp_path / "c.pcapng", [(LINKTYPE_RAW, p) for p in signed + bare])
+    run = decode_capture(path, sas.sas)
+    assert run.summary.ok == 5 and run.summary.sas[4].counters.no_integrity == 2
+    out = _summary_text(run, sas)
+    assert "every ESP packet" not in out
+    assert (
+        "3 of 5 ESP packet(s) authenticated; 2 belong to SA(s) without integrity, which "
+        "cannot be; every one decrypted"
+    ) in out
+    # The padding warning names who was authenticated, whatever the mix.
+    run.summary.sas[4].counters.ok_padding_bad = 2
+    out = _summary_text(run, sas)
+    assert "2 ESP packet(s) of SA(s) without integrity (not authenticated) with padding" in out
+    assert out.endswith("which cannot be")
+    run.summary.sas[0].counters.ok_padding_bad = 1
+    out = _summary_text(run, sas)
+    assert "3 ESP packet(s) (1 authenticated, 2 of SA(s) without integrity) with padding" in out
+    only_bare = decode_capture(write_frames(tmp_path / "b.pcapng", raw(bare)), sas.sas)
+    out = _summary_text(only_bare, sas)
+    assert "0 of 2 ESP packet(s) authenticated; 2 belong to SA(s) without integrity" in out

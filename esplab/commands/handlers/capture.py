@@ -341,7 +341,8 @@ COMMANDS = (
     ),
     Command(
         name="wireshark-keys",
-        summary="write Wireshark's ESP SA table (esp_sa) for every SA, and the tshark command",
+        summary="write Wireshark's esp_sa table of the SAs it can decrypt (warns of the rest) "
+        "and the tshark command",
         handler=_wireshark_keys,
         params=(
             Param("file", help="output file"),
