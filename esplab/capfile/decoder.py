@@ -20,6 +20,7 @@ import struct
 from collections.abc import Callable, Sequence
 from ipaddress import ip_address
 
+from esplab.capfile.inner import inner_ip, l4_ports, rebuild
 from esplab.capfile.linklayer import (
     CUT,
     LINKTYPE_ETHERNET,
@@ -35,7 +36,6 @@ from esplab.capfile.opener import BAD, GOOD, NONE, SHORT, make_opener
 from esplab.capfile.records import PacketRecord, SaCounters, SaResult, Summary
 from esplab.capfile.safile import SaSpec
 from esplab.capfile.sequence import SeqTracker
-from esplab.model.esp_ip import ipv4_fix
 
 __all__ = ["CUT_ICV", "ESN_SYNC_TRIES", "MAX_UNKNOWN_SPIS", "Decoder"]
 
@@ -433,7 +433,7 @@ class Decoder:
             c.dummy += 1
             rec.detail = "next header 59: a dummy packet (RFC 4303 2.6)"
         elif run.tunnel or (run.tunnel is None and (nh == 4 or nh == 41)):
-            inner = _inner_ip(plain, size)
+            inner = inner_ip(plain, size)
             if inner is None or (nh == 4) != (inner[0] == 4):
                 c.mode_error += 1
                 rec.status = "mode-error"
@@ -443,11 +443,11 @@ class Decoder:
             if self.keep_inner:
                 rec.inner_packet = plain[: inner[6]]
         else:
-            sport, dport = _ports(plain, 0, size, nh)
+            sport, dport = l4_ports(plain, 0, size, nh)
             rec.inner = (version, rec.src, rec.dst, nh, sport, dport, hlen + size)
             if self.keep_inner:
                 head = data[ip : ip + hlen]
-                rec.inner_packet = _rebuild(head, version, nh_off, nh, plain[:size])
+                rec.inner_packet = rebuild(head, version, nh_off, nh, plain[:size])
         if run.encap != (encap is not None):
             c.encap_mismatch += 1
             rec.status = "encap-mismatch"
@@ -488,46 +488,3 @@ def _esn_sync(run: _SaRun, lo: int, esp: bytes) -> tuple[int, str, bytes | None]
     run.sync_tries -= 1
     seq = run.tracker.infer(lo)
     return seq, BAD, None
-
-
-def _ports(buf: bytes, off: int, end: int, proto: int) -> tuple[int, int]:
-    """TCP/UDP ports at ``off`` (the payload ends at ``end``); -1, -1 for others."""
-    if (proto == 17 or proto == 6) and end - off >= 4:
-        return _HH.unpack_from(buf, off)
-    return -1, -1
-
-
-def _inner_ip(buf: bytes, n: int) -> tuple[int, bytes, bytes, int, int, int, int] | None:
-    """(version, src, dst, protocol, sport, dport, length) of the IP packet that
-    fills ``buf[:n]`` (its own length may be shorter: TFC padding), or None."""
-    first = buf[0] if n else 0
-    if first >> 4 == 4 and n >= 20:
-        ihl = (first & 0x0F) * 4
-        total = (buf[2] << 8) | buf[3]
-        if ihl < 20 or total < ihl or total > n:
-            return None
-        proto = buf[9]
-        if (proto == 17 or proto == 6) and total - ihl >= 4:
-            sport, dport = _HH.unpack_from(buf, ihl)
-        else:
-            sport = dport = -1
-        return 4, buf[12:16], buf[16:20], proto, sport, dport, total
-    if first >> 4 == 6 and n >= 40:
-        total = 40 + ((buf[4] << 8) | buf[5])
-        if total > n:
-            return None
-        proto = buf[6]
-        sport, dport = _ports(buf, 40, total, proto)
-        return 6, buf[8:24], buf[24:40], proto, sport, dport, total
-    return None
-
-
-def _rebuild(head: bytes, version: int, nh_off: int, nh: int, payload: bytes) -> bytes:
-    """The transport-mode packet without ESP: the outer header(s) with the next header
-    and lengths fixed (kernel ``esp_input_done2`` / ``xfrm4_transport_finish``)."""
-    if version == 4:
-        return ipv4_fix(head, len(head) + len(payload), nh) + payload
-    fixed = bytearray(head)
-    fixed[nh_off] = nh
-    fixed[4:6] = (len(head) - 40 + len(payload)).to_bytes(2, "big")
-    return bytes(fixed) + payload

@@ -6,8 +6,9 @@ packets that authenticate but decrypt to a bad trailer or padding), and makes
 *trials*: for a group of failing packets of one SA (or one unknown SPI), what-if
 checks that recompute the ICV, or decrypt, the way the mistaken side did. A trial
 that authenticates the packets (for ``bad-decrypt``: decrypts them to a plausible
-plaintext, :func:`plausible`) is evidence for its mistake. To add a mistake, write a trial maker and
-add a row; order matters only to break ties (specific before generic).
+plaintext, :func:`~esplab.capfile.trials.plausible`) is evidence for its mistake.
+The types the trials share are in ``trials``. To add a mistake, write a trial maker
+and add a row; order matters only to break ties (specific before generic).
 
 Sources: EIP-93 SA record byte order (eip93.md 5.2, 5.3), RFC 4303 2.2.1 (ESN
 high bits in the ICV), RFC 4106 (AES-GCM nonce and AAD), RFC 8750 (implicit IV),
@@ -27,9 +28,16 @@ from types import MappingProxyType
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from esplab.capfile.opener import BAD, GOOD, Opener, make_opener
 from esplab.capfile.safile import SaSpec
-from esplab.errors import EsplabError
+from esplab.capfile.trials import (
+    DECRYPT_PROBLEMS,
+    Suspect,
+    Trial,
+    TrialContext,
+    decrypting,
+    labelled,
+    plausible,
+)
 
 __all__ = [
     "DECRYPT_PROBLEMS",
@@ -38,111 +46,9 @@ __all__ = [
     "Suspect",
     "Trial",
     "TrialContext",
+    "TrialMaker",
+    "plausible",
 ]
-
-
-#: Problems of packets whose ICV is good but whose plaintext is not: the cipher or its
-#: key is wrong. Their trials decrypt instead of authenticating.
-DECRYPT_PROBLEMS = frozenset({"bad-decrypt"})
-_PAD = bytes(range(1, 256))
-
-
-def plausible(plain: bytes | None) -> bool:
-    """Decrypted with the right key, by the look of it: a pad length that leaves a
-    payload, the default padding 1, 2, 3.. (RFC 4303 2.4), and a payload that is what
-    its next header says: an IP packet that fits (4, 41), UDP whose length is the
-    payload's (17), TCP with a sound data offset (6), ICMP (1, 58) or a dummy (59).
-    A wrong key passes this by chance far less often than the trailer check alone."""
-    if plain is None or len(plain) < 2:
-        return False
-    pad, nh = plain[-2], plain[-1]
-    size = len(plain) - 2 - pad
-    if size <= 0 or plain[size:-2] != _PAD[:pad]:
-        return False
-    if nh == 59:
-        return True
-    if nh == 4:
-        ihl = (plain[0] & 0x0F) * 4
-        total = int.from_bytes(plain[2:4], "big") if size >= 20 else 0
-        return plain[0] >> 4 == 4 and 20 <= ihl <= total <= size
-    if nh == 41:
-        return size >= 40 and plain[0] >> 4 == 6 and 40 + int.from_bytes(plain[4:6], "big") <= size
-    if nh == 17:
-        return size >= 8 and int.from_bytes(plain[4:6], "big") == size
-    if nh == 6:
-        return size >= 20 and 20 <= (plain[12] >> 4) * 4 <= size
-    return nh in (1, 58) and size >= 4
-
-
-@dataclass(frozen=True)
-class Suspect:
-    """A failing packet kept for diagnosis: its ESP bytes and what decode made of it.
-
-    ``seq`` is the full sequence number decode inferred (ESN high half included),
-    ``sa`` the SA index decode chose (0: none), ``problem`` decode's status.
-    """
-
-    frame: int
-    esp: bytes
-    spi: int
-    seq: int
-    sa: int
-    problem: str
-    encap: tuple[int, int] | None
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One what-if check: ``label`` completes "with ..., N/M packets authenticate"."""
-
-    label: str
-    check: Callable[[Suspect], bool]
-
-
-class TrialContext:
-    """What trial makers share: every SA of the file and keyed openers, made once."""
-
-    def __init__(self, sas: Sequence[SaSpec]) -> None:
-        self.sas = list(sas)
-        self._openers: dict[SaSpec, Opener | None] = {}
-
-    def opener(self, spec: SaSpec) -> Opener | None:
-        """The opener of an SA or a what-if variant; None if the variant cannot exist."""
-        if spec not in self._openers:
-            try:
-                self._openers[spec] = make_opener(spec)
-            except (EsplabError, ValueError):
-                self._openers[spec] = None
-        return self._openers[spec]
-
-    def authenticates(self, spec: SaSpec, hi: Callable[[Suspect], int] | None = None) -> Trial:
-        """A trial body: the packet's ICV verifies with ``spec`` (``hi``: the ESN high
-        half to use, by default decode's)."""
-        opener = self.opener(spec)
-
-        def check(s: Suspect) -> bool:
-            if opener is None:
-                return False
-            return opener(s.esp, hi(s) if hi else s.seq >> 32)[0] == GOOD
-
-        return Trial("", check)
-
-    def decrypts(self, spec: SaSpec) -> Trial:
-        """A trial body for ``bad-decrypt``: with ``spec`` the packet authenticates (or
-        has no ICV to check) and decrypts to a plausible plaintext."""
-        opener = self.opener(spec)
-
-        def check(s: Suspect) -> bool:
-            if opener is None:
-                return False
-            icv, plain = opener(s.esp, s.seq >> 32)
-            return icv != BAD and plausible(plain)
-
-        return Trial("", check)
-
-
-def _decrypting(sample: Sequence[Suspect]) -> bool:
-    return bool(sample) and sample[0].problem in DECRYPT_PROBLEMS
 
 
 TrialMaker = Callable[[TrialContext, "SaSpec | None", Sequence[Suspect]], Iterator[Trial]]
@@ -157,10 +63,6 @@ class Hypothesis:
     fix: str
     problems: frozenset[str]
     trials: TrialMaker
-
-
-def _trial(label: str, body: Trial) -> Trial:
-    return Trial(label, body.check)
 
 
 def _hi_bytes(spec: SaSpec, s: Suspect) -> bytes:
@@ -255,7 +157,7 @@ def _length_trials(ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect])
     for bits in candidates:
         if bits != spec.icv_bits:
             body = ctx.authenticates(spec.variant(icv_bits=bits))
-            yield _trial(f"a {bits}-bit ICV instead of the SA's {spec.icv_bits}", body)
+            yield labelled(f"a {bits}-bit ICV instead of the SA's {spec.icv_bits}", body)
 
 
 def _esn_trials(
@@ -265,15 +167,15 @@ def _esn_trials(
         return
     if spec.esn:
         body = ctx.authenticates(spec.variant(esn=False), lambda s: 0)
-        yield _trial("the ESN high bits left out of the ICV (the SA has flag esn)", body)
+        yield labelled("the ESN high bits left out of the ICV (the SA has flag esn)", body)
         for delta, word in ((1, "one more"), (-1, "one less")):
             body = ctx.authenticates(spec, _shifted_hi(delta))
-            yield _trial(f"ESN high bits {word} than inferred", body)
+            yield labelled(f"ESN high bits {word} than inferred", body)
         return
     with_esn = spec.variant(esn=True, replay_window=spec.replay_window or 32)
     for hi in range(4):
         body = ctx.authenticates(with_esn, _fixed_hi(hi))
-        yield _trial(f"ESN high bits {hi:#x} added to the ICV (the SA has no flag esn)", body)
+        yield labelled(f"ESN high bits {hi:#x} added to the ICV (the SA has no flag esn)", body)
 
 
 def _shifted_hi(delta: int) -> Callable[[Suspect], int]:
@@ -289,16 +191,16 @@ def _swapped_key_trials(
 ) -> Iterator[Trial]:
     if spec is None or spec.auth is None or not spec.enc_key:
         return
-    if _decrypting(sample):  # the ICV is good: only the cipher got the wrong key
+    if decrypting(sample):  # the ICV is good: only the cipher got the wrong key
         n = len(spec.enc_key)
         if len(spec.auth_key) >= n and spec.auth_key[:n] != spec.enc_key:
             body = ctx.decrypts(spec.variant(enc_key=spec.auth_key[:n]))
-            yield _trial(
+            yield labelled(
                 f"the authentication key (its first {n} bytes) as the encryption key", body
             )
         return
     body = ctx.authenticates(spec.variant(auth_key=spec.enc_key))
-    yield _trial("the encryption key as the authentication key", body)
+    yield labelled("the encryption key as the authentication key", body)
 
 
 def _word_swap(key: bytes) -> bytes:
@@ -310,7 +212,7 @@ def _reversed_key_trials(
 ) -> Iterator[Trial]:
     if spec is None:
         return
-    if _decrypting(sample):
+    if decrypting(sample):
         enc_key = spec.enc_key
         cut = len(enc_key) - (4 if spec.enc == "rfc3686(ctr(aes))" else 0)  # RFC 3686 5.1
         body, nonce = enc_key[:cut], enc_key[cut:]
@@ -319,7 +221,7 @@ def _reversed_key_trials(
             ("each 32-bit word of the encryption key byte-swapped", _word_swap(body) + nonce),
         ):
             if k != enc_key:
-                yield _trial(label, ctx.decrypts(spec.variant(enc_key=k)))
+                yield labelled(label, ctx.decrypts(spec.variant(enc_key=k)))
         return
     if spec.aead is not None:
         key, salt = spec.aead_key[:-4], spec.aead_key[-4:]
@@ -331,7 +233,7 @@ def _reversed_key_trials(
         ]
         for label, k in variants:
             if k != spec.aead_key:
-                yield _trial(label, ctx.authenticates(spec.variant(aead_key=k)))
+                yield labelled(label, ctx.authenticates(spec.variant(aead_key=k)))
         return
     if spec.auth is None:
         return
@@ -341,26 +243,26 @@ def _reversed_key_trials(
         ("each 32-bit word of the authentication key byte-swapped", _word_swap(key)),
     ):
         if k != key:
-            yield _trial(label, ctx.authenticates(spec.variant(auth_key=k)))
+            yield labelled(label, ctx.authenticates(spec.variant(auth_key=k)))
 
 
 def _wrong_sa_trials(
     ctx: TrialContext, spec: SaSpec | None, sample: Sequence[Suspect]
 ) -> Iterator[Trial]:
-    decrypting = _decrypting(sample)
+    decrypts = decrypting(sample)
     for other in ctx.sas:
         if spec is not None and other.index == spec.index:
             continue
-        if decrypting:
+        if decrypts:
             if spec is None or other.aead is not None or not other.enc_key:
                 continue
             if (other.enc, other.enc_key) == (spec.enc, spec.enc_key):
                 continue
             body = ctx.decrypts(spec.variant(enc=other.enc, enc_key=other.enc_key))
-            yield _trial(f"the cipher and encryption key of {other.label}", body)
+            yield labelled(f"the cipher and encryption key of {other.label}", body)
             continue
         body = ctx.authenticates(other)
-        yield _trial(f"the keys of {other.label}", body)
+        yield labelled(f"the keys of {other.label}", body)
 
 
 def _bswap32(value: int) -> int:
@@ -375,7 +277,7 @@ def _spi_order_trials(
     swapped = _bswap32(sample[0].spi)
     for other in ctx.sas:
         if other.spi == swapped:
-            yield _trial(
+            yield labelled(
                 f"{other.label}, whose SPI is this one byte-swapped", ctx.authenticates(other)
             )
 
@@ -443,7 +345,7 @@ def _natt_trials(
         )
     else:
         label = "the encapsulation ignored"
-    yield _trial(label, body)
+    yield labelled(label, body)
 
 
 def _problems(*names: str) -> frozenset[str]:

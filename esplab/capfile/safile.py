@@ -24,6 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from esplab.capfile.xfrmdump import check_cipher, check_printed_lengths, spi_lines
 from esplab.errors import EsplabError, LabFileError, did_you_mean
 from esplab.model.esp_sa import EspSA, UdpEncap
 from esplab.model.xfrm.objects import IPPROTO_ESP, XfrmPolicy, XfrmState
@@ -192,18 +193,6 @@ class _AnyDevice:
         return None
 
 
-_SPI_WORD = re.compile(r"\bspi\s+(0x[0-9a-fA-F]+|\d+)")
-
-
-def _spi_lines(text: str) -> dict[int, list[int]]:
-    """SPI value -> the lines naming it (a loaded state carries no line number)."""
-    found: dict[int, list[int]] = {}
-    for n, raw in enumerate(text.splitlines(), 1):
-        for m in _SPI_WORD.finditer(raw):
-            found.setdefault(int(m.group(1), 0), []).append(n)
-    return found
-
-
 def _from_state(x: XfrmState, index: int, line: int, source: str) -> SaSpec:
     notes: list[str] = []
     encap: tuple[int, int] | None = None
@@ -239,67 +228,12 @@ def _from_state(x: XfrmState, index: int, line: int, source: str) -> SaSpec:
     return spec
 
 
-#: Printed algorithm lines that end in a length, and iproute2's name for it.
-_LENGTH_WORDS: Mapping[str, str] = MappingProxyType(
-    {"auth-trunc": "ALGO-TRUNC-LEN", "aead": "ALGO-ICV-LEN"}
-)
-
-
-def _check_printed_lengths(text: str, source: str) -> None:
-    """``ip xfrm state`` output prints ``auth-trunc NAME 0xKEY [(N bits)] LEN`` and
-    ``aead NAME 0xKEY [(N bits)] LEN`` (iproute2 ``xfrm_algo_print``): a line without
-    the length is a paste cut short, refused as the command form refuses it."""
-    from esplab.model.xfrm.parsing import required
-
-    previous = ""
-    for n, raw in enumerate(text.splitlines(), 1):
-        continued, previous = previous.endswith("\\"), raw
-        words = raw.split()
-        if continued or raw[:1] not in (" ", "\t") or not words or words[0] not in _LENGTH_WORDS:
-            continue
-        rest = [w for w in words[2:] if not re.fullmatch(r"\(\d+|bits\)", w)]
-        if rest[:1] == ["<<Keys"]:
-            continue  # the loader says the keys are hidden
-        if rest and rest[0].startswith("0x"):
-            rest = rest[1:]
-        if rest and rest[0].isdigit():
-            continue
-        what = _LENGTH_WORDS[words[0]]
-        name = f"{words[0]} {words[1]}" if len(words) > 1 else words[0]
-        auth = words[0] == "auth-trunc"
-        raise LabFileError(
-            source,
-            n,
-            len(raw.rstrip()) + 2,
-            f"{name}: {required(what)} (the {'truncation' if auth else 'ICV'} length in "
-            "bits, after the key)",
-            valid="a number of bits, e.g. 96 or 128" if auth else "64, 96 or 128",
-            hint="iproute2 prints it on every such line: was the paste cut short?",
-        )
-
-
-def _check_cipher(x: XfrmState, line: int, source: str) -> None:
-    """An ESP SA always has a cipher: iproute2 prints ``enc ecb(cipher_null)`` for none,
-    and the kernel refuses an ESP SA with neither enc nor aead (esp_init_state: "ESP:
-    AEAD or CBC must be provided"). Without the line, the paste was cut short."""
-    if x.enc is None and x.aead is None:
-        raise LabFileError(
-            source,
-            line,
-            1,
-            f"spi 0x{x.spi:08x}: an ESP SA without an enc or aead line",
-            valid="an 'enc NAME 0xKEY' line ('enc ecb(cipher_null)' for no encryption) "
-            "or an 'aead NAME 0xKEY ICV-LEN' line",
-            hint="iproute2 prints the cipher of every ESP SA: was the paste cut short?",
-        )
-
-
 def _load_xfrm(text: str, source: str) -> SaFile:
     from esplab.model.xfrm import XfrmNode, load_xfrm
 
-    _check_printed_lengths(text, source)
+    check_printed_lengths(text, source)
     report = load_xfrm(XfrmNode(), text, source=source, resolve_dev=_AnyDevice)
-    lines = _spi_lines(text)
+    lines = spi_lines(text)
     used: dict[int, int] = {}
     placed: list[tuple[int, XfrmState]] = []
     notes: list[str] = []
@@ -311,7 +245,7 @@ def _load_xfrm(text: str, source: str) -> SaFile:
         if x.proto != IPPROTO_ESP:
             notes.append(f"{source}:{line}: not an ESP SA (proto {x.proto}); ignored")
             continue
-        _check_cipher(x, line, source)
+        check_cipher(x, line, source)
         placed.append((line, x))
     placed.sort(key=lambda item: item[0])
     specs = [_from_state(x, i, line, source) for i, (line, x) in enumerate(placed, 1)]
