@@ -35,7 +35,7 @@ from esplab.capfile.pipeline import Progress, RunResult, decode_capture
 from esplab.capfile.records import PacketRecord, out_item
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 from esplab.console import consoles
-from esplab.errors import EsplabError
+from esplab.errors import BadArgument, EsplabError
 from esplab.pcapio import FrameReader, Interface, PcapngWriter
 
 if TYPE_CHECKING:  # rich is imported when something is printed for a person
@@ -298,6 +298,14 @@ def auto_jobs(size: int, sas: Sequence[SaSpec]) -> int:
 
 def _decode(args: argparse.Namespace) -> int:
     sa_file: SaFile = load_sa_file(args.sa_file)
+    if args.jobs > 1 and not os.path.isfile(args.capture):
+        # Every worker reads the capture itself: a pipe can be read once only.
+        raise BadArgument(
+            f"--jobs {args.jobs} needs a regular file, and '{args.capture}' is not one "
+            "(a pipe or a device is read once)",
+            valid="--jobs 1, or 0 (automatic), for a pipe",
+            value=args.capture,
+        )
     # Open the capture first: a file that is not a capture fails before --out exists.
     reader = FrameReader(args.capture)
     try:

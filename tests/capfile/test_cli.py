@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,15 @@ def test_two_jobs_on_a_truncated_capture(
         results.append((code, out))
     assert results[0] == results[1]
     assert results[0][0] == 2
+
+
+def test_two_jobs_refuse_a_pipe(
+    tmp_path: Path, sa_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each worker reads the capture itself; a FIFO is refused before it is opened (an
+    # open would wait for a writer).
+    fifo = tmp_path / "cap.fifo"
+    os.mkfifo(fifo)
+    code, _, err = run(["decode", str(fifo), "--sa-file", str(sa_path), "--jobs", "2"], capsys)
+    assert code == 2
+    assert "--jobs 2 needs a regular file" in err and "valid: --jobs 1, or 0" in err
