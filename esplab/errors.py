@@ -62,6 +62,14 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
     return lowered[match[0]] if match else None
 
 
+def _one_line(what: str) -> str:
+    """``what`` as one line: a typed value's newline or tab is shown escaped (a usage
+    text, which starts with ``Usage:``, keeps its lines)."""
+    if what.isprintable() or what.startswith("Usage:"):
+        return what
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in what)
+
+
 class EsplabError(Exception):
     """Base of all user-fixable errors.
 
@@ -92,7 +100,7 @@ class EsplabError(Exception):
 
     @property
     def message(self) -> str:
-        parts = [self.what]
+        parts = [_one_line(self.what)]
         if isinstance(self.valid, list):
             shown = self.valid if len(self.valid) <= 24 else [*self.valid[:24], "..."]
             parts.append("valid: " + ", ".join(shown) if shown else "nothing is valid here yet")

@@ -200,3 +200,10 @@ def test_string_packet_and_list_fields_build(text: str, length: int) -> None:
     from esplab.commands.packetexpr import build_packet, detached
 
     assert len(bytes(detached(build_packet(text)))) == length
+
+
+@pytest.mark.parametrize("command", ["help", "trace", "ping", "xdp", "eip93"])
+def test_a_quoted_newline_is_echoed_escaped_on_one_line(command: str) -> None:
+    result = Session().run(f"{command} '\n'")
+    assert not result.ok
+    assert "\n" not in result.summary.strip() and "\\n" in result.summary
