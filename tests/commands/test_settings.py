@@ -42,7 +42,7 @@ def test_set_alone_shows_every_setting() -> None:
         "tracing": "on",
         "journeys": "256",
         "captures": "1024",
-        "policy-priority": "rfc",
+        "policy-priority": "mainline",
         "crypto-provider": "software",
         "seed": "0x5eed",
         "node": "ap",
@@ -82,14 +82,16 @@ def test_ring_sizes() -> None:
 
 def test_policy_priority_is_per_node() -> None:
     s = new_session()
-    result = s.execute("host set policy-priority mainline")
-    assert isinstance(result, MessageResult)
-    assert result.summary == "policy-priority mainline on host"
-    assert s.lab.node("host").xfrm.settings.policy_priority_rule == "mainline"
-    assert s.lab.node("ap").xfrm.settings.policy_priority_rule == "rfc"
-    s.execute("set policy-priority MAINLINE")
+    # Mainline's rule by default (reference 3.6's emulator rule); rfc on request.
     assert s.lab.node("ap").xfrm.settings.policy_priority_rule == "mainline"
-    with pytest.raises(BadArgument, match="valid: rfc, mainline"):
+    result = s.execute("host set policy-priority rfc")
+    assert isinstance(result, MessageResult)
+    assert result.summary == "policy-priority rfc on host"
+    assert s.lab.node("host").xfrm.settings.policy_priority_rule == "rfc"
+    assert s.lab.node("ap").xfrm.settings.policy_priority_rule == "mainline"
+    s.execute("set policy-priority RFC")
+    assert s.lab.node("ap").xfrm.settings.policy_priority_rule == "rfc"
+    with pytest.raises(BadArgument, match="valid: mainline, rfc"):
         s.execute("set policy-priority kernel")
 
 

@@ -150,7 +150,7 @@ def test_settings_and_capture_taps(session: Session) -> None:
         "seed",
     ]
     assert words(session, "set crypto-provider ") == ["software", "eip93"]
-    assert words(session, "set policy-priority ") == ["rfc", "mainline"]
+    assert words(session, "set policy-priority ") == ["mainline", "rfc"]
     assert "wan.wire" in words(session, "capture show ")
     assert "host.xfrm" in words(session, "explain 1 ")
 

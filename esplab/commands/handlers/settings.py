@@ -18,7 +18,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "tracing": ("keep a snapshot of every stage (captures, trace bytes)", "on|off"),
     "journeys": ("how many journeys the journey ring keeps", "1-1000000"),
     "captures": ("how many packets each tap's capture ring keeps", "1-1000000"),
-    "policy-priority": ("the XFRM policy priority rule of the node", "rfc|mainline"),
+    "policy-priority": ("the XFRM policy priority rule of the node", "mainline|rfc"),
     "crypto-provider": (
         "who does the ap's software ESP crypto: generic code, or the "
         "EIP-93 as authenc (the sw+aead datapath)",
@@ -27,7 +27,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
 }
 _RING_MAX = 1_000_000
-_RULES = ("rfc", "mainline")
+_RULES = ("mainline", "rfc")
 _PROVIDERS = ("software", "eip93")
 # Commands that change nothing, that would rewrite the file, or that a lab refuses.
 _NOT_SAVED = frozenset({"save", "help", *NOT_LAB_STEPS})

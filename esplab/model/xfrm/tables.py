@@ -68,17 +68,18 @@ class XfrmSettings:
     """Choices where kernels differ (DESIGN.md, Fidelity).
 
     ``policy_priority_rule``:
-      * ``"rfc"`` (default; the seed series, seed 001 patch 6): in one direction,
+      * ``"mainline"`` (default; 6.2+, reference 3.6 and its emulator rule, fact 23):
+        no check; packet-offload policies go to the head of their chain and win
+        the exact chain whatever their priority.
+      * ``"rfc"`` (the seed series as posted, seed 001 patch 6): in one direction,
         offloaded and software policies keep separate priority ranges, else
         ``-EINVAL`` (see ``_check_priority_rule`` for which way round); lookups
         order all policies by priority.
-      * ``"mainline"`` (6.2+, reference 3.6): no check; packet-offload policies go
-        to the head of their chain and win the exact chain whatever their priority.
     ``sub_policy``: ``CONFIG_XFRM_SUB_POLICY``; the kernel then dumps the policy
     type and ``ip xfrm policy`` prints ``ptype main`` (reference 5.4 [U]).
     """
 
-    policy_priority_rule: PriorityRule = "rfc"
+    policy_priority_rule: PriorityRule = "mainline"
     sub_policy: bool = False
 
 
@@ -288,7 +289,9 @@ class XfrmNode:
         Per direction, every packet-offload policy needs a priority *number* strictly
         above every software policy's: adding an offloaded policy with
         ``max(sw) >= hw`` or a software one with ``sw >= min(hw)`` is ``-EINVAL``.
-        The patch code (v1-v3) says so; its cover letter calls it giving offloaded
+        The patch code (v2, ``__xfrm_policy_check_hw_priority``: for an offloaded
+        policy ``left = max_sw_prio; right = policy->priority; if (left >= right)
+        return -EINVAL``) says so [C]; its cover letter calls it giving offloaded
         policies "higher priorities", and reference 3.6 reads that as numerically
         lower, which the code contradicts. The RFC kept running max/min values that
         started at 0; the lab compares with the policies present (our choice), and
