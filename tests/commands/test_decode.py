@@ -104,3 +104,25 @@ def test_every_layer_of_the_package_decodes_by_name() -> None:
         assert name in layers.LAYERS, name
     result = decode("decode QDMARxDescriptor " + "00" * 32)
     assert result.data["layer"] == "QDMARxDescriptor"
+
+
+def test_dump_pasted_right_after_the_layer_name() -> None:
+    # 'decode sa' typed, then a dump pasted without a space: the first address is
+    # glued to the layer name ('sa08000000:'); the split is taken only when the rest
+    # of the line reads as a dump line, so nothing else changes meaning.
+    record = bytes.fromhex("10133a1301110022") + bytes(120)
+    words = [record[i : i + 4][::-1].hex() for i in range(0, 128, 4)]
+    md = "\n".join(
+        f"{0x08000000 + 16 * i:08x}: " + " ".join(words[4 * i : 4 * i + 4]) + "    ................"
+        for i in range(8)
+    )
+    hexdump = "\n".join(
+        f"{16 * i:08x}  " + " ".join(f"{b:02x}" for b in record[16 * i : 16 * i + 16]) + "  |.|"
+        for i in range(8)
+    )
+    for line in ("decode sa" + md, "decode SA" + md, "decode sa" + hexdump):
+        result = decode(line)
+        assert result.data["layer"] == "EIP93SARecord"
+        assert result.data["hex"] == record.hex()
+    with pytest.raises(BadArgument, match="unknown layer 'sa00'"):
+        Session().execute("decode sa00 11")  # no dump line: still an unknown layer

@@ -44,6 +44,8 @@ _RECORDS = frozenset(
     }
 )
 
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
 # Headers whose shortest valid form is not what an all-default instance builds.
 _MIN_LEN = {"ESPTrailer": 2, "Ether": 14, "IP": 20, "IPv6": 40, "ESP": 8, "UDP": 8}
 
@@ -74,6 +76,36 @@ def resolve_layer(name: str) -> type[Packet]:
     raise BadArgument(f"unknown layer '{name}'", valid=[*ALIASES, *layers], value=name)
 
 
+def _is_layer(name: str) -> bool:
+    try:
+        resolve_layer(name)
+    except BadArgument:
+        return False
+    return True
+
+
+def _glued(inv: Invocation) -> tuple[str, str] | None:
+    """A dump pasted straight after 'decode sa' arrives as 'sa08000000: 133a1310 ...':
+    the layer name and the text from the dump's first address on, when exactly one
+    split gives a known layer followed by a dump line (address column included)."""
+    name = inv.args["layer"]
+    if _is_layer(name):
+        return None
+    token = next((t for t in inv.tokens[1:] if t.value == name and t.raw == name), None)
+    if token is None:
+        return None
+    after = inv.line[token.col + len(token.raw) :]
+    readings = []
+    for cut in range(1, len(name)):
+        head, address = name[:cut], name[cut:]
+        if address[0] not in _HEX_DIGITS or not _is_layer(head):
+            continue
+        text = address + after
+        if is_dump_line(text.splitlines()[0]):
+            readings.append((head, text))
+    return readings[0] if len(readings) == 1 else None
+
+
 def min_length(cls: type[Packet]) -> int:
     name = cls.__name__
     if name in _MIN_LEN:
@@ -82,11 +114,12 @@ def min_length(cls: type[Packet]) -> int:
 
 
 def _decode(session: Session, inv: Invocation) -> Result:
-    cls = resolve_layer(inv.args["layer"])
+    glued = _glued(inv)
+    name, raw = glued if glued else (inv.args["layer"], inv.rest_raw)
+    cls = resolve_layer(name)
     words: bool | None = True if inv.args["words"] else False if inv.args["bytes"] else None
     if inv.args["words"] and inv.args["bytes"]:
         raise BadArgument("--words and --bytes exclude each other", valid="one of them, or none")
-    raw = inv.rest_raw
     # A dump with address columns is read as pasted (lines, and the spaces before an
     # ASCII column); anything else as its words, quotes removed as everywhere.
     dump = any(is_dump_line(line) for line in raw.splitlines())
