@@ -21,6 +21,7 @@ ESP (``esp.encrypt``/``esp.decrypt``), and in the rest of the walk::
 
 from __future__ import annotations
 
+import argparse
 import gc
 import sys
 import time
@@ -145,16 +146,29 @@ def memory_per_journey(path: str, ring: int) -> tuple[float, int]:
     return grown / ring, len(s.lab.journeys)
 
 
-def main() -> None:
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    n = int(args[0]) if args else 2000
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "count",
+        nargs="?",
+        type=int,
+        default=2000,
+        help="journeys per timed round and datapath (default 2000)",
+    )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="also time the EIP-93, software ESP and the rest of the walk per journey",
+    )
+    args = parser.parse_args(argv)
+    n = args.count
     print(f"journeys/s, ap -> host over wan, 64-byte UDP payload ({n} journeys, best of 3)\n")
     print("| datapath | snapshots on | tracing off |")
     print("|---|---:|---:|")
     for path in PATHS:
         on, off = rate(path, True, n), rate(path, False, n)
         print(f"| {path} | {on:,.0f} | {off:,.0f} |")
-    if "--split" in sys.argv:
+    if args.split:
         print("\nus per journey, tracing off (the timers add a little to each part)\n")
         print("| datapath | total | EIP-93 driver+engine | software ESP | rest of the walk |")
         print("|---|---:|---:|---:|---:|")
