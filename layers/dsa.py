@@ -53,6 +53,8 @@ __all__ = [
     "QDMARxDescriptor",
     "airoha_dsa_xmit",
     "airoha_dsa_xmit_bytes",
+    "airoha_qdma_rx",
+    "airoha_rx_msg1_flags",
     "mtk_tag_from_cpu",
     "mtk_tag_rcv",
     "mtk_tag_to_cpu",
@@ -480,12 +482,13 @@ def airoha_dsa_xmit(
     return desc / Ether(untagged)
 
 
-_XMIT_HEADS: dict[tuple[int, int], bytes] = {}
+_XMIT_HEADS: dict[tuple[int, int, int, int], bytes] = {}
 
 
-def airoha_dsa_xmit_bytes(frame: bytes) -> bytes:
-    """``bytes(airoha_dsa_xmit(frame))`` with the defaults, without dissecting the frame:
-    the descriptor words depend only on the tag and the length, so they are kept."""
+def airoha_dsa_xmit_bytes(frame: bytes, *, addr: int = 0, next_id: int = 0) -> bytes:
+    """``bytes(airoha_dsa_xmit(frame, addr=addr, next_id=next_id))`` with the other
+    defaults, without dissecting the frame: the descriptor words depend only on the
+    tag, the length, ``addr`` and ``next_id``, so they are kept."""
     data = _frame_bytes(frame, _ETH_ALEN2 + 2, "airoha_dsa_xmit")
     tpid = _TPID_OF_SEL.get(data[12])
     untagged = (
@@ -493,13 +496,112 @@ def airoha_dsa_xmit_bytes(frame: bytes) -> bytes:
         if tpid is not None
         else data[:12] + data[16:]
     )
-    key = (int.from_bytes(data[12:14], "big"), len(untagged))
+    key = (int.from_bytes(data[12:14], "big"), len(untagged), addr, next_id)
     head = _XMIT_HEADS.get(key)
     if head is None:
         if len(_XMIT_HEADS) >= 4096:
             _XMIT_HEADS.clear()
-        head = _XMIT_HEADS[key] = bytes(airoha_dsa_xmit(data))[:QDMA_DESC_LEN]
+        desc = airoha_dsa_xmit(data, addr=addr, next_id=next_id)
+        head = _XMIT_HEADS[key] = bytes(desc)[:QDMA_DESC_LEN]
     return head + untagged
+
+
+_IPPROTO_TCP = 6
+_IPPROTO_UDP = 17
+
+
+def _l4_checksum_ok(family: int, src: bytes, dst: bytes, proto: int, l4: bytes) -> bool:
+    """The TCP/UDP checksum over the pseudo-header (RFC 768, RFC 793, RFC 8200 8.1)
+    folds to zero; a UDP/IPv4 checksum of 0 means "none" (RFC 768)."""
+    if proto == _IPPROTO_UDP and family == 4 and l4[6:8] == b"\x00\x00":
+        return True
+    pseudo = (
+        src
+        + dst
+        + (
+            b"\x00" + bytes((proto,)) + len(l4).to_bytes(2, "big")
+            if family == 4
+            else len(l4).to_bytes(4, "big") + b"\x00\x00\x00" + bytes((proto,))
+        )
+    )
+    data = pseudo + l4 + (b"\x00" if len(l4) % 2 else b"")
+    total = sum(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return total == 0xFFFF
+
+
+def airoha_rx_msg1_flags(frame: bytes | Packet) -> dict[str, int]:
+    """The RX ``msg1`` parse bits for an Ethernet frame: ``ip4``, ``ip6``, ``ip4f``,
+    ``l4_valid`` and ``l4f`` (section 1.6 gives their positions [C]).
+
+    What the hardware writes is not in mainline: its ``airoha_qdma_rx_process`` sets
+    CHECKSUM_UNNECESSARY without reading these bits. A downstream airoha_eth.c (with
+    EN7523 support) trusts a frame only when ``(IP4 or IP6) and L4_VALID and not
+    IP4F and not L4F``, so these are derived [D] from that reading: IP4/IP6 from the
+    EtherType (after one 802.1Q/802.1ad header), L4_VALID for a TCP or UDP header
+    the parser reaches (IPv4 with any IHL; IPv6 only with TCP/UDP as the first next
+    header), L4F when its checksum does not verify.
+    IP4F stays 0: the reference reads it as "fragment", the downstream driver as a
+    fault; neither says when the hardware sets it [U]. A fragment (MF or an offset)
+    gets no L4_VALID, as a parser cannot check its L4 checksum [D].
+    """
+    data = bytes(frame)
+    flags = {"ip4": 0, "ip6": 0, "ip4f": 0, "l4_valid": 0, "l4f": 0}
+    at = _ETH_ALEN2
+    etype = int.from_bytes(data[at : at + 2], "big")
+    if etype in _TPID_OF_SEL.values() and len(data) >= at + 6:
+        at += 4
+        etype = int.from_bytes(data[at : at + 2], "big")
+    ip = data[at + 2 :]
+    if etype == 0x0800 and len(ip) >= 20 and ip[0] >> 4 == 4:
+        flags["ip4"] = 1
+        ihl = (ip[0] & 0x0F) * 4
+        total = int.from_bytes(ip[2:4], "big")
+        fragment = int.from_bytes(ip[6:8], "big") & 0x3FFF
+        proto, l4 = ip[9], ip[ihl:total]
+        if not fragment and proto in (_IPPROTO_TCP, _IPPROTO_UDP) and ihl >= 20:
+            src, dst, family = ip[12:16], ip[16:20], 4
+        else:
+            return flags
+    elif etype == 0x86DD and len(ip) >= 40 and ip[0] >> 4 == 6:
+        flags["ip6"] = 1
+        proto, l4 = ip[6], ip[40 : 40 + int.from_bytes(ip[4:6], "big")]
+        if proto not in (_IPPROTO_TCP, _IPPROTO_UDP):
+            return flags
+        src, dst, family = ip[8:24], ip[24:40], 6
+    else:
+        return flags
+    if len(l4) < (20 if proto == _IPPROTO_TCP else 8):
+        return flags
+    flags["l4_valid"] = 1
+    flags["l4f"] = 0 if _l4_checksum_ok(family, src, dst, proto, l4) else 1
+    return flags
+
+
+def airoha_qdma_rx(
+    frame: bytes | Packet,
+    *,
+    sptag: int = 0,
+    sport: int = 0x10,
+    addr: int = 0,
+    next_id: int = 0,
+) -> QDMARxDescriptor:
+    """The RX descriptor the driver reads for ``frame`` (section 1.6), the frame as
+    its payload.
+
+    DONE is set: ``airoha_qdma_rx_process`` stops at a descriptor without it [C].
+    LEN is the frame length; ``sptag`` the DSA source port (STAG_EN) [C]; ``sport``
+    the FE source port (0x10 = GDM1) [C]; PPE_ENTRY 0xffff (no flow entry) [C]
+    value, [U] that the hardware writes it for an unbound flow; the msg1 parse bits
+    come from :func:`airoha_rx_msg1_flags`. ``addr`` and ``next_id`` are what the
+    driver's ring refill wrote (buffer DMA address, the next ring index).
+    """
+    data = bytes(frame)
+    desc = QDMARxDescriptor(done=1, addr=addr, next_id=next_id, sptag=sptag, sport=sport)
+    for field_name, value in airoha_rx_msg1_flags(data).items():
+        desc.setfieldval(field_name, value)
+    return desc / Ether(data)
 
 
 bind_layers(MTKEther, IP, type=0x0800)

@@ -89,6 +89,29 @@ CONDUIT_COUNTS = (
 )
 
 
+# QDMA words the model has no ring state for (airoha-dsa-xfrm.md 1.6). The model keeps
+# no ring position, so every descriptor is shown in slot 0 of a freshly set-up ring:
+# TX, the ring's free list starts in index order (airoha_qdma_init_tx_queue) and
+# airoha_dev_xmit writes NEXT_ID = the index of the next free entry [C], so slot 0
+# carries 1; RX, airoha_qdma_fill_rx_queue writes NEXT_ID = the ring head after this
+# entry [C], also 1 (whether the hardware keeps word 3 on write-back is not known [U]).
+#: The ring slot every descriptor is shown in (a model choice).
+QDMA_SLOT = 0
+#: NEXT_ID of that slot.
+QDMA_NEXT_ID = QDMA_SLOT + 1
+#: Buffer DMA addresses (model choices: plausible values, not observed). The DMA mask
+#: is 32 bits (airoha_probe) [C]; the EN7581's DRAM from 0x80000000 is [U]. An RX
+#: buffer starts AIROHA_RX_HEADROOM (NET_SKB_PAD 64 + NET_IP_ALIGN 2 on arm64 [D])
+#: into a page-pool page; a TX buffer is wherever skb->data was mapped.
+QDMA_RX_BUF_ADDR = 0x8A000000 + 66
+QDMA_TX_BUF_ADDR = 0x8B000040
+
+QDMA_WORDS_WHY = (
+    f"ring slot {QDMA_SLOT} of a fresh ring, so NEXT_ID={QDMA_NEXT_ID} (the driver writes "
+    "the next entry's index) [D]; the buffer address is a model choice [U]"
+)
+
+
 def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
     """The stages between a DSA user port's xmit and its wire (CPU to switch)."""
     from esplab.layers.dsa import airoha_dsa_xmit_bytes, mtk_tag_from_cpu, mtk_tag_xmit
@@ -99,7 +122,9 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
     vid = int.from_bytes(frame[14:16], "big") & 0x0FFF if vlan else 0
     # The descriptor and the frame past the switch are snapshots only (the decisions do
     # not depend on them): without tracing nothing builds them.
-    desc = airoha_dsa_xmit_bytes(tagged) if keep else None
+    desc = (
+        airoha_dsa_xmit_bytes(tagged, addr=QDMA_TX_BUF_ADDR, next_id=QDMA_NEXT_ID) if keep else None
+    )
     untagged = mtk_tag_from_cpu(tagged)[1] if keep else None
     return [
         Stage(
@@ -130,8 +155,9 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
                 else "Airoha's driver removes the tag from an untagged frame and puts the "
                 "port mask in the TX descriptor"
             )
-            + "; queue channel = queue_mapping mod 4 (1.3, 6.5). "
-            + CONDUIT_COUNTS,
+            + "; queue channel = queue_mapping mod 4 (1.3, 6.5). DONE is clear: the "
+            "driver writes the descriptor and the QDMA sets DONE when it has sent it "
+            "(airoha_qdma_tx_napi_poll) [C]; " + QDMA_WORDS_WHY + ". " + CONDUIT_COUNTS,
             fidelity="C",
             counters={"tx_packets": 1},
             data=desc,
@@ -165,11 +191,15 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
 
 def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
     """The stages between a lan wire and the DSA user port's receive (switch to CPU)."""
-    from esplab.layers.dsa import QDMARxDescriptor, mtk_tag_to_cpu
+    from esplab.layers.dsa import airoha_qdma_rx, mtk_tag_to_cpu
 
     tagged = mtk_tag_to_cpu(frame, port)
     keep = snapshots
-    desc = QDMARxDescriptor(len=len(frame), sptag=port, sport=0x10) if keep else None
+    desc = (
+        airoha_qdma_rx(frame, sptag=port, sport=0x10, addr=QDMA_RX_BUF_ADDR, next_id=QDMA_NEXT_ID)
+        if keep
+        else None
+    )
     return [
         Stage(
             "eth0.wire",
@@ -187,10 +217,15 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             f"GDM1 strips the tag (STAG_EN), RX msg0.SPTAG={port}",
             why="with STAG_EN the hardware strips the special tag and reports the source "
             "port in RX msg0 bits 21:14; DSA picks lanN from that metadata (1.3, 6.6). "
+            "DONE is set: airoha_qdma_rx_process stops at a descriptor without it [C]; "
+            "msg1 IP4/IP6/L4_VALID/L4F are what a downstream driver's checksum test "
+            "reads (mainline does not read them) [D], IP4F stays 0 [U]; "
+            + QDMA_WORDS_WHY
+            + ". "
             + CONDUIT_COUNTS,
             fidelity="C",
             counters={"rx_packets": 1},
-            data=(bytes(desc) + frame) if desc is not None else None,
+            data=bytes(desc) if desc is not None else None,
             kind="qdma-rx",
         ),
     ]

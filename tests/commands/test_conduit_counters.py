@@ -34,3 +34,23 @@ def test_a_frame_for_a_port_that_is_down_never_reaches_the_conduit() -> None:
     assert ap.devs["lan3"].counters.rx_dropped == 1
     j = s.lab.journeys.get()
     assert j is not None and "eth0.dma" not in j.taps()
+
+
+def test_the_conduit_descriptors_are_what_the_driver_reads_and_writes() -> None:
+    # airoha-dsa-xfrm.md 1.6: the RX descriptor the driver reads has DONE set and a
+    # buffer address; both directions carry NEXT_ID of the next ring entry.
+    from esplab.layers.dsa import QDMADescriptor, QDMARxDescriptor
+    from esplab.model.l2 import QDMA_NEXT_ID, QDMA_RX_BUF_ADDR, QDMA_TX_BUF_ADDR
+
+    s = Session()
+    s.execute('send pc2 eth0 IP(dst="198.51.100.65")/UDP()')
+    s.execute('send ap lan2 IP(dst="198.51.100.66")/UDP()')
+    rx_stage = s.lab.journeys.get(1).stage("eth0.dma")  # type: ignore[union-attr]
+    tx_stage = s.lab.journeys.get(2).stage("eth0.dma")  # type: ignore[union-attr]
+    assert rx_stage is not None and rx_stage.data is not None
+    assert tx_stage is not None and tx_stage.data is not None
+    rx = QDMARxDescriptor(rx_stage.data)
+    assert (rx.done, rx.addr, rx.next_id, rx.sptag) == (1, QDMA_RX_BUF_ADDR, QDMA_NEXT_ID, 2)
+    assert (rx.ip4, rx.l4_valid, rx.l4f) == (1, 1, 0)
+    tx = QDMADescriptor(tx_stage.data)
+    assert (tx.done, tx.addr, tx.next_id, tx.sp_tag) == (0, QDMA_TX_BUF_ADDR, QDMA_NEXT_ID, 4)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scapy.compat import raw
-from scapy.layers.inet import IP
+from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Packet, Raw
@@ -25,6 +25,8 @@ from esplab.layers.dsa import (
     QDMARxDescriptor,
     airoha_dsa_xmit,
     airoha_dsa_xmit_bytes,
+    airoha_qdma_rx,
+    airoha_rx_msg1_flags,
     mtk_tag_from_cpu,
     mtk_tag_rcv,
     mtk_tag_to_cpu,
@@ -635,3 +637,63 @@ def test_descriptor_bytes_without_dissecting_equal_the_layer(port: int) -> None:
             body = bytes((size * 7 + i) & 0xFF for i in range(size))
             tagged = mtk_tag_xmit(DA + SA + ethertype + body, port)
             assert airoha_dsa_xmit_bytes(tagged) == bytes(airoha_dsa_xmit(tagged))
+
+
+# --- RX descriptor as the driver reads it, msg1 parse bits --------------------------
+
+# IPv4 198.51.100.66 -> 198.51.100.65, id 1, UDP 53 -> 53, empty payload, checksum
+# 0xaa89 (scapy's IP()/UDP(), what `send pc2 eth0 IP(dst=...)/UDP()` builds).
+IPV4_UDP_CSUM = bytes.fromhex("4500001c00010000401125e6c6336442c6336441003500350008aa89")
+UDP_FRAME = DA + SA + bytes.fromhex("0800") + IPV4_UDP_CSUM
+
+
+def _msg1_bits(frame: bytes) -> tuple[int, int, int, int, int]:
+    f = airoha_rx_msg1_flags(frame)
+    return (f["ip4"], f["ip6"], f["ip4f"], f["l4_valid"], f["l4f"])
+
+
+def test_rx_descriptor_is_done_with_the_frame_after_it() -> None:
+    # airoha_qdma_rx_process stops at a descriptor without DONE (section 1.6 ctrl b31).
+    d = airoha_qdma_rx(UDP_FRAME, sptag=2, sport=0x10, addr=0x8A000042, next_id=1)
+    wire = raw(d)
+    assert wire[4:8] == (1 << 31 | len(UDP_FRAME)).to_bytes(4, "little")
+    assert wire[8:12] == (0x8A000042).to_bytes(4, "little")
+    assert wire[12:16] == (1).to_bytes(4, "little")
+    assert wire[16:20] == (2 << 14).to_bytes(4, "little")
+    # msg1: IP4 b29, L4_VALID b27, SPORT 0x10 at 25:21, PPE_ENTRY 0xffff.
+    assert wire[20:24] == (1 << 29 | 1 << 27 | 0x10 << 21 | 0xFFFF).to_bytes(4, "little")
+    assert wire[32:] == UDP_FRAME
+    back = QDMARxDescriptor(wire)
+    assert (back.done, back.len, back.sptag, back.gdm) == (1, len(UDP_FRAME), 2, 1)
+    assert (back.ip4, back.l4_valid, back.l4f, back.ip4f, back.ip6) == (1, 1, 0, 0, 0)
+    assert raw(QDMARxDescriptor(raw(back))) == wire
+
+
+def test_msg1_udp_checksum_zero_is_valid_and_a_bad_one_is_a_fault() -> None:
+    assert _msg1_bits(UNTAGGED) == (1, 0, 0, 1, 0)  # UDP checksum 0: none (RFC 768)
+    bad = UDP_FRAME[:-1] + bytes((UDP_FRAME[-1] ^ 1,))
+    assert _msg1_bits(bad) == (1, 0, 0, 1, 1)
+
+
+def test_msg1_vlan_ipv6_fragment_and_non_ip() -> None:
+    assert _msg1_bits(VLAN100) == (1, 0, 0, 1, 0)
+    frame = Ether(dst="02:00:00:00:00:02") / IPv6(src="2001:db8::1", dst="2001:db8::2")
+    tcp6 = raw(frame / TCP(sport=1, dport=2))
+    assert _msg1_bits(tcp6) == (0, 1, 0, 1, 0)
+    assert _msg1_bits(raw(frame / Raw(b"x"))) == (0, 1, 0, 0, 0)  # next header 59
+    frag = raw(Ether() / IP(src="192.0.2.1", dst="192.0.2.2", flags="MF") / UDP() / b"x")
+    assert _msg1_bits(frag) == (1, 0, 0, 0, 0)  # a fragment's L4 cannot be checked
+    esp = raw(Ether() / IP(src="192.0.2.1", dst="192.0.2.2", proto=50) / Raw(b"\0" * 16))
+    assert _msg1_bits(esp) == (1, 0, 0, 0, 0)
+    arp = raw(Ether() / ARP())
+    assert _msg1_bits(arp) == (0, 0, 0, 0, 0)
+
+
+def test_xmit_bytes_carry_addr_and_next_id() -> None:
+    tagged = mtk_tag_xmit(UNTAGGED, 2)
+    got = airoha_dsa_xmit_bytes(tagged, addr=0x8B000040, next_id=1)
+    assert got == raw(airoha_dsa_xmit(tagged, addr=0x8B000040, next_id=1))
+    d = QDMADescriptor(got)
+    assert (d.done, d.addr, d.next_id, d.sp_tag) == (0, 0x8B000040, 1, 4)
+    # The cache keys on addr and next_id too.
+    assert QDMADescriptor(airoha_dsa_xmit_bytes(tagged)).next_id == 0
