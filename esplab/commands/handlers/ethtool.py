@@ -2,6 +2,20 @@
 
 Output follows ethtool's layouts; the feature rules live in the device model
 (:meth:`esplab.model.netdev.NetDev.set_feature`).
+
+``ethtool -S`` prints the driver's ETH_SS_STATS strings, not the rtnl_link_stats64
+counters of ``ip -s link`` (:func:`_nic_stats`):
+
+* a DSA user port (lanN): ``tx_packets``, ``tx_bytes``, ``rx_packets``, ``rx_bytes``
+  from the port's own software counters, then the switch driver's port MIB
+  (net/dsa/user.c ``dsa_user_get_strings``, ``dsa_user_get_ethtool_stats``) [C];
+* the DSA conduit (eth0): the Ethernet driver's own strings, then the CPU port's MIB
+  with each name prefixed ``p06_`` (net/dsa/conduit.c ``dsa_conduit_get_strings``,
+  prefix ``p%.2d`` + ``_``) [C]. airoha_eth's ethtool_ops have no ``get_strings`` or
+  ``get_sset_count`` (only drvinfo, eth-mac and rmon stats, link), so the conduit
+  shows the CPU port's MIB alone [C];
+* a GDM netdev that is no conduit (wan): no strings at all, and ethtool says
+  "no stats available" on stderr and exits 94 (ethtool.c ``do_gstats``) [C].
 """
 
 from __future__ import annotations
@@ -13,6 +27,7 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Node
+from esplab.model.topology import MT7530_CPU_PORT
 
 __all__ = ["COMMANDS", "USAGE"]
 
@@ -63,11 +78,111 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
         changed = dev.set_features(request, offloaded_states=states, offloaded_policies=policies)
         return MessageResult(summary=_changes(request, changed), data=dict(dev.features))
     if opt in _STATS:
-        stats = {**dev.counters.as_dict(), **dev.stats}
+        stats = _nic_stats(node, dev)
+        if not stats:
+            return TextResult(summary=f"no statistics on {dev.name}", text=NO_STATS, data={})
         text = "NIC statistics:\n" + "\n".join(f"     {k}: {v}" for k, v in stats.items())
         return TextResult(summary=f"statistics of {dev.name}", text=text, data=stats)
     text = f"Settings for {dev.name}:\n\tLink detected: {'yes' if dev.up else 'no'}"
     return TextResult(summary=dev.name, text=text, data={"up": dev.up})
+
+
+#: What ethtool prints when the device has no ETH_SS_STATS strings (do_gstats) [C].
+NO_STATS = "no stats available"
+
+#: ``mt7530_mib[]`` of drivers/net/dsa/mt7530.c, in its order: the strings
+#: ``mt7530_get_strings`` gives for every port, the EN7581 switch included (same
+#: driver, ``ID_EN7581``) [C] (the newest torvalds/linux version read). A 2025 series
+#: (Christian Marangi, "modernize MIB handling") moves the packet, size, pause and
+#: error counters to the standard eth-mac/rmon/ctrl stats and leaves nine names here;
+#: whether the target kernel has it was not confirmed [U].
+MT7530_MIB = (
+    "TxDrop",
+    "TxCrcErr",
+    "TxUnicast",
+    "TxMulticast",
+    "TxBroadcast",
+    "TxCollision",
+    "TxSingleCollision",
+    "TxMultipleCollision",
+    "TxDeferred",
+    "TxLateCollision",
+    "TxExcessiveCollistion",
+    "TxPause",
+    "TxPktSz64",
+    "TxPktSz65To127",
+    "TxPktSz128To255",
+    "TxPktSz256To511",
+    "TxPktSz512To1023",
+    "Tx1024ToMax",
+    "TxBytes",
+    "RxDrop",
+    "RxFiltering",
+    "RxUnicast",
+    "RxMulticast",
+    "RxBroadcast",
+    "RxAlignErr",
+    "RxCrcErr",
+    "RxUnderSizeErr",
+    "RxFragErr",
+    "RxOverSzErr",
+    "RxJabberErr",
+    "RxPause",
+    "RxPktSz64",
+    "RxPktSz65To127",
+    "RxPktSz128To255",
+    "RxPktSz256To511",
+    "RxPktSz512To1023",
+    "RxPktSz1024ToMax",
+    "RxBytes",
+    "RxCtrlDrop",
+    "RxIngressDrop",
+    "RxArlDrop",
+)
+
+
+def _port_mib(tx_bytes: int, rx_bytes: int) -> dict[str, int]:
+    """One switch port's MIB from what the model counts.
+
+    Mapped: TxBytes and RxBytes, the bytes of the frames the port's MAC sent and
+    received [D]; whether the MIB counts the 4-byte FCS as well is not known, and the
+    model's frames have none [U]. Everything else reads 0 [M]: the model counts
+    frames and bytes per device but neither their destination class (unicast,
+    multicast, broadcast) nor their size, and has no collisions, pause frames, CRC
+    errors or switch-internal drops (the switch forwards every frame it is given; a
+    port that is down takes none, see ``receive.py``)."""
+    mib = dict.fromkeys(MT7530_MIB, 0)
+    mib["TxBytes"] = tx_bytes
+    mib["RxBytes"] = rx_bytes
+    return mib
+
+
+def _nic_stats(node: Node, dev: NetDev) -> dict[str, int]:
+    """``ethtool -S DEV``: each ETH_SS_STATS string with its value; empty when the
+    driver has none (see the module docstring)."""
+    counters = dev.counters
+    if dev.kind == "dsa-user":
+        # dsa_user_get_ethtool_stats: the four from the user netdev's tstats (what
+        # ``ip -s link`` shows for lanN), then the front port's MIB [C]. The port
+        # sends what lanN transmits and receives what lanN takes in [D].
+        return {
+            "tx_packets": counters.tx_packets,
+            "tx_bytes": counters.tx_bytes,
+            "rx_packets": counters.rx_packets,
+            "rx_bytes": counters.rx_bytes,
+            **_port_mib(counters.tx_bytes, counters.rx_bytes),
+        }
+    if dev.kind == "gdm":
+        if not any(d.conduit == dev.name for d in node.devs.values()):
+            return {}
+        # The CPU port faces the conduit: what GDM1 transmits, the port receives, and
+        # the other way round [D]; both carry the 4-byte special tag, as the
+        # conduit's counters do (l2.count_conduit).
+        mib = _port_mib(tx_bytes=counters.rx_bytes, rx_bytes=counters.tx_bytes)
+        return {f"p{MT7530_CPU_PORT:02d}_{name}": value for name, value in mib.items()}
+    # The peers' NICs and lo: a generic driver whose strings are the rtnl counters
+    # and the device's extra counters, a labelled design choice [M].
+    return {**counters.as_dict(), **dev.stats}
 
 
 def _feature_request(dev: NetDev, words: list[str]) -> dict[str, bool]:

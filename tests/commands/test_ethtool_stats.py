@@ -1,0 +1,73 @@
+"""ethtool -S: the DSA user port's four software counters and the switch port MIB,
+the conduit's CPU-port MIB with its p06_ prefix, and no strings on wan."""
+
+from __future__ import annotations
+
+from esplab.commands.handlers.ethtool import MT7530_MIB, NO_STATS
+from esplab.commands.result import TextResult
+from esplab.commands.session import Session
+
+SEND = 'send ap lan2 IP(dst="198.51.100.66")/UDP(sport=1234,dport=7)/Raw(b"x"*20)'
+
+
+def stats(s: Session, dev: str) -> TextResult:
+    result = s.execute(f"ethtool -S {dev}")
+    assert isinstance(result, TextResult)
+    return result
+
+
+def names(result: TextResult) -> list[str]:
+    return [line.split(":")[0].strip() for line in result.text.splitlines()[1:]]
+
+
+def test_a_user_port_shows_its_counters_then_the_port_mib() -> None:
+    # net/dsa/user.c dsa_user_get_strings: tx_packets, tx_bytes, rx_packets, rx_bytes,
+    # then the switch driver's strings; mt7530_mib[] has 41 names, TxDrop first and
+    # RxArlDrop last (drivers/net/dsa/mt7530.c).
+    result = stats(Session(), "lan2")
+    assert result.text.startswith("NIC statistics:\n     tx_packets: 0\n")
+    assert names(result) == ["tx_packets", "tx_bytes", "rx_packets", "rx_bytes", *MT7530_MIB]
+    assert len(MT7530_MIB) == 41
+    assert MT7530_MIB[:5] == ("TxDrop", "TxCrcErr", "TxUnicast", "TxMulticast", "TxBroadcast")
+    assert MT7530_MIB[-4:] == ("RxBytes", "RxCtrlDrop", "RxIngressDrop", "RxArlDrop")
+    assert "rx_errors" not in result.text and "rx_otherhost_dropped" not in result.text
+
+
+def test_the_conduit_shows_the_cpu_port_mib_prefixed_p06() -> None:
+    # dsa_conduit_get_strings: the Ethernet driver's strings (airoha_eth has none),
+    # then the CPU port's, each behind "p%.2d_" of port 6.
+    result = stats(Session(), "eth0")
+    assert names(result) == [f"p06_{name}" for name in MT7530_MIB]
+
+
+def test_wan_has_no_strings() -> None:
+    # airoha_eth's ethtool_ops have no get_strings/get_sset_count; ethtool's do_gstats
+    # then prints "no stats available".
+    result = stats(Session(), "wan")
+    assert result.text == NO_STATS
+    assert result.data == {}
+
+
+def test_bytes_follow_the_frames_and_the_tag() -> None:
+    s = Session()
+    s.execute(SEND)
+    lan2 = stats(s, "lan2").data
+    wire = s.lab.node("ap").devs["lan2"].counters.tx_bytes
+    assert lan2["tx_packets"] == 1 and lan2["tx_bytes"] == wire
+    assert lan2["TxBytes"] == wire and lan2["RxBytes"] == 0
+    # What GDM1 sends, CPU port 6 receives, with the 4-byte special tag.
+    eth0 = stats(s, "eth0").data
+    assert eth0["p06_RxBytes"] == wire + 4
+    assert eth0["p06_TxBytes"] == 0
+    # Counters the model does not keep read 0.
+    assert lan2["TxUnicast"] == 0 and eth0["p06_RxUnicast"] == 0
+
+
+def test_ip_s_link_keeps_the_rtnl_counters() -> None:
+    s = Session()
+    s.execute(SEND)
+    result = s.execute("ip -s link show lan2")
+    assert isinstance(result, TextResult)
+    assert "    TX:  bytes packets errors dropped carrier collsns\n            62       1" in (
+        result.text
+    )
