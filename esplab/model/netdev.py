@@ -138,6 +138,7 @@ class NetDev:
         *,
         offloaded_states: int = 0,
         offloaded_policies: int = 0,
+        held_on: str | None = None,
     ) -> dict[str, bool]:
         """``ethtool -K DEV FEATURE on|off ...`` with the kernel's and driver's checks.
 
@@ -145,9 +146,10 @@ class NetDev:
         ``ethnl_set_features``); the active set is the wanted one after the driver's
         ``ndo_fix_features`` (:func:`_fix_features`), as ``__netdev_update_features``
         computes it. ``offloaded_states`` and ``offloaded_policies`` count the SAs and
-        the policies offloaded to this device; either makes the ESP feature busy.
-        Returns each active feature that changed, with its new value. On a refusal
-        nothing changes."""
+        the policies that hold this device's ESP feature (``held_on`` says where they
+        are when that is not this device alone); on a GDM netdev either makes the ESP
+        feature busy. Returns each active feature that changed, with its new value. On
+        a refusal nothing changes."""
         for feature in request:
             self.check_feature(feature)
         for feature, on in request.items():
@@ -176,15 +178,21 @@ class NetDev:
                 )
         changed = {name: on for name, on in active.items() if self.features[name] != on}
         esp = [name for name in (ESP_HW_OFFLOAD, *ESP_DEPENDENTS) if name in changed]
-        if esp and (offloaded_states or offloaded_policies):
+        # Only a GDM netdev has the driver's ndo_set_features: dsa_user_netdev_ops
+        # (net/dsa/user.c) has no ndo_set_features, so a DSA user port takes any ESP
+        # change; the JM notifier then flushes what it loses [C] (see
+        # esplab.model.offload_port.dsa_feature_change).
+        if esp and self.kind == "gdm" and (offloaded_states or offloaded_policies):
             # The JM series driver refuses ESP feature toggles while SAs exist (3.10) [C]:
             # airoha_xfrm_set_features returns EBUSY when any of HW_ESP, HW_ESP_TX_CSUM
-            # and GSO_ESP changes while its count of offloaded states is not 0. The series
-            # offloads no policy; that packet-offload policies hold the feature too is a
+            # and GSO_ESP changes while its count of offloaded states is not 0. That count
+            # is the GDM port's: airoha_xfrm_dev_port gives a DSA user port its conduit's
+            # port, so the SAs of lan1..lan4 count on eth0 (the caller adds them up). The
+            # series offloads no policy; that packet-offload policies hold the feature too is a
             # design choice [M], as this model's policy offload is one.
             raise KernelError(
                 "EBUSY",
-                _busy(self.name, offloaded_states, offloaded_policies),
+                _busy(held_on or self.name, offloaded_states, offloaded_policies),
                 prefix="Could not change any device features",
                 hint=_busy_hint(offloaded_states, offloaded_policies),
             )

@@ -9,7 +9,11 @@ ports borrow the conduit's engine) [C for that series, M for its use here]:
   unless ESP-HW is on (checked here) and the driver takes the SA: ESP in
   transport or tunnel mode, no NAT-T, no TFC padding, no AEAD, algorithms the
   EIP-93ies has (the driver's own checks, ``esplab.model.engine.xmit.state_add``) [C];
-* ESN needs ``advance_esn``, which the series does not implement [C];
+* ESN: the series sets ``.xdo_dev_state_advance_esn`` (airoha_xfrm_state_advance_esn,
+  backed by eip93_ipsec_state_advance_esn, which writes seq-hi into the SA record's
+  sa_seqnum[1]) [C], so the core's crypto+ESN check passes; the model's engine does
+  not put sa_seqnum[1] into the ICV, so its backend declines ESN SAs and they run in
+  software (``esplab.model.engine.xmit.ESN_NOT_OFFLOADED_WHY``) [M];
 * packet offload and policy offload are accepted on the ap's ports: a
   labelled design choice (DESIGN.md: the packet datapath is modelled) [M].
 
@@ -21,11 +25,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from esplab.model.netdev import NetDev
+from esplab.model.netdev import ESP_HW_OFFLOAD, NetDev
 from esplab.model.xfrm.objects import XfrmPolicy, XfrmState
 
-__all__ = ["PortOffload", "refusal"]
+if TYPE_CHECKING:
+    from esplab.model.xfrm.tables import XfrmNode
+
+__all__ = ["DSA_FEATURE_LOST", "PortOffload", "dsa_feature_change", "refusal"]
+
+#: The JM notifier's warning when a DSA user port loses ESP with SAs on its GDM port
+#: (airoha_xfrm_dsa_feature_change, netdev_warn) [C].
+DSA_FEATURE_LOST = "DSA feature lost ESP SAs, flushing"
+
+
+def dsa_feature_change(
+    xfrm: XfrmNode, dev: NetDev, held: int
+) -> tuple[list[XfrmState], list[XfrmPolicy]] | None:
+    """NETDEV_FEAT_CHANGE on ``dev`` as the JM series handles it (airoha_xfrm.c
+    ``airoha_xfrm_dsa_feature_change``) [C]: a DSA user port that now has
+    esp-hw-offload off, while its conduit's GDM port still counts offloaded SAs
+    (``held``: the conduit's and every user port's, the shared ``xfrm_state_count``),
+    has its own states and policies flushed (``xfrm_dev_state_flush``,
+    ``xfrm_dev_policy_flush``), with the warning :data:`DSA_FEATURE_LOST`. The core's
+    own notifier deletes nothing on a feature change [C] (3.7). The lists flushed, or
+    None when the notifier does nothing. That offloaded policies count in ``held`` is
+    the model's [M], as in :meth:`NetDev.set_features`."""
+    if dev.kind != "dsa-user" or not dev.xfrmdev_ops or dev.features.get(ESP_HW_OFFLOAD):
+        return None
+    if not held:
+        return None
+    states = xfrm.delete_states(lambda x: x.offload is not None and x.offload.dev == dev.name)
+    pols = xfrm.delete_policies(lambda p: p.offload is not None and p.offload.dev == dev.name)
+    return states, pols
 
 
 def refusal(state: XfrmState, dev: NetDev) -> str | None:
@@ -64,7 +97,9 @@ class PortOffload:
 
     @property
     def supports_advance_esn(self) -> bool:
-        return False
+        # JM patch 3: airoha_xfrmdev_ops has .xdo_dev_state_advance_esn [C]; a port
+        # without xfrmdev_ops never gets this far (reference 3.5 row 6).
+        return self.dev.xfrmdev_ops
 
     def state_add(self, state: XfrmState) -> str | None:
         why = refusal(state, self.dev)

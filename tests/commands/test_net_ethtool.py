@@ -192,3 +192,55 @@ def test_a_refused_feature_names_only_what_is_missing() -> None:
         s.execute("ethtool -K wan tx-checksumming off tcp-segmentation-offload on")
     assert "tcp-segmentation-offload needs tx-checksumming" in str(info.value)
     assert "scatter-gather" not in str(info.value)
+
+
+# An outbound SA from lan2's address to pc2, offloaded to lan2 (as in lab 5).
+LAN2_SA = (
+    seed.SA_OUT.replace("192.0.2.1 dst 192.0.2.2", "198.51.100.65 dst 198.51.100.66")
+    + " offload dev lan2 dir out"
+)
+
+
+def test_a_user_port_sa_holds_the_conduit() -> None:
+    # JM airoha_xfrm_dev_port: a DSA user port's SAs count on its conduit's GDM port
+    # (the shared xfrm_state_count), and airoha_xfrm_set_features on eth0 refuses
+    # with EBUSY while that count is not 0.
+    s = Session()
+    s.execute(LAN2_SA)
+    message = busy(s, "ethtool -K eth0 esp-hw-offload off")
+    assert "(1 offloaded SA on eth0 and its DSA user ports)" in message
+    assert s.lab.node("ap").devs["eth0"].features["esp-hw-offload"] is True
+    # wan is another GDM port: lan2's SA does not hold it.
+    s.execute("ethtool -K wan esp-hw-offload off")
+
+
+def test_a_user_port_drops_esp_and_its_sas_are_flushed() -> None:
+    # dsa_user_netdev_ops has no ndo_set_features, so the change goes through; the
+    # JM NETDEV_FEAT_CHANGE handler (airoha_xfrm_dsa_feature_change) then flushes the
+    # port's states and policies while the GDM port counts SAs, and warns.
+    s = Session()
+    s.execute(LAN2_SA)
+    summary = s.execute("ethtool -K lan2 esp-hw-offload off").summary
+    assert summary == (
+        "esp-hw-offload off\nlan2: DSA feature lost ESP SAs, flushing (flushed 1 state)"
+    )
+    assert not s.lab.node("ap").xfrm.states
+    assert s.lab.node("ap").devs["lan2"].features["esp-hw-offload"] is False
+    # With the count back at 0 the conduit is free again.
+    s.execute("ethtool -K eth0 esp-hw-offload off")
+
+
+def test_another_user_port_flushes_only_itself() -> None:
+    # The shared count is not 0 (lan2's SA), so lan1's handler runs and warns, but
+    # xfrm_dev_state_flush only takes lan1's own states.
+    s = Session()
+    s.execute(LAN2_SA)
+    summary = s.execute("ethtool -K lan1 esp-hw-offload off").summary
+    assert summary == "esp-hw-offload off\nlan1: DSA feature lost ESP SAs, flushing"
+    assert len(s.lab.node("ap").xfrm.states) == 1
+
+
+def test_a_user_port_without_sas_changes_quietly() -> None:
+    s = Session()
+    assert summary(s, "ethtool -K lan3 esp-hw-offload off") == "esp-hw-offload off"
+    assert summary(s, "ethtool -K lan3 esp-hw-offload on") == "esp-hw-offload on"

@@ -27,7 +27,9 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Node
+from esplab.model.offload_port import DSA_FEATURE_LOST, dsa_feature_change
 from esplab.model.topology import MT7530_CPU_PORT
+from esplab.model.xfrm.objects import XfrmPolicy, XfrmState
 
 __all__ = ["COMMANDS", "USAGE"]
 
@@ -74,9 +76,22 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
         )
     if opt in _SET:
         request = _feature_request(dev, words)
-        states, policies = _offloaded(node, dev.name)
-        changed = dev.set_features(request, offloaded_states=states, offloaded_policies=policies)
-        return MessageResult(summary=_changes(request, changed), data=dict(dev.features))
+        # The JM driver counts SAs per GDM port, and a DSA user port's count on its
+        # conduit's (airoha_xfrm_dev_port) [C]: the conduit is held by its own SAs and
+        # its user ports', a user port by its conduit's whole count.
+        gdm = dev.conduit if dev.conduit is not None else dev.name
+        users = [d.name for d in node.devs.values() if d.conduit == gdm]
+        states, policies = _offloaded(node, gdm, *users)
+        held_on = f"{dev.name} and its DSA user ports" if users and gdm == dev.name else None
+        changed = dev.set_features(
+            request, offloaded_states=states, offloaded_policies=policies, held_on=held_on
+        )
+        summary = _changes(request, changed)
+        flushed = dsa_feature_change(node.xfrm, dev, states + policies)
+        if flushed is not None:
+            gone = _flushed(*flushed)
+            summary += f"\n{dev.name}: {DSA_FEATURE_LOST}" + (f" ({gone})" if gone else "")
+        return MessageResult(summary=summary, data=dict(dev.features))
     if opt in _STATS:
         stats = _nic_stats(node, dev)
         if not stats:
@@ -225,12 +240,21 @@ def _changes(request: dict[str, bool], changed: dict[str, bool]) -> str:
     return "\n".join(lines)
 
 
-def _offloaded(node: Node, dev: str) -> tuple[int, int]:
-    """The states and the policies of ``node`` offloaded to ``dev``, counted apart."""
+def _offloaded(node: Node, *devs: str) -> tuple[int, int]:
+    """The states and the policies of ``node`` offloaded to any of ``devs``, counted
+    apart."""
     xfrm = node.xfrm
-    states = sum(1 for x in xfrm.states if x.offload is not None and x.offload.dev == dev)
-    policies = sum(1 for p in xfrm.policies if p.offload is not None and p.offload.dev == dev)
+    states = sum(1 for x in xfrm.states if x.offload is not None and x.offload.dev in devs)
+    policies = sum(1 for p in xfrm.policies if p.offload is not None and p.offload.dev in devs)
     return states, policies
+
+
+def _flushed(states: list[XfrmState], policies: list[XfrmPolicy]) -> str:
+    """What a flush deleted, e.g. "flushed 2 states and 1 policy"; "" for nothing."""
+    parts = [f"{len(states)} state{'s' if len(states) != 1 else ''}"] if states else []
+    if policies:
+        parts.append(f"{len(policies)} polic{'ies' if len(policies) != 1 else 'y'}")
+    return f"flushed {' and '.join(parts)}" if parts else ""
 
 
 def _ethtool_complete(session: Session, words: list[str]) -> list[str]:
