@@ -79,15 +79,33 @@ _RX_MAP_WHY = (
 # --- xdo_dev_state_add ------------------------------------------------------------------
 
 
-def _refuse(drv: EIP93Driver, errno: str, what: str, dev: str, spi: int) -> StateAdd:
+def _refuse(
+    drv: EIP93Driver,
+    errno: str,
+    what: str,
+    dev: str,
+    spi: int,
+    why: str = "the JM series refuses what the EIP-93 backend cannot offload; crypto "
+    "offload then stays in software (airoha-dsa-xfrm.md 3.3, 3.10)",
+    fidelity: str = "C",
+) -> StateAdd:
     stage = drv.stage(
-        f"xdo_dev_state_add({dev}, spi {spi:#x}): {errno} ({what})",
-        "the JM series refuses what the EIP-93 backend cannot offload; crypto "
-        "offload then stays in software (airoha-dsa-xfrm.md 3.3, 3.10)",
-        "C",
-        errno=errno,
+        f"xdo_dev_state_add({dev}, spi {spi:#x}): {errno} ({what})", why, fidelity, errno=errno
     )
     return StateAdd(errno, what, None, [stage])
+
+
+#: Why an ESN SA is not offloaded, though the series would take it.
+ESN_NOT_OFFLOADED_WHY = (
+    "the JM series takes ESN SAs: it has xdo_dev_state_advance_esn, programs "
+    "sa_seqnum[1] from replay_esn seq_hi (in) / oseq_hi (out) with sa_seqnum_mask[1] "
+    "0xffffffff, and its advance_esn hook rewrites sa_seqnum[1] [C]; it sets no ESN "
+    "command bit, and whether the EN7581's EIP-93 hashes sa_seqnum[1] into the ICV is "
+    "not known (OPTION_0 bit 15, ESN, is clear on the board readout; eip93.md 1.1, 3.1) "
+    "[U]. The engine model ignores sa_seqnum[1] (choice esn-ignored), so its ICVs would "
+    "fail at an ESN peer: the model's backend declines the SA instead and crypto "
+    "offload stays in software (airoha-dsa-xfrm.md 3.3) [M]"
+)
 
 
 def state_add(
@@ -141,7 +159,15 @@ def state_add(
     if enc is None or auth is None:
         return refuse("EOPNOTSUPP", "the SA needs both an encryption and an auth algorithm")
     if esn:
-        return refuse("EOPNOTSUPP", "ESN is not offloaded: OPTION_0 has no ESN")
+        return _refuse(
+            drv,
+            "EOPNOTSUPP",
+            "ESN is not offloaded: the modelled engine ignores sa_seqnum[1]",
+            dev,
+            spi,
+            ESN_NOT_OFFLOADED_WHY,
+            "M",
+        )
     option1 = drv.device.read_reg(OPTION_1)
     if enc not in ENC_ALGOS:
         return refuse("EOPNOTSUPP", f"encryption {enc}; valid: {', '.join(ENC_ALGOS)}")

@@ -1,0 +1,125 @@
+"""Crypto offload of an ESN SA on the ap's ports.
+
+The JM series (airoha-dsa-xfrm.md 3.10) sets ``.xdo_dev_state_advance_esn``, so the
+XFRM core's "crypto offload + ESN needs advance_esn" check (reference 3.5 row 7,
+fact 6.14) passes. The model's EIP-93 backend then declines the SA (its engine does
+not put sa_seqnum[1] into the ICV), and crypto offload stays in software (fact 6.11).
+"""
+
+from __future__ import annotations
+
+import pytest
+from scapy.layers.inet import IP
+from scapy.layers.ipsec import ESP, IPSecIntegrityError, SecurityAssociation
+
+from esplab.commands.result import TextResult
+from esplab.commands.session import Session
+from esplab.model.engine.xmit import ESN_NOT_OFFLOADED_WHY
+from esplab.model.journey import Journey
+from tests.commands import seed
+from tests.commands.results import journey as send
+
+ESN = " flag esn replay-window 32"
+# The command of airoha-dsa-xfrm.md 5.5 (a) with ESN, offloaded to wan (the brief's line).
+ADD_OUT = seed.SA_OUT + ESN + " offload dev wan dir out"
+ADD_IN = seed.SA_IN + ESN + " offload dev wan dir in"
+BACK = 'host send eth0 IP(dst="192.0.2.1")/UDP(sport=1234,dport=5201)/Raw(b"y"*40)'
+
+
+def esn_session() -> Session:
+    """Both ends with ESN SAs: the ap's asked for crypto offload on wan, the host's in
+    software."""
+    s = Session()
+    for line in (
+        ADD_OUT,
+        seed.POL_OUT,
+        "host " + seed.SA_OUT + ESN,
+        "host " + seed.POL_IN_HOST,
+        ADD_IN,
+        "host " + seed.SA_IN + ESN,
+        "host " + seed.POL_BACK_HOST,
+    ):
+        s.execute(line)
+    return s
+
+
+def test_ports_with_the_series_ops_have_advance_esn_peers_do_not() -> None:
+    lab = Session().lab
+    for dev in ("wan", "lan1", "lan4"):
+        port = lab.port("ap", dev)
+        assert port is not None and port.supports_advance_esn, dev
+    peer = lab.port("host", "eth0")
+    assert peer is None or not peer.supports_advance_esn
+
+
+def test_the_esn_add_is_accepted_and_runs_in_software() -> None:
+    s = Session()
+    result = s.execute(ADD_OUT)
+    assert "not offloaded" in result.summary and "sa_seqnum[1]" in result.summary
+    (state,) = s.lab.node("ap").xfrm.states
+    assert state.esn and state.offload is None
+    assert "sa_seqnum[1]" in (s.lab.fallback_reason(state) or "")
+    shown = s.execute("ip xfrm state")
+    assert isinstance(shown, TextResult)
+    assert "flag esn" in shown.text and "anti-replay esn context:" in shown.text
+    assert "crypto offload parameters" not in shown.text
+
+
+@pytest.mark.parametrize("dev", ["wan", "lan2"])
+@pytest.mark.parametrize("direction", ["in", "out"])
+def test_esn_is_not_refused_by_the_core_on_any_ap_port(dev: str, direction: str) -> None:
+    s = Session()
+    s.execute(f"{seed.SA_OUT}{ESN} offload dev {dev} dir {direction}")
+    (state,) = s.lab.node("ap").xfrm.states
+    assert state.offload is None and state.esn
+
+
+def test_the_driver_stage_says_why_and_labels_it_a_model_choice() -> None:
+    # The series sets advance_esn and programs sa_seqnum[1] [C]; declining is ours [M].
+    assert "xdo_dev_state_advance_esn" in ESN_NOT_OFFLOADED_WHY
+    assert "OPTION_0" in ESN_NOT_OFFLOADED_WHY and ESN_NOT_OFFLOADED_WHY.endswith("[M]")
+
+
+def _esp_on_wire(j: Journey, tap: str) -> bytes:
+    stage = j.stage(tap)
+    assert stage is not None and stage.data is not None, j.taps()
+    return stage.data[14:]  # past the Ethernet header
+
+
+def _icv_needs_seq_hi(packet: bytes, spi: int) -> None:
+    """The wire ESP verifies with ESN (seq-hi 0 in the ICV, RFC 4303 2.2.1) and not
+    without it."""
+    key, auth = bytes.fromhex(seed.ENC[2:]), bytes.fromhex(seed.AUTH[2:])
+
+    def sa(esn: bool) -> SecurityAssociation:
+        return SecurityAssociation(
+            ESP,
+            spi=spi,
+            crypt_algo="AES-CBC",
+            crypt_key=key,
+            auth_algo="HMAC-SHA1-96",
+            auth_key=auth,
+            esn_en=esn,
+            esn=0,
+        )
+
+    ip = IP(packet)
+    assert ip.haslayer(ESP)
+    sa(True).decrypt(ip)
+    with pytest.raises(IPSecIntegrityError):
+        sa(False).decrypt(IP(packet))
+
+
+def test_esn_journeys_both_ways_reach_the_host_and_back() -> None:
+    s = esn_session()
+    out = send(s, f"send ap wan {seed.UDP}")
+    assert out.delivered, out.verdict
+    assert "ap.esp" in out.taps()  # software ESP: the offload was declined
+    _icv_needs_seq_hi(_esp_on_wire(out, "wan.wire"), 0x1000)
+    back = send(s, BACK)
+    assert back.delivered, back.verdict
+    _icv_needs_seq_hi(_esp_on_wire(back, "host.wire"), 0x1001)
+    assert not [t for t in out.taps() + back.taps() if t.startswith("eip93.")]
+    host_in = [x for x in s.lab.node("host").xfrm.states if x.spi == 0x1000]
+    ap_in = [x for x in s.lab.node("ap").xfrm.states if x.spi == 0x1001]
+    assert [x.stats.integrity_failed for x in host_in + ap_in] == [0, 0]
