@@ -83,6 +83,19 @@ def _esp_features(on: bool) -> dict[str, bool]:
 #: (airoha-dsa-xfrm.md 3.10) [C].
 AP_FIXED_FEATURES = frozenset({"esp-tx-csum-hw-offload", "tx-esp-segmentation"})
 
+#: A DSA user port's hw_features are NETIF_F_HW_TC alone (dsa_user_setup_tagger:
+#: ``features = conduit->vlan_features | NETIF_F_HW_TC``, ``hw_features |= HW_TC``)
+#: [C], plus what the JM series attaches (the ESP feature, airoha_xfrm_dsa_attach_user)
+#: [C for that series]. The checksums, scatter-gather and TSO come from airoha's
+#: vlan_features (its hw_features set, airoha-dsa-xfrm.md 1.5) and cannot be changed:
+#: ethtool shows them "on [fixed]".
+DSA_USER_FIXED_FEATURES = AP_FIXED_FEATURES | {
+    "rx-checksumming",
+    "tx-checksumming",
+    "scatter-gather",
+    "tcp-segmentation-offload",
+}
+
 
 def _loopback(node: str) -> NetDev:
     """``lo``, ifindex 1 on every Linux node (drivers/net/loopback.c): mtu 65536,
@@ -153,7 +166,7 @@ def build_nodes(seed: int) -> dict[str, Node]:
             switch_port=n,
             xfrmdev_ops=True,
             features=_esp_features(True),
-            fixed=AP_FIXED_FEATURES,
+            fixed=DSA_USER_FIXED_FEATURES,
             addrs=[IPv4Interface(f"{lan_addr(n, 1)}/26"), IPv6Interface(f"2001:db8:1:{n}::1/64")],
         )
     ap.devs["wan"] = NetDev(

@@ -244,3 +244,19 @@ def test_a_user_port_without_sas_changes_quietly() -> None:
     s = Session()
     assert summary(s, "ethtool -K lan3 esp-hw-offload off") == "esp-hw-offload off"
     assert summary(s, "ethtool -K lan3 esp-hw-offload on") == "esp-hw-offload on"
+
+
+def test_user_ports_inherit_fixed_offloads_from_the_conduit() -> None:
+    # dsa_user_setup_tagger: features = conduit->vlan_features | NETIF_F_HW_TC and
+    # hw_features |= NETIF_F_HW_TC only, so the checksums, SG and TSO are on [fixed].
+    s = Session()
+    out = features(s, "lan1")
+    for name in ("rx-checksumming", "tx-checksumming", "scatter-gather"):
+        assert f"{name}: on [fixed]" in out
+    assert "tcp-segmentation-offload: on [fixed]" in out
+    assert out.endswith("hw-tc-offload: on")
+    with pytest.raises(KernelError, match="tx-checksumming is fixed on lan1"):
+        s.execute("ethtool -K lan1 tx-checksumming off")
+    lan1 = s.lab.node("ap").devs["lan1"]
+    assert lan1.features["tcp-segmentation-offload"] is True
+    assert summary(s, "ethtool -K lan1 hw-tc-offload off") == "hw-tc-offload off"
