@@ -146,6 +146,9 @@ def build_nodes(seed: int) -> dict[str, Node]:
         max_mtu=AIROHA_MAX_MTU,
         gdm=1,
         qdma=0,
+        # esp-hw-offload starts on for the seed scenario [M]. airoha_xfrm_build_netdev
+        # adds the ESP feature to hw_features only, after airoha_alloc_gdm_port has set
+        # features, so on a JM kernel it would start off too [D].
         # The JM series gives every GDM netdev the ops, the conduit included
         # (airoha_alloc_gdm_port calls airoha_xfrm_build_netdev), and attaches them to
         # a DSA user port only when its conduit has them (airoha_xfrm_dsa_attach_user)
@@ -165,6 +168,12 @@ def build_nodes(seed: int) -> dict[str, Node]:
             conduit="eth0",
             switch_port=n,
             xfrmdev_ops=True,
+            # esp-hw-offload starts on here, a design choice [M] kept for lab 5. In the
+            # JM series it would start off: dsa_user_create registers lanN (which sets
+            # wanted_features = features & hw_features) before netdev_upper_dev_link,
+            # whose NETDEV_CHANGEUPPER lets airoha_xfrm_dsa_attach_user add the ESP
+            # feature to hw_features only, so "ethtool -K lanN esp-hw-offload on" is
+            # needed first [D] (net/dsa/user.c, airoha_xfrm.c).
             features=_esp_features(True),
             fixed=DSA_USER_FIXED_FEATURES,
             addrs=[IPv4Interface(f"{lan_addr(n, 1)}/26"), IPv6Interface(f"2001:db8:1:{n}::1/64")],
@@ -179,7 +188,7 @@ def build_nodes(seed: int) -> dict[str, Node]:
         gdm=2,
         qdma=1,
         xfrmdev_ops=True,
-        features=_esp_features(True),
+        features=_esp_features(True),  # on for the seed scenario [M]; see eth0 above
         fixed=AP_FIXED_FEATURES,
         addrs=[IPv4Interface("192.0.2.1/24"), IPv6Interface("2001:db8:2::1/64")],
     )
