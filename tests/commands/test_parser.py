@@ -192,7 +192,7 @@ def test_rest_only_commands_read_their_own_long_options() -> None:
     from esplab.commands.session import Session
 
     s = Session()
-    stats = s.execute("ethtool --statistics wan")
+    stats = s.execute("ethtool --statistics lan1")
     assert isinstance(stats, TextResult) and "tx_packets: 0" in stats.text
     link = s.execute("ip --stats link show wan")
     assert isinstance(link, TextResult) and "RX:  bytes packets" in link.text
