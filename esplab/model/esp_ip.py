@@ -145,7 +145,8 @@ def parse_ip(packet: bytes, *, esp_split: bool = False, after_fragment: bool = T
         if esp_split:
             hlen, nh_off, proto, frag = v6_esp_split(packet, end, after_fragment)
         else:
-            hlen, nh_off, proto, frag = _v6_walk(packet, end)
+            hlen, nh_off, proto, frag_at = _v6_walk(packet, end)
+            frag = frag_at > 0
         return IpInfo(6, hlen, nh_off, proto, end, ds, False, frag)
     raise DecodeError(f"IP version {version}", valid=["4", "6"])
 
@@ -161,12 +162,14 @@ def _is_fragment(packet: bytes, off: int) -> bool:
     return bool(int.from_bytes(packet[off + 2 : off + 4], "big") & 0xFFF9)
 
 
-def _v6_walk(packet: bytes, end: int) -> tuple[int, int, int, bool]:
-    off, nh_off, nh, frag = 40, 6, packet[6], False
+def _v6_walk(packet: bytes, end: int) -> tuple[int, int, int, int]:
+    """(offset of the upper-layer header, offset of the byte naming it, its protocol,
+    offset of the fragment header when the packet is a fragment, else 0)."""
+    off, nh_off, nh, frag = 40, 6, packet[6], 0
     while nh in V6_EXT_HEADERS:
         size = _ext_len(packet, off, end, nh)
         if nh == _FRAGMENT and _is_fragment(packet, off):
-            frag = True
+            frag = off
         nh_off, nh = off, packet[off]
         off += size
         if off > end:
@@ -232,12 +235,11 @@ def fragment_offset(packet: bytes) -> int:
     header, or of its IPv6 fragment header (0 when it has none)."""
     if packet[0] >> 4 == 4:
         return int.from_bytes(packet[6:8], "big") & 0x1FFF
-    off, nh = 40, packet[6]
-    while nh in V6_EXT_HEADERS and off + 8 <= len(packet):
-        if nh == _FRAGMENT:
-            return int.from_bytes(packet[off + 2 : off + 4], "big") >> 3
-        nh, off = packet[off], off + _ext_len(packet, off, len(packet), nh)
-    return 0
+    try:
+        at = _v6_walk(packet, len(packet))[3]
+    except DecodeError:
+        return 0
+    return int.from_bytes(packet[at + 2 : at + 4], "big") >> 3 if at else 0
 
 
 def locate_esp(skb: bytes) -> tuple[int, int]:

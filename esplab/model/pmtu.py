@@ -14,7 +14,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.walk import Walk, addrs, icmp_too_big, quoted
+from esplab.model.walk import Walk, addrs, icmp_too_big, no_icmp, quoted
 
 if TYPE_CHECKING:
     from esplab.model.datapath import Datapath
@@ -47,11 +47,15 @@ def too_big(
             f"{node.name}.pmtu",
             node.name,
             f"{len(packet)} > {'path ' if learned else ''}mtu {mtu}: "
-            + (f"ICMP {what}" if icmp is not None else "dropped, no ICMP error for it"),
+            + (f"ICMP {what}" if icmp is not None else f"dropped, {no_icmp(packet, too_big=True)}"),
             "FragFails" if not v6 else "Ip6FragFails",  # /proc/net/snmp, snmp6
             f"the packet does not fit {fits} and may not be fragmented, so the "
-            f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
-            "snapshot is that ICMP message",
+            + (
+                f"sender gets ICMP {what} with mtu {mtu} (RFC 1191, RFC 8201); the "
+                "snapshot is that ICMP message"
+                if icmp is not None
+                else f"packet is dropped; {no_icmp(packet, too_big=True)}"
+            ),
             data=icmp,
         )
         src = addrs(packet)[0]
@@ -127,11 +131,20 @@ def tunnel_too_big(
         f"{node.name}.xfrm.state",
         node.name,
         f"{len(packet)} > mtu {mtu} of the tunnel over {dev_name}: "
-        + (f"ICMP with mtu {mtu}" if icmp is not None else "dropped, no ICMP error for it"),
+        + (
+            f"ICMP with mtu {mtu}"
+            if icmp is not None
+            else f"dropped, {no_icmp(packet, too_big=True)}"
+        ),
         counter,
         f"{where} is {dev_name}'s {out_dev.mtu} less the SA's overhead "
         f"({out_dev.mtu - mtu} bytes, xfrm_state_mtu); the inner packet may not be "
-        "fragmented, so its sender learns that MTU; the snapshot is the ICMP message",
+        "fragmented, so "
+        + (
+            "its sender learns that MTU; the snapshot is the ICMP message"
+            if icmp is not None
+            else f"it is dropped; {no_icmp(packet, too_big=True)}"
+        ),
         data=icmp,
     )
     if icmp is not None and not node.owns(addrs(packet)[0]):

@@ -31,6 +31,7 @@ from esplab.model.walk import (
     flow_key,
     icmp_time_exceeded,
     is_natt,
+    no_icmp,
     software_sa,
     tapname,
 )
@@ -265,16 +266,21 @@ class ReceivePath:
             what = "hop limit" if v6 else "TTL"
             icmp = icmp_time_exceeded(node, dev_name, packet)
             counter = "Ip6InHdrErrors" if v6 else "InHdrErrors"
+            sent = (
+                "sends ICMP time exceeded in transit to its source; the snapshot is that "
+                "ICMP message"
+                if icmp is not None
+                else f"sends no ICMP: {no_icmp(packet, too_big=False)}"
+            )
             walk.drop(
                 f"{name}.forward",
                 name,
                 f"{what} {ttl}: ICMP time exceeded"
                 if icmp is not None
-                else f"{what} {ttl}: dropped (no ICMP error answers this packet)",
+                else f"{what} {ttl}: dropped, {no_icmp(packet, too_big=False)}",
                 counter,
                 f"a router does not forward a packet whose {what} would reach 0: "
-                f"{'ip6_forward' if v6 else 'ip_forward'} counts {counter} and sends ICMP "
-                "time exceeded in transit to its source; the snapshot is that ICMP message",
+                f"{'ip6_forward' if v6 else 'ip_forward'} counts {counter} and {sent}",
                 data=icmp,
             )
             if icmp is not None and not node.owns(addrs(packet)[0]):

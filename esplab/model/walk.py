@@ -39,6 +39,7 @@ __all__ = [
     "icmp_time_exceeded",
     "icmp_too_big",
     "is_natt",
+    "no_icmp",
     "policy_refused",
     "quoted",
     "refused_counter",
@@ -167,14 +168,26 @@ def icmp_answers(packet: bytes, *, too_big: bool) -> bool:
         return False
     if fragment_offset(packet):
         return False
-    upper = packet[info.hlen] if len(packet) > info.hlen else None
+    # An ICMP packet whose type was not captured is not answered either: Linux gives
+    # up when it cannot read it (__icmp_send's itp, is_ineligible's skb_header_pointer).
+    cut = len(packet) <= info.hlen
+    upper = 0 if cut else packet[info.hlen]
     if info.version == 4:
-        if packet[16] >= 224:  # 224/4 multicast, 240/4 and 255.255.255.255
+        # 224/4 multicast, 240/4 and 255.255.255.255; a subnet's directed broadcast,
+        # which Linux refuses by its route (RTCF_BROADCAST), is not told apart [M].
+        if packet[16] >= 224:
             return False
-        return not (info.proto == 1 and upper is not None and (upper > 18 or upper in _ICMP_ERRORS))
+        return not (info.proto == 1 and (cut or upper > 18 or upper in _ICMP_ERRORS))
     if packet[24] == 0xFF and not too_big:
         return False
-    return not (info.proto == 58 and upper is not None and upper < 128)
+    return not (info.proto == 58 and (cut or upper < 128))
+
+
+def no_icmp(packet: bytes, *, too_big: bool) -> str:
+    """Why no ICMP error went back for ``packet`` when :func:`icmp_error` gave none."""
+    if not icmp_answers(packet, too_big=too_big):
+        return "no ICMP error answers this packet"
+    return "the node has no address to send an ICMP error from"
 
 
 def icmp_error(node: Node, dev: str, packet: bytes, mtu: int | None) -> bytes | None:

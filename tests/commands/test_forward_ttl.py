@@ -117,3 +117,13 @@ def test_icmp_answers_an_echo_request_and_a_first_fragment() -> None:
     ):
         j = send(s, f"send pc1 eth0 {packet}")
         assert j.dropped is not None and j.dropped.data is not None
+
+
+def test_an_icmp_packet_cut_before_its_type_gets_no_icmp_error() -> None:
+    # __icmp_send gives up when it cannot read the type (itp NULL).
+    s = Session()
+    j = send(s, 'send pc1 eth0 IP(dst="203.0.113.1", ttl=1, proto=1)')
+    drop = j.dropped
+    assert drop is not None and drop.data is None
+    assert "no ICMP error answers this packet" in drop.decision
+    assert "sends no ICMP" in drop.why
