@@ -247,8 +247,8 @@ def _all_passed(summary: Summary, *, decrypted: bool) -> str:
     else:
         line = (
             f"{n - bare} of {n} ESP packet(s) authenticated; {bare} belong to SA(s) without "
-            "integrity, which cannot be"
+            "integrity, which cannot be authenticated"
         )
     if decrypted:
-        line += " and decrypted" if not bare else "; every one decrypted"
+        line += " and decrypted" if not bare else "; every packet decrypted"
     return line

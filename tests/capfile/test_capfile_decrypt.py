@@ -143,13 +143,13 @@ def test_packets_of_an_sa_without_integrity_are_not_called_authenticated(
     assert "every ESP packet" not in out
     assert (
         "3 of 5 ESP packet(s) authenticated; 2 belong to SA(s) without integrity, which "
-        "cannot be; every one decrypted"
+        "cannot be authenticated; every packet decrypted"
     ) in out
     # The padding warning names who was authenticated, whatever the mix.
     run.summary.sas[4].counters.ok_padding_bad = 2
     out = _summary_text(run, sas)
     assert "2 ESP packet(s) of SA(s) without integrity (not authenticated) with padding" in out
-    assert out.endswith("which cannot be")
+    assert out.endswith("which cannot be authenticated")
     run.summary.sas[0].counters.ok_padding_bad = 1
     out = _summary_text(run, sas)
     assert "3 ESP packet(s) (1 authenticated, 2 of SA(s) without integrity) with padding" in out

@@ -28,6 +28,8 @@ def test_help_of_unknown_command_fails_with_suggestion() -> None:
     result = Session().run("help decod")
     assert isinstance(result, ErrorResult)
     assert "did you mean decode?" in result.summary
+    # The topic is named as it was typed.
+    assert Session().run("help NOSUCH").summary.startswith("unknown command 'NOSUCH'")
 
 
 def test_quit_and_alias() -> None:

@@ -27,7 +27,10 @@ def _help(session: Session, inv: Invocation) -> Result:
         # An alias (help exit, help ?) is a name of its command; a name is matched
         # whatever its case, as completion offers it.
         registry = session.registry
-        command = registry.lookup(topic if topic in registry else topic.lower())
+        name = topic if topic in registry else topic.lower()
+        if name not in registry:
+            registry.lookup(topic)  # the refusal names the topic as typed
+        command = registry.lookup(name)
         entry = _entry(command)
         return HelpResult(
             summary=f"{command.name}: {command.summary}",
