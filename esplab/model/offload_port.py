@@ -51,14 +51,16 @@ def dsa_feature_change(
     ``xfrm_dev_policy_flush``), with the warning :data:`DSA_FEATURE_LOST`. The core's
     own notifier deletes nothing on a feature change [C] (3.7). The lists flushed, or
     None when the notifier does nothing. That offloaded policies count in ``held`` is
-    the model's [M], as in :meth:`NetDev.set_features`."""
+    the model's [M], as in :meth:`NetDev.set_features`.
+
+    Call it only when ``dev``'s active features changed: ``ethnl_set_features`` calls
+    ``netdev_features_change``, which raises the event, only then
+    (net/ethtool/features.c, ``if (mod)``) [C]."""
     if dev.kind != "dsa-user" or not dev.xfrmdev_ops or dev.features.get(ESP_HW_OFFLOAD):
         return None
     if not held:
         return None
-    states = xfrm.delete_states(lambda x: x.offload is not None and x.offload.dev == dev.name)
-    pols = xfrm.delete_policies(lambda p: p.offload is not None and p.offload.dev == dev.name)
-    return states, pols
+    return xfrm.flush_dev(dev.name)
 
 
 def refusal(state: XfrmState, dev: NetDev) -> str | None:

@@ -214,30 +214,72 @@ def test_a_user_port_sa_holds_the_conduit() -> None:
     s.execute("ethtool -K wan esp-hw-offload off")
 
 
-def test_a_user_port_drops_esp_and_its_sas_are_flushed() -> None:
+@pytest.mark.parametrize(
+    ("dev", "flushed", "left"),
+    [
+        # lan2 flushes its own SA; with the count back at 0 the conduit is free again.
+        ("lan2", " (flushed 1 state)", 0),
+        # The shared count is not 0 (lan2's SA), so lan1's handler runs and warns, but
+        # xfrm_dev_state_flush only takes lan1's own states.
+        ("lan1", "", 1),
+    ],
+)
+def test_a_user_port_drops_esp_and_its_own_sas_are_flushed(
+    dev: str, flushed: str, left: int
+) -> None:
     # dsa_user_netdev_ops has no ndo_set_features, so the change goes through; the
     # JM NETDEV_FEAT_CHANGE handler (airoha_xfrm_dsa_feature_change) then flushes the
     # port's states and policies while the GDM port counts SAs, and warns.
     s = Session()
     s.execute(LAN2_SA)
-    summary = s.execute("ethtool -K lan2 esp-hw-offload off").summary
-    assert summary == (
-        "esp-hw-offload off\nlan2: DSA feature lost ESP SAs, flushing (flushed 1 state)"
-    )
-    assert not s.lab.node("ap").xfrm.states
-    assert s.lab.node("ap").devs["lan2"].features["esp-hw-offload"] is False
-    # With the count back at 0 the conduit is free again.
-    s.execute("ethtool -K eth0 esp-hw-offload off")
+    summary = s.execute(f"ethtool -K {dev} esp-hw-offload off").summary
+    assert summary == f"esp-hw-offload off\n{dev}: DSA feature lost ESP SAs, flushing{flushed}"
+    assert len(s.lab.node("ap").xfrm.states) == left
+    assert s.lab.node("ap").devs[dev].features["esp-hw-offload"] is False
+    if not left:
+        s.execute("ethtool -K eth0 esp-hw-offload off")
 
 
-def test_another_user_port_flushes_only_itself() -> None:
-    # The shared count is not 0 (lan2's SA), so lan1's handler runs and warns, but
-    # xfrm_dev_state_flush only takes lan1's own states.
+@pytest.mark.parametrize(
+    "line",
+    [
+        # esp-hw-offload is off already after the first command.
+        "ethtool -K lan1 esp-hw-offload off",
+        # hw-tc-offload starts on (dsa_user_setup_tagger sets NETIF_F_HW_TC).
+        "ethtool -K lan1 hw-tc-offload on",
+    ],
+)
+def test_no_feature_change_raises_no_notifier(line: str) -> None:
+    # ethnl_set_features calls netdev_features_change (NETDEV_FEAT_CHANGE) only when
+    # the active features differ from before (net/ethtool/features.c, "if (mod)").
     s = Session()
     s.execute(LAN2_SA)
-    summary = s.execute("ethtool -K lan1 esp-hw-offload off").summary
-    assert summary == "esp-hw-offload off\nlan1: DSA feature lost ESP SAs, flushing"
-    assert len(s.lab.node("ap").xfrm.states) == 1
+    s.execute("ethtool -K lan1 esp-hw-offload off")
+    assert s.execute(line).summary == line.split(" ", 3)[3]
+
+
+def test_a_user_port_change_of_another_feature_flushes_while_esp_is_off() -> None:
+    # Any active change raises NETDEV_FEAT_CHANGE; the JM handler acts whenever the port
+    # is without ESP and the GDM port counts SAs.
+    s = Session()
+    s.execute(LAN2_SA)
+    s.execute("ethtool -K lan1 esp-hw-offload off")
+    summary = s.execute("ethtool -K lan1 hw-tc-offload off").summary
+    assert summary == "hw-tc-offload off\nlan1: DSA feature lost ESP SAs, flushing"
+
+
+def test_flush_dev_takes_the_device_s_states_and_policies_only() -> None:
+    # What xfrm_dev_state_flush and xfrm_dev_policy_flush delete for one device, used
+    # by NETDEV_DOWN (xfrm_dev_down) and by the JM DSA feature-change handler.
+    s = Session()
+    for line in (CRYPTO_SA, PACKET_SA, PACKET_POLICY, LAN2_SA.replace("0x1000", "0x3000")):
+        s.execute(line)
+    xfrm = s.lab.node("ap").xfrm
+    states, policies = xfrm.flush_dev("wan")
+    assert sorted(x.spi for x in states) == [0x1000, 0x2000]
+    assert len(policies) == 1
+    assert [x.spi for x in xfrm.states] == [0x3000]
+    assert xfrm.flush_dev("wan") == ([], [])
 
 
 def test_a_user_port_without_sas_changes_quietly() -> None:

@@ -87,7 +87,9 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
             request, offloaded_states=states, offloaded_policies=policies, held_on=held_on
         )
         summary = _changes(request, changed)
-        flushed = dsa_feature_change(node.xfrm, dev, states + policies)
+        # NETDEV_FEAT_CHANGE only when the active features changed (ethnl_set_features:
+        # "if (mod) netdev_features_change(dev)") [C].
+        flushed = dsa_feature_change(node.xfrm, dev, states + policies) if changed else None
         if flushed is not None:
             gone = _flushed(*flushed)
             summary += f"\n{dev.name}: {DSA_FEATURE_LOST}" + (f" ({gone})" if gone else "")

@@ -507,6 +507,11 @@ class XfrmNode:
         (delete callback, then gone); without it nothing changes."""
         if ESP_HW_OFFLOAD not in dev.features:
             return [], []
-        states = self.delete_states(lambda x: x.offload is not None and x.offload.dev == dev.name)
-        pols = self.delete_policies(lambda p: p.offload is not None and p.offload.dev == dev.name)
+        return self.flush_dev(dev.name)
+
+    def flush_dev(self, name: str) -> tuple[list[XfrmState], list[XfrmPolicy]]:
+        """Delete every SA, then every policy, offloaded to the device ``name``
+        (``xfrm_dev_state_flush``, ``xfrm_dev_policy_flush``); what went, newest first."""
+        states = self.delete_states(lambda x: x.offload is not None and x.offload.dev == name)
+        pols = self.delete_policies(lambda p: p.offload is not None and p.offload.dev == name)
         return states, pols
