@@ -9,11 +9,17 @@ ports borrow the conduit's engine) [C for that series, M for its use here]:
   unless ESP-HW is on (checked here) and the driver takes the SA: ESP in
   transport or tunnel mode, no NAT-T, no TFC padding, no AEAD, algorithms the
   EIP-93ies has (the driver's own checks, ``esplab.model.engine.xmit.state_add``) [C];
-* ESN: the series sets ``.xdo_dev_state_advance_esn`` (airoha_xfrm_state_advance_esn,
-  backed by eip93_ipsec_state_advance_esn, which writes seq-hi into the SA record's
-  sa_seqnum[1]) [C], so the core's crypto+ESN check passes; the model's engine does
-  not put sa_seqnum[1] into the ICV, so its backend declines ESN SAs and they run in
-  software (``esplab.model.engine.xmit.ESN_NOT_OFFLOADED_WHY``) [M];
+* ESN: JM patch 3 ("net: airoha: add EIP93-backed ESP XFRM offload", airoha_xfrm.c)
+  sets ``.xdo_dev_state_advance_esn = airoha_xfrm_state_advance_esn`` in
+  ``airoha_xfrmdev_ops``; that calls patch 2's ``eip93_ipsec_state_advance_esn``
+  ("crypto: inside-secure: add EIP93 ESP packet backend", eip93-ipsec.c), which
+  writes replay_esn seq_hi (in) or oseq_hi (out) into the SA record's sa_seqnum[1]
+  [C, the patches]. So the core's crypto+ESN check passes. The reference notes say
+  otherwise or nothing: airoha-dsa-xfrm.md 3.10 does not mention ESN, and eip93.md
+  3.1 and 4 ("drivers write 0 and ESN is unsupported") describe the mainline and
+  vschagen drivers, not patch 2. The model's engine does not put sa_seqnum[1] into
+  the ICV, so its backend declines ESN SAs and they run in software
+  (``esplab.model.engine.xmit.ESN_NOT_OFFLOADED_WHY``) [M];
 * packet offload and policy offload are accepted on the ap's ports: a
   labelled design choice (DESIGN.md: the packet datapath is modelled) [M].
 
@@ -99,8 +105,9 @@ class PortOffload:
 
     @property
     def supports_advance_esn(self) -> bool:
-        # JM patch 3: airoha_xfrmdev_ops has .xdo_dev_state_advance_esn [C]; a port
-        # without xfrmdev_ops never gets this far (reference 3.5 row 6).
+        # JM patch 3 (airoha_xfrm.c): airoha_xfrmdev_ops sets .xdo_dev_state_advance_esn
+        # = airoha_xfrm_state_advance_esn [C, the patch; airoha-dsa-xfrm.md 3.10 does not
+        # list it]. A port without xfrmdev_ops never gets this far (reference 3.5 row 6).
         return self.dev.xfrmdev_ops
 
     def state_add(self, state: XfrmState) -> str | None:

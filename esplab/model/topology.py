@@ -85,10 +85,12 @@ AP_FIXED_FEATURES = frozenset({"esp-tx-csum-hw-offload", "tx-esp-segmentation"})
 
 #: A DSA user port's hw_features are NETIF_F_HW_TC alone (dsa_user_setup_tagger:
 #: ``features = conduit->vlan_features | NETIF_F_HW_TC``, ``hw_features |= HW_TC``)
-#: [C], plus what the JM series attaches (the ESP feature, airoha_xfrm_dsa_attach_user)
-#: [C for that series]. The checksums, scatter-gather and TSO come from airoha's
-#: vlan_features (its hw_features set, airoha-dsa-xfrm.md 1.5) and cannot be changed:
-#: ethtool shows them "on [fixed]".
+#: [C], plus what the JM series attaches: airoha_xfrm_dsa_attach_user ORs the conduit's
+#: ESP feature into the user port's hw_features and hw_enc_features, not its features
+#: (JM patch 3, airoha_xfrm.c) [C for that series; airoha-dsa-xfrm.md 3.10 says only
+#: that patch 3 attaches the conduit's ops to the user ports]. The checksums,
+#: scatter-gather and TSO come from airoha's vlan_features (its hw_features set,
+#: airoha-dsa-xfrm.md 1.5) and cannot be changed: ethtool shows them "on [fixed]".
 DSA_USER_FIXED_FEATURES = AP_FIXED_FEATURES | {
     "rx-checksumming",
     "tx-checksumming",
@@ -152,7 +154,8 @@ def build_nodes(seed: int) -> dict[str, Node]:
         # The JM series gives every GDM netdev the ops, the conduit included
         # (airoha_alloc_gdm_port calls airoha_xfrm_build_netdev), and attaches them to
         # a DSA user port only when its conduit has them (airoha_xfrm_dsa_attach_user)
-        # [C for that series, airoha-dsa-xfrm.md 3.10; M for its use here].
+        # [C for that series, JM patch 3 airoha_xfrm.c (airoha-dsa-xfrm.md 3.10 says only
+        # that the ops are attached); M for its use here].
         xfrmdev_ops=True,
         features=_esp_features(True),
         fixed=AP_FIXED_FEATURES,

@@ -1,8 +1,11 @@
 """Crypto offload of an ESN SA on the ap's ports.
 
-The JM series (airoha-dsa-xfrm.md 3.10) sets ``.xdo_dev_state_advance_esn``, so the
-XFRM core's "crypto offload + ESN needs advance_esn" check (reference 3.5 row 7,
-fact 6.14) passes. The model's EIP-93 backend then declines the SA (its engine does
+JM patch 3 (airoha_xfrm.c) sets ``.xdo_dev_state_advance_esn`` in
+``airoha_xfrmdev_ops``, backed by patch 2's ``eip93_ipsec_state_advance_esn``
+(eip93-ipsec.c), so the XFRM core's "crypto offload + ESN needs advance_esn" check
+(reference 3.5 row 7, fact 6.14) passes. airoha-dsa-xfrm.md 3.10 does not mention
+ESN, and eip93.md 3.1 has drivers write 0 into sa_seqnum[1]; both describe other
+code than these patches. The model's EIP-93 backend then declines the SA (its engine does
 not put sa_seqnum[1] into the ICV), and crypto offload stays in software (fact 6.11).
 """
 
@@ -74,10 +77,35 @@ def test_esn_is_not_refused_by_the_core_on_any_ap_port(dev: str, direction: str)
     assert state.offload is None and state.esn
 
 
-def test_the_driver_stage_says_why_and_labels_it_a_model_choice() -> None:
-    # The series sets advance_esn and programs sa_seqnum[1] [C]; declining is ours [M].
-    assert "xdo_dev_state_advance_esn" in ESN_NOT_OFFLOADED_WHY
-    assert "OPTION_0" in ESN_NOT_OFFLOADED_WHY and ESN_NOT_OFFLOADED_WHY.endswith("[M]")
+@pytest.mark.parametrize(("dev", "direction"), [("wan", "out"), ("lan2", "in")])
+def test_the_driver_stage_records_eopnotsupp_as_a_model_choice(dev: str, direction: str) -> None:
+    # The series would program the SA [C]; the model's backend declines it [M], and the
+    # core keeps it in software with the driver's reason (fact 6.11).
+    s = Session()
+    s.execute(f"{seed.SA_OUT}{ESN} offload dev {dev} dir {direction}")
+    journey = s.lab.journeys.get()
+    assert journey is not None and journey.origin == f"xdo_dev_state_add {dev} spi 0x1000"
+    (stage,) = journey.stages
+    assert (stage.tap, stage.fidelity, stage.meta) == ("eip93.driver", "M", {"errno": "EOPNOTSUPP"})
+    assert stage.why == ESN_NOT_OFFLOADED_WHY
+    (state,) = s.lab.node("ap").xfrm.states
+    assert state.offload is None
+    reason = "ESN is not offloaded: the modelled engine ignores sa_seqnum[1]"
+    assert s.lab.fallback_reason(state) == reason
+    assert stage.decision == f"xdo_dev_state_add({dev}, spi 0x1000): EOPNOTSUPP ({reason})"
+
+
+def test_without_esn_the_driver_stage_programs_the_sa() -> None:
+    # The same SA without ESN: the driver writes an SA record and returns a handle; no
+    # errno and no model choice.
+    s = Session()
+    s.execute(seed.SA_OUT + " offload dev wan dir out")
+    journey = s.lab.journeys.get()
+    assert journey is not None
+    (stage,) = journey.stages
+    assert stage.fidelity != "M" and "errno" not in stage.meta and "handle" in stage.meta
+    (state,) = s.lab.node("ap").xfrm.states
+    assert state.offload is not None and s.lab.fallback_reason(state) is None
 
 
 def _esp_on_wire(j: Journey, tap: str) -> bytes:

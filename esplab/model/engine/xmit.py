@@ -97,11 +97,15 @@ def _refuse(
 
 #: Why an ESN SA is not offloaded, though the series would take it.
 ESN_NOT_OFFLOADED_WHY = (
-    "the JM series takes ESN SAs: it has xdo_dev_state_advance_esn, programs "
-    "sa_seqnum[1] from replay_esn seq_hi (in) / oseq_hi (out) with sa_seqnum_mask[1] "
-    "0xffffffff, and its advance_esn hook rewrites sa_seqnum[1] [C]; it sets no ESN "
-    "command bit, and whether the EN7581's EIP-93 hashes sa_seqnum[1] into the ICV is "
-    "not known (OPTION_0 bit 15, ESN, is clear on the board readout; eip93.md 1.1, 3.1) "
+    "the JM series takes ESN SAs: patch 3's airoha_xfrmdev_ops sets "
+    "xdo_dev_state_advance_esn (airoha_xfrm.c), and patch 2's "
+    "eip93_ipsec_init_sa_record programs sa_seqnum[1] from replay_esn seq_hi (in) / "
+    "oseq_hi (out) with sa_seqmum_mask[1] (the struct's spelling) 0xffffffff, and "
+    "eip93_ipsec_state_advance_esn rewrites it (eip93-ipsec.c) [C, the patches; "
+    "airoha-dsa-xfrm.md 3.10 does not mention ESN, and eip93.md 3.1 has drivers write "
+    "0 there, as the mainline and vschagen ones do]; it sets no ESN command bit, and "
+    "whether the EN7581's EIP-93 hashes sa_seqnum[1] into the ICV is not known "
+    "(OPTION_0 bit 15, ESN, is clear on the board readout; eip93.md 1.1, 6.1) "
     "[U]. The engine model ignores sa_seqnum[1] (choice esn-ignored), so its ICVs would "
     "fail at an ESN peer: the model's backend declines the SA instead and crypto "
     "offload stays in software (airoha-dsa-xfrm.md 3.3) [M]"
