@@ -18,6 +18,8 @@ switch side of the same tag.
 
 from __future__ import annotations
 
+import struct
+
 from scapy.config import conf
 from scapy.data import ETHER_TYPES
 from scapy.fields import (
@@ -37,6 +39,7 @@ from scapy.layers.inet import IP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Packet, bind_layers
+from scapy.utils import checksum
 
 from esplab.layers._fixed import TruncatablePacket
 from esplab.layers.linktypes import DLT_MTK_ETHER, DLT_MTK_ETHER_RX, DLT_QDMA_DESC
@@ -54,6 +57,7 @@ __all__ = [
     "airoha_dsa_xmit",
     "airoha_dsa_xmit_bytes",
     "airoha_qdma_rx",
+    "airoha_qdma_rx_bytes",
     "airoha_rx_msg1_flags",
     "mtk_tag_from_cpu",
     "mtk_tag_rcv",
@@ -508,27 +512,57 @@ def airoha_dsa_xmit_bytes(frame: bytes, *, addr: int = 0, next_id: int = 0) -> b
 
 _IPPROTO_TCP = 6
 _IPPROTO_UDP = 17
+# RX msg1 parse bits (section 1.6).
+_MSG1_IP6 = 1 << 30
+_MSG1_IP4 = 1 << 29
+_MSG1_L4_VALID = 1 << 27
+_MSG1_L4F = 1 << 26
+_MSG1_FLAGS = {
+    "ip4": _MSG1_IP4,
+    "ip6": _MSG1_IP6,
+    "ip4f": 1 << 28,
+    "l4_valid": _MSG1_L4_VALID,
+    "l4f": _MSG1_L4F,
+}
 
 
-def _l4_checksum_ok(family: int, src: bytes, dst: bytes, proto: int, l4: bytes) -> bool:
-    """The TCP/UDP checksum over the pseudo-header (RFC 768, RFC 793, RFC 8200 8.1)
-    folds to zero; a UDP/IPv4 checksum of 0 means "none" (RFC 768)."""
-    if proto == _IPPROTO_UDP and family == 4 and l4[6:8] == b"\x00\x00":
-        return True
-    pseudo = (
-        src
-        + dst
-        + (
-            b"\x00" + bytes((proto,)) + len(l4).to_bytes(2, "big")
-            if family == 4
-            else len(l4).to_bytes(4, "big") + b"\x00\x00\x00" + bytes((proto,))
-        )
-    )
-    data = pseudo + l4 + (b"\x00" if len(l4) % 2 else b"")
-    total = sum(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return total == 0xFFFF
+def _rx_msg1_parse(data: bytes) -> int:
+    """The msg1 parse bits of :func:`airoha_rx_msg1_flags`, as they sit in the word."""
+    at = _ETH_ALEN2
+    etype = int.from_bytes(data[at : at + 2], "big")
+    if etype in (ETH_P_8021Q, ETH_P_8021AD) and len(data) >= at + 6:
+        at += 4
+        etype = int.from_bytes(data[at : at + 2], "big")
+    ip = data[at + 2 :]
+    if etype == 0x0800 and len(ip) >= 20 and ip[0] >> 4 == 4:
+        bits = _MSG1_IP4
+        ihl = (ip[0] & 0x0F) * 4
+        proto = ip[9]
+        fragment = int.from_bytes(ip[6:8], "big") & 0x3FFF
+        if fragment or proto not in (_IPPROTO_TCP, _IPPROTO_UDP) or ihl < 20:
+            return bits
+        l4 = ip[ihl : int.from_bytes(ip[2:4], "big")]
+        # RFC 768/793 pseudo-header: addresses, zero, protocol, L4 length.
+        pseudo = ip[12:20] + bytes((0, proto)) + len(l4).to_bytes(2, "big")
+    elif etype == 0x86DD and len(ip) >= 40 and ip[0] >> 4 == 6:
+        bits = _MSG1_IP6
+        proto = ip[6]
+        if proto not in (_IPPROTO_TCP, _IPPROTO_UDP):
+            return bits
+        l4 = ip[40 : 40 + int.from_bytes(ip[4:6], "big")]
+        # RFC 8200 8.1 pseudo-header: addresses, u32 length, three zeros, next header.
+        pseudo = ip[8:40] + len(l4).to_bytes(4, "big") + bytes((0, 0, 0, proto))
+    else:
+        return 0
+    if len(l4) < (20 if proto == _IPPROTO_TCP else 8):
+        return bits
+    bits |= _MSG1_L4_VALID
+    # A UDP/IPv4 checksum of 0 means "none" (RFC 768); otherwise the one's-complement
+    # sum over pseudo-header and segment, checksum included, folds to zero.
+    no_checksum = bits & _MSG1_IP4 and proto == _IPPROTO_UDP and l4[6:8] == b"\x00\x00"
+    if not no_checksum and checksum(pseudo + l4) != 0:
+        bits |= _MSG1_L4F
+    return bits
 
 
 def airoha_rx_msg1_flags(frame: bytes | Packet) -> dict[str, int]:
@@ -546,37 +580,8 @@ def airoha_rx_msg1_flags(frame: bytes | Packet) -> dict[str, int]:
     fault; neither says when the hardware sets it [U]. A fragment (MF or an offset)
     gets no L4_VALID, as a parser cannot check its L4 checksum [D].
     """
-    data = bytes(frame)
-    flags = {"ip4": 0, "ip6": 0, "ip4f": 0, "l4_valid": 0, "l4f": 0}
-    at = _ETH_ALEN2
-    etype = int.from_bytes(data[at : at + 2], "big")
-    if etype in _TPID_OF_SEL.values() and len(data) >= at + 6:
-        at += 4
-        etype = int.from_bytes(data[at : at + 2], "big")
-    ip = data[at + 2 :]
-    if etype == 0x0800 and len(ip) >= 20 and ip[0] >> 4 == 4:
-        flags["ip4"] = 1
-        ihl = (ip[0] & 0x0F) * 4
-        total = int.from_bytes(ip[2:4], "big")
-        fragment = int.from_bytes(ip[6:8], "big") & 0x3FFF
-        proto, l4 = ip[9], ip[ihl:total]
-        if not fragment and proto in (_IPPROTO_TCP, _IPPROTO_UDP) and ihl >= 20:
-            src, dst, family = ip[12:16], ip[16:20], 4
-        else:
-            return flags
-    elif etype == 0x86DD and len(ip) >= 40 and ip[0] >> 4 == 6:
-        flags["ip6"] = 1
-        proto, l4 = ip[6], ip[40 : 40 + int.from_bytes(ip[4:6], "big")]
-        if proto not in (_IPPROTO_TCP, _IPPROTO_UDP):
-            return flags
-        src, dst, family = ip[8:24], ip[24:40], 6
-    else:
-        return flags
-    if len(l4) < (20 if proto == _IPPROTO_TCP else 8):
-        return flags
-    flags["l4_valid"] = 1
-    flags["l4f"] = 0 if _l4_checksum_ok(family, src, dst, proto, l4) else 1
-    return flags
+    bits = _rx_msg1_parse(bytes(frame))
+    return {name: 1 if bits & bit else 0 for name, bit in _MSG1_FLAGS.items()}
 
 
 def airoha_qdma_rx(
@@ -591,17 +596,48 @@ def airoha_qdma_rx(
     its payload.
 
     DONE is set: ``airoha_qdma_rx_process`` stops at a descriptor without it [C].
-    LEN is the frame length; ``sptag`` the DSA source port (STAG_EN) [C]; ``sport``
-    the FE source port (0x10 = GDM1) [C]; PPE_ENTRY 0xffff (no flow entry) [C]
-    value, [U] that the hardware writes it for an unbound flow; the msg1 parse bits
-    come from :func:`airoha_rx_msg1_flags`. ``addr`` and ``next_id`` are what the
-    driver's ring refill wrote (buffer DMA address, the next ring index).
+    LEN is the frame length, padding included; ``sptag`` the DSA source port
+    (STAG_EN) [C]; ``sport`` the FE source port (0x10 = GDM1) [C]; PPE_ENTRY 0xffff
+    (no flow entry) [C] value, [U] that the hardware writes it for an unbound flow;
+    the msg1 parse bits come from :func:`airoha_rx_msg1_flags`. ``addr`` and
+    ``next_id`` are what the driver's ring refill wrote (buffer DMA address, the next
+    ring index).
+    :func:`airoha_qdma_rx_bytes` gives the same bytes without building the layers.
     """
     data = bytes(frame)
-    desc = QDMARxDescriptor(done=1, addr=addr, next_id=next_id, sptag=sptag, sport=sport)
+    # LEN set here: the layer's own would leave out bytes Ether dissects as padding.
+    desc = QDMARxDescriptor(
+        done=1, len=len(data) & 0xFFFF, addr=addr, next_id=next_id, sptag=sptag, sport=sport
+    )
     for field_name, value in airoha_rx_msg1_flags(data).items():
         desc.setfieldval(field_name, value)
     return desc / Ether(data)
+
+
+# The eight words of an RX descriptor; word 1 carries DONE (b31) and LEN, msg1 the parse
+# bits, SPORT and PPE_ENTRY 0xffff (see airoha_qdma_rx).
+_RX_WORDS = struct.Struct("<8I")
+_RX_DONE = 1 << 31
+_RX_NO_PPE_ENTRY = 0xFFFF
+
+
+def airoha_qdma_rx_bytes(
+    frame: bytes, *, sptag: int = 0, sport: int = 0x10, addr: int = 0, next_id: int = 0
+) -> bytes:
+    """``bytes(airoha_qdma_rx(frame, ...))`` without dissecting the frame or building
+    the layers: the words are packed from the arguments, the length and the msg1
+    parse bits of the raw header."""
+    head = _RX_WORDS.pack(
+        0,
+        _RX_DONE | (len(frame) & 0xFFFF),
+        addr & 0xFFFFFFFF,
+        next_id & 0xFFFF,
+        (sptag & 0xFF) << 14,
+        _rx_msg1_parse(frame) | (sport & 0x1F) << 21 | _RX_NO_PPE_ENTRY,
+        0,
+        0,
+    )
+    return head + frame
 
 
 bind_layers(MTKEther, IP, type=0x0800)

@@ -191,12 +191,14 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
 
 def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
     """The stages between a lan wire and the DSA user port's receive (switch to CPU)."""
-    from esplab.layers.dsa import airoha_qdma_rx, mtk_tag_to_cpu
+    from esplab.layers.dsa import airoha_qdma_rx_bytes, mtk_tag_to_cpu
 
     tagged = mtk_tag_to_cpu(frame, port)
     keep = snapshots
     desc = (
-        airoha_qdma_rx(frame, sptag=port, sport=0x10, addr=QDMA_RX_BUF_ADDR, next_id=QDMA_NEXT_ID)
+        airoha_qdma_rx_bytes(
+            frame, sptag=port, sport=0x10, addr=QDMA_RX_BUF_ADDR, next_id=QDMA_NEXT_ID
+        )
         if keep
         else None
     )
@@ -225,7 +227,7 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             + CONDUIT_COUNTS,
             fidelity="C",
             counters={"rx_packets": 1},
-            data=bytes(desc) if desc is not None else None,
+            data=desc,
             kind="qdma-rx",
         ),
     ]

@@ -26,6 +26,7 @@ from esplab.layers.dsa import (
     airoha_dsa_xmit,
     airoha_dsa_xmit_bytes,
     airoha_qdma_rx,
+    airoha_qdma_rx_bytes,
     airoha_rx_msg1_flags,
     mtk_tag_from_cpu,
     mtk_tag_rcv,
@@ -687,6 +688,56 @@ def test_msg1_vlan_ipv6_fragment_and_non_ip() -> None:
     assert _msg1_bits(esp) == (1, 0, 0, 0, 0)
     arp = raw(Ether() / ARP())
     assert _msg1_bits(arp) == (0, 0, 0, 0, 0)
+
+
+_MACS: dict[str, Any] = {"dst": "02:00:00:00:00:02", "src": "02:00:00:00:00:01"}
+_V4: dict[str, Any] = {"src": "192.0.2.1", "dst": "192.0.2.2"}
+_V6: dict[str, Any] = {"src": "2001:db8::1", "dst": "2001:db8::2"}
+_PAYLOAD = Raw(b"abc" * 11)
+# (frame, msg1 ip4, ip6, l4_valid, l4f) as airoha_rx_msg1_flags reads it (section 1.6).
+RX_FRAMES: list[tuple[Packet, int, int, int, int]] = [
+    (Ether(**_MACS) / IP(**_V4) / UDP(sport=53, dport=53) / _PAYLOAD, 1, 0, 1, 0),
+    (Ether(**_MACS) / IP(**_V4) / TCP(sport=1, dport=2) / _PAYLOAD, 1, 0, 1, 0),
+    (Ether(**_MACS) / IP(**_V4) / UDP(chksum=0) / _PAYLOAD, 1, 0, 1, 0),  # none (RFC 768)
+    (Ether(**_MACS) / IP(**_V4) / UDP(chksum=0x1234) / _PAYLOAD, 1, 0, 1, 1),
+    (Ether(**_MACS) / IP(**_V4) / TCP(chksum=0x1234), 1, 0, 1, 1),
+    (Ether(**_MACS) / IP(**_V4, flags="MF") / UDP() / _PAYLOAD, 1, 0, 0, 0),
+    (Ether(**_MACS) / IP(**_V4, frag=3) / Raw(b"x" * 9), 1, 0, 0, 0),
+    (Ether(**_MACS) / IP(**_V4, options=b"\x01" * 4) / UDP() / b"x", 1, 0, 1, 0),
+    (Ether(**_MACS) / Dot1Q(vlan=100) / IP(**_V4) / UDP() / _PAYLOAD, 1, 0, 1, 0),
+    (Ether(**_MACS) / Dot1AD(vlan=10) / IP(**_V4) / TCP(), 1, 0, 1, 0),
+    (Ether(**_MACS) / IP(**_V4, proto=50) / Raw(b"\x00\x00\x10\x00" + b"\x00" * 20), 1, 0, 0, 0),
+    (Ether(**_MACS) / IPv6(**_V6) / UDP() / _PAYLOAD, 0, 1, 1, 0),
+    (Ether(**_MACS) / IPv6(**_V6) / TCP() / Raw(b"odd"), 0, 1, 1, 0),
+    (Ether(**_MACS) / IPv6(**_V6) / UDP(chksum=0xBEEF) / _PAYLOAD, 0, 1, 1, 1),
+    (Ether(**_MACS) / IPv6(**_V6, nh=50) / Raw(b"\x00" * 24), 0, 1, 0, 0),
+    (Ether(**_MACS) / Dot1Q(vlan=7) / IPv6(**_V6) / UDP() / Raw(b"x"), 0, 1, 1, 0),
+    (Ether(**_MACS) / ARP(), 0, 0, 0, 0),
+    (Ether(**_MACS, type=0x9000) / Raw(b"\xff" * 50), 0, 0, 0, 0),
+]
+
+
+@pytest.mark.parametrize(("pkt", "ip4", "ip6", "l4_valid", "l4f"), RX_FRAMES)
+def test_rx_descriptor_bytes_without_dissecting_equal_the_layer(
+    pkt: Packet, ip4: int, ip6: int, l4_valid: int, l4f: int
+) -> None:
+    # The walk's snapshot of eth0.dma on RX is airoha_qdma_rx_bytes: the same bytes as
+    # the layer with the parse bits set by hand, and as airoha_qdma_rx.
+    frame = raw(pkt)
+    args: dict[str, Any] = {"sptag": 2, "sport": 0x10, "addr": 0x8A000042, "next_id": 1}
+    layer = QDMARxDescriptor(done=1, ip4=ip4, ip6=ip6, l4_valid=l4_valid, l4f=l4f, **args) / Ether(
+        frame
+    )
+    assert airoha_qdma_rx_bytes(frame, **args) == raw(layer) == raw(airoha_qdma_rx(frame, **args))
+    assert airoha_qdma_rx_bytes(frame) == raw(airoha_qdma_rx(frame))
+
+
+def test_rx_descriptor_len_counts_the_padding() -> None:
+    # A short frame padded to 60 bytes: LEN is what the DMA wrote, padding included.
+    frame = UDP_FRAME + bytes(60 - len(UDP_FRAME))
+    for wire in (airoha_qdma_rx_bytes(frame), raw(airoha_qdma_rx(frame))):
+        assert QDMARxDescriptor(wire).len == 60
+        assert wire[32:] == frame
 
 
 def test_xmit_bytes_carry_addr_and_next_id() -> None:
