@@ -3,9 +3,12 @@ the conduit's CPU-port MIB with its p06_ prefix, and no strings on wan."""
 
 from __future__ import annotations
 
+import pytest
+
 from esplab.commands.handlers.ethtool import MT7530_MIB, NO_STATS
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
+from esplab.errors import NotFound
 
 SEND = 'send ap lan2 IP(dst="198.51.100.66")/UDP(sport=1234,dport=7)/Raw(b"x"*20)'
 
@@ -40,12 +43,16 @@ def test_the_conduit_shows_the_cpu_port_mib_prefixed_p06() -> None:
     assert names(result) == [f"p06_{name}" for name in MT7530_MIB]
 
 
-def test_wan_has_no_strings() -> None:
+def test_wan_has_no_strings_and_ethtool_fails() -> None:
     # airoha_eth's ethtool_ops have no get_strings/get_sset_count; ethtool's do_gstats
-    # then prints "no stats available".
-    result = stats(Session(), "wan")
-    assert result.text == NO_STATS
-    assert result.data == {}
+    # then prints "no stats available" on stderr and exits 94: an error, not output.
+    s = Session()
+    with pytest.raises(NotFound) as info:
+        s.execute("ethtool -S wan")
+    assert str(info.value) == (
+        f"{NO_STATS} on wan: its driver has no ETH_SS_STATS strings; "
+        "valid: lo, eth0, lan1, lan2, lan3, lan4"
+    )
 
 
 def test_bytes_follow_the_frames_and_the_tag() -> None:

@@ -15,7 +15,9 @@ counters of ``ip -s link`` (:func:`_nic_stats`):
   ``get_sset_count`` (only drvinfo, eth-mac and rmon stats, link), so the conduit
   shows the CPU port's MIB alone [C];
 * a GDM netdev that is no conduit (wan): no strings at all, and ethtool says
-  "no stats available" on stderr and exits 94 (ethtool.c ``do_gstats``) [C].
+  "no stats available" on stderr and exits 94 (ethtool.c ``do_gstats``) [C]. The
+  command fails the same way, with a one-line error naming the devices that have
+  stats; ``esplab -c`` then exits 1, not 94 [M].
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument
+from esplab.errors import BadArgument, NotFound
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Node
 from esplab.model.offload_port import DSA_FEATURE_LOST, dsa_feature_change
@@ -97,7 +99,10 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
     if opt in _STATS:
         stats = _nic_stats(node, dev)
         if not stats:
-            return TextResult(summary=f"no statistics on {dev.name}", text=NO_STATS, data={})
+            raise NotFound(
+                f"{NO_STATS} on {dev.name}: its driver has no ETH_SS_STATS strings",
+                valid=[name for name in node.devs if _nic_stats(node, node.devs[name])],
+            )
         text = "NIC statistics:\n" + "\n".join(f"     {k}: {v}" for k, v in stats.items())
         return TextResult(summary=f"statistics of {dev.name}", text=text, data=stats)
     text = f"Settings for {dev.name}:\n\tLink detected: {'yes' if dev.up else 'no'}"
