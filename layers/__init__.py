@@ -15,8 +15,9 @@ from esplab.layers.crypto_desc import (
     EIP93CommandDescriptor,
     EIP93ResultDescriptor,
 )
-from esplab.layers.dsa import MTKEther, MTKEtherRx, QDMADescriptor, QDMARxDescriptor
+from esplab.layers.dsa import MTKEther, MTKEtherRx
 from esplab.layers.esp_offload import ESPTrailer, XfrmOffload
+from esplab.layers.qdma import QDMADescriptor, QDMARxDescriptor
 from esplab.layers.sa_record import EIP93SARecord, EIP93StateRecord
 from esplab.layers.xdp import XDPDesc
 

@@ -191,7 +191,8 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
 
 def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
     """The stages between a lan wire and the DSA user port's receive (switch to CPU)."""
-    from esplab.layers.dsa import airoha_qdma_rx_bytes, mtk_tag_to_cpu
+    from esplab.layers.dsa import mtk_tag_to_cpu
+    from esplab.layers.qdma import airoha_qdma_rx_bytes
 
     tagged = mtk_tag_to_cpu(frame, port)
     keep = snapshots

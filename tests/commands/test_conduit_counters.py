@@ -39,7 +39,7 @@ def test_a_frame_for_a_port_that_is_down_never_reaches_the_conduit() -> None:
 def test_the_conduit_descriptors_are_what_the_driver_reads_and_writes() -> None:
     # airoha-dsa-xfrm.md 1.6: the RX descriptor the driver reads has DONE set and a
     # buffer address; both directions carry NEXT_ID of the next ring entry.
-    from esplab.layers.dsa import QDMADescriptor, QDMARxDescriptor
+    from esplab.layers.qdma import QDMADescriptor, QDMARxDescriptor
     from esplab.model.l2 import QDMA_NEXT_ID, QDMA_RX_BUF_ADDR, QDMA_TX_BUF_ADDR
 
     s = Session()
