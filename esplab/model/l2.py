@@ -111,6 +111,31 @@ QDMA_WORDS_WHY = (
     "the next entry's index) [D]; the buffer address is a model choice [U]"
 )
 
+# The eth0.dma reasons, joined once here rather than for every frame.
+_TX_DMA_WHY_TAIL = (
+    "; queue channel = queue_mapping mod 4 (1.3, 6.5). DONE is clear: the "
+    "driver writes the descriptor and the QDMA sets DONE when it has sent it "
+    "(airoha_qdma_tx_napi_poll) [C]; " + QDMA_WORDS_WHY + ". " + CONDUIT_COUNTS
+)
+_TX_DMA_WHY_VLAN = (
+    "Airoha's driver puts the VLAN TPID back in the frame and the port mask in "
+    "the TX descriptor" + _TX_DMA_WHY_TAIL
+)
+_TX_DMA_WHY = (
+    "Airoha's driver removes the tag from an untagged frame and puts the "
+    "port mask in the TX descriptor" + _TX_DMA_WHY_TAIL
+)
+_RX_DMA_WHY = (
+    "with STAG_EN the hardware strips the special tag and reports the source "
+    "port in RX msg0 bits 21:14; DSA picks lanN from that metadata (1.3, 6.6). "
+    "DONE is set: airoha_qdma_rx_process stops at a descriptor without it [C]; "
+    "msg1 IP4/IP6/L4_VALID/L4F are what a downstream driver's checksum test "
+    "reads (mainline does not read them) [D], IP4F stays 0 [U]; "
+    + QDMA_WORDS_WHY
+    + ". "
+    + CONDUIT_COUNTS
+)
+
 
 def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[Stage]:
     """The stages between a DSA user port's xmit and its wire (CPU to switch)."""
@@ -148,16 +173,7 @@ def dsa_tx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             f"TPID restored, port mask in QDMA msg0.SP_TAG=0x{1 << port:04x}, channel {port % 4}"
             if vlan
             else f"tag moved into QDMA msg0.SP_TAG=0x{1 << port:04x}, channel {port % 4}",
-            why=(
-                "Airoha's driver puts the VLAN TPID back in the frame and the port mask in "
-                "the TX descriptor"
-                if vlan
-                else "Airoha's driver removes the tag from an untagged frame and puts the "
-                "port mask in the TX descriptor"
-            )
-            + "; queue channel = queue_mapping mod 4 (1.3, 6.5). DONE is clear: the "
-            "driver writes the descriptor and the QDMA sets DONE when it has sent it "
-            "(airoha_qdma_tx_napi_poll) [C]; " + QDMA_WORDS_WHY + ". " + CONDUIT_COUNTS,
+            why=_TX_DMA_WHY_VLAN if vlan else _TX_DMA_WHY,
             fidelity="C",
             counters={"tx_packets": 1},
             data=desc,
@@ -218,14 +234,7 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
             "eth0.dma",
             "eth0",
             f"GDM1 strips the tag (STAG_EN), RX msg0.SPTAG={port}",
-            why="with STAG_EN the hardware strips the special tag and reports the source "
-            "port in RX msg0 bits 21:14; DSA picks lanN from that metadata (1.3, 6.6). "
-            "DONE is set: airoha_qdma_rx_process stops at a descriptor without it [C]; "
-            "msg1 IP4/IP6/L4_VALID/L4F are what a downstream driver's checksum test "
-            "reads (mainline does not read them) [D], IP4F stays 0 [U]; "
-            + QDMA_WORDS_WHY
-            + ". "
-            + CONDUIT_COUNTS,
+            why=_RX_DMA_WHY,
             fidelity="C",
             counters={"rx_packets": 1},
             data=desc,
