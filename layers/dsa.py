@@ -39,7 +39,6 @@ from esplab.layers.qdma import (
     ETH_P_8021Q,
     QDMA_DESC_LEN,
     QDMADescriptor,
-    QDMARxDescriptor,
 )
 
 __all__ = [
@@ -49,8 +48,6 @@ __all__ = [
     "MTK_TPID_SEL",
     "MTKEther",
     "MTKEtherRx",
-    # Re-exported for esplab.model.journey, which imports it from here.
-    "QDMARxDescriptor",
     "airoha_dsa_xmit",
     "airoha_dsa_xmit_bytes",
     "mtk_tag_from_cpu",

@@ -70,7 +70,7 @@ def decode_snapshot(kind: str, data: bytes) -> Packet:
     from scapy.packet import Raw
 
     from esplab import layers
-    from esplab.layers.dsa import QDMARxDescriptor
+    from esplab.layers.qdma import QDMARxDescriptor
 
     table: dict[str, Callable[[bytes], Packet]] = {
         "ether": Ether,
