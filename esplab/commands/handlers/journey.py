@@ -1,4 +1,4 @@
-"""send, ping, let, trace, explain, step/next/continue: making packets and following them."""
+"""send, ping, let: making packets and sending them (trace and stepping: :mod:`.trace`)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from esplab.commands.parser import (
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import JourneyResult, MessageResult, Result
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, DecodeError, NoSuchPacket, NotFound
-from esplab.model.journey import FIDELITY, Journey
+from esplab.errors import BadArgument, DecodeError, NotFound
+from esplab.model.journey import Journey
 from esplab.model.l2 import ETH_P_8021AD, ETH_P_8021Q, ETH_P_IP, ETH_P_IPV6
 
 __all__ = [
@@ -405,116 +405,6 @@ def _let(session: Session, inv: Invocation) -> Result:
     )
 
 
-def _journey(session: Session, jid: int | None) -> Journey:
-    journey = session.lab.journeys.get(jid)
-    if journey is None:
-        ids = session.lab.journeys.ids()
-        if not ids:
-            raise NoSuchPacket("no journey yet", hint="send a packet first")
-        raise NoSuchPacket(f"no journey {jid}", valid=[str(i) for i in ids[-20:]])
-    return journey
-
-
-def _trace(session: Session, inv: Invocation) -> Result:
-    journey = _journey(session, inv.args["id"])
-    return JourneyResult(
-        summary=f"journey {journey.id}: {journey.verdict}",
-        journeys=[journey],
-        data=journey_data(journey),
-    )
-
-
-def _explain(session: Session, inv: Invocation) -> Result:
-    words = list(inv.args["args"])
-    jid = None
-    if words and words[0].lstrip("-").isdigit():
-        jid = parse_int(words.pop(0), "journey id")
-    tap = words.pop(0) if words else None
-    if words:
-        raise BadArgument(f"unexpected '{words[0]}'", hint="usage: explain [ID] [TAP]")
-    journey = _journey(session, jid)
-    if tap is not None and journey.stage(tap) is None:
-        raise NotFound(
-            f"journey {journey.id} has no stage '{tap}'", valid=journey.taps(), value=tap
-        )
-    return JourneyResult(
-        summary=f"journey {journey.id}: {journey.verdict}",
-        journeys=[journey],
-        explain=True,
-        only=tap,
-        data={**journey_data(journey), "fidelity": FIDELITY},
-    )
-
-
-def _step(session: Session, inv: Invocation) -> Result:
-    journey = _journey(session, inv.args["id"])
-    if not journey.stages:
-        raise NoSuchPacket(
-            f"journey {journey.id} ({journey.origin}) has no stages to step through",
-            hint="capture show TAP shows imported packets",
-        )
-    session.stepping = (journey.id, 0)
-    return _show_step(session, journey, 0)
-
-
-def _show_step(session: Session, journey: Journey, index: int) -> Result:
-    stage = journey.stages[index]
-    more = index + 1 < len(journey.stages)
-    return JourneyResult(
-        summary=f"journey {journey.id} stage {index + 1}/{len(journey.stages)}: {stage.tap}"
-        + ("" if more else " (last)"),
-        journeys=[journey],
-        explain=True,
-        start=index,
-        stop=index + 1,
-        data={"stage": index, "tap": stage.tap, "decision": stage.decision},
-    )
-
-
-def _stepped(session: Session) -> tuple[Journey, int]:
-    """The journey being stepped through and the stage shown; stepping ends, with the
-    reason, when there is none or its journey has left the ring."""
-    if session.stepping is None:
-        raise NoSuchPacket("not stepping through a journey", hint="start with: step [ID]")
-    jid, index = session.stepping
-    journey = session.lab.journeys.get(jid)
-    if journey is None:
-        session.stepping = None
-        raise NoSuchPacket(
-            f"journey {jid} has left the ring of the last {session.lab.journeys.size} "
-            "journeys, so stepping through it ended",
-            hint="step ID starts again on a kept journey; set journeys N keeps more",
-        )
-    return journey, index
-
-
-def _next(session: Session, inv: Invocation) -> Result:
-    journey, index = _stepped(session)
-    jid = journey.id
-    if index + 1 >= len(journey.stages):
-        session.stepping = None
-        return MessageResult(summary=f"journey {jid} has no more stages: {journey.verdict}")
-    session.stepping = (jid, index + 1)
-    return _show_step(session, journey, index + 1)
-
-
-def _continue(session: Session, inv: Invocation) -> Result:
-    journey, index = _stepped(session)
-    jid = journey.id
-    session.stepping = None
-    return JourneyResult(
-        summary=f"journey {jid}: {journey.verdict}",
-        journeys=[journey],
-        explain=True,
-        start=index + 1,
-        data=journey_data(journey),
-    )
-
-
-def _journey_ids(session: Session) -> list[str]:
-    return [str(i) for i in session.lab.journeys.ids()]
-
-
 COMMANDS = (
     Command(
         name="send",
@@ -548,38 +438,5 @@ COMMANDS = (
         params=(Param("args", kind="rest", metavar="NAME = PACKET"),),
         usage_text="let NAME = PACKET",
         example='let p1 = IP(dst="192.0.2.2")/UDP(dport=5201)',
-    ),
-    Command(
-        name="trace",
-        summary="show a journey stage by stage (the last one by default)",
-        handler=_trace,
-        params=(
-            Param("id", kind="int", optional=True, choices=_journey_ids, validate_choices=False),
-        ),
-        example="trace",
-    ),
-    Command(
-        name="explain",
-        summary="why each decision of a journey was taken, with its fidelity tag",
-        handler=_explain,
-        params=(Param("args", kind="rest", optional=True, metavar="[ID] [TAP]"),),
-        usage_text="explain [ID] [TAP]",
-        example="explain 3 wan.xfrmdev",
-    ),
-    Command(
-        name="step",
-        summary="walk a journey one stage at a time (then next, continue)",
-        handler=_step,
-        params=(
-            Param("id", kind="int", optional=True, choices=_journey_ids, validate_choices=False),
-        ),
-        example="step",
-    ),
-    Command(name="next", summary="the next stage while stepping", handler=_next, example="next"),
-    Command(
-        name="continue",
-        summary="the remaining stages while stepping",
-        handler=_continue,
-        example="continue",
     ),
 )
