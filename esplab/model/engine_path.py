@@ -347,13 +347,15 @@ def software_finish(
 
 def _tfm(lab: Lab, state: XfrmState) -> Any:
     """The engine's authenc transform for a software SA (sw+aead), or None when the
-    eip93 driver has no authenc for its algorithms (then generic software crypto runs)."""
+    eip93 driver has no authenc for its algorithms (then generic software crypto runs).
+    An ESN SA takes ``authencesn(...)`` (esp_init_authenc), which the eip93 driver
+    does not register (it has ``authenc(...)`` only) [D]: it runs in software."""
     from esplab.errors import KernelError
 
     entry = lab.aead_tfms.get(id(state))
     if entry is not None and entry[0] is state:
         return entry[1]
-    if state.enc is None or state.auth is None:
+    if state.enc is None or state.auth is None or "esn" in state.flags:
         return None
     try:
         tfm = lab.eip93.aead_setkey(

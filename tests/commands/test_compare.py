@@ -97,3 +97,46 @@ def test_compare_options_are_read_as_send_reads_them() -> None:
     ):
         with pytest.raises(BadArgument, match=re.escape(text)):
             s.execute(line)
+
+
+def test_an_esn_sa_has_no_eip93_authenc_and_sends_in_software() -> None:
+    # ESP asks the crypto API for authencesn(...) for an ESN SA; the eip93 driver
+    # registers authenc(...) only (eip93-aead.c), so software crypto runs.
+    s = Session()
+    esn = seed.SA_OUT.replace("mode transport", "mode transport flag esn replay-window 32")
+    s.execute(esn)
+    s.execute("host " + esn)
+    s.execute(seed.POL_OUT)
+    s.execute("set crypto-provider eip93")
+    journey = s.execute(f"send ap wan {seed.UDP} seq 5").journeys[0]  # type: ignore[attr-defined]
+    assert journey.delivered, journey.verdict
+    assert journey.stage("eip93.driver") is None
+    paths = compare(s, f"compare 0x1000 {seed.UDP} seq 5").data["paths"]
+    assert paths["sw+aead"]["available"] is False
+    assert "authencesn" in paths["sw+aead"]["why"]
+
+
+def test_compare_takes_the_outbound_sa_of_an_spi() -> None:
+    s = Session()
+    s.execute(seed.SA_OUT)
+    # The same SPI inbound, with a null cipher: added last, so newest.
+    s.execute(
+        "ip xfrm state add src 192.0.2.2 dst 192.0.2.1 proto esp spi 0x1000 reqid 2 "
+        f"mode transport auth sha1 {seed.AUTH} enc 'ecb(cipher_null)' ''"
+    )
+    result = compare(s, f"compare 0x1000 {seed.UDP} seq 1")
+    # IPv4 20 + ESP 8 + IV 16 + (8 + 64 + pad to 16 with 2) 80 + ICV 12: the AES SA's.
+    assert result.data["paths"]["sw"]["len"] == 136
+    s.execute(
+        "ip xfrm state add src 192.0.2.2 dst 192.0.2.1 proto esp spi 0x3000 reqid 2 "
+        f"mode transport auth sha1 {seed.AUTH} enc aes {seed.ENC}"
+    )
+    with pytest.raises(BadArgument, match="SPI 0x3000 on ap is an inbound SA"):
+        s.execute(f"compare 0x3000 {seed.UDP}")
+
+
+def test_compare_names_what_it_does_not_model() -> None:
+    s = Session()
+    s.execute(seed.SA_OUT.replace("spi 0x1000", "spi 0x7000") + " encap espinudp 4500 4500 0.0.0.0")
+    with pytest.raises(BadArgument, match="UDP-encapsulated"):
+        s.execute(f"compare 0x7000 {seed.UDP}")
