@@ -19,11 +19,19 @@ from pathlib import Path
 
 from esplab.errors import CaptureFileError
 from esplab.layers import linktypes
-from esplab.pcapio import LINKTYPE_ETHERNET, LINKTYPE_RAW, FrameReader, PcapngWriter
+from esplab.pcapio import (
+    LINKTYPE_ETHERNET,
+    LINKTYPE_IPV4,
+    LINKTYPE_IPV6,
+    LINKTYPE_RAW,
+    FrameReader,
+    PcapngWriter,
+)
 
 __all__ = [
     "KIND_LINKTYPES",
     "LINKTYPE_ETHERNET",
+    "LINKTYPE_KINDS",
     "LINKTYPE_RAW",
     "CaptureRecord",
     "read_capture",
@@ -45,6 +53,14 @@ KIND_LINKTYPES = {
     "offload": linktypes.DLT_XFRM_OFFLOAD,
     "xdp": linktypes.DLT_XDP_DESC,
     "raw": 162,  # DLT_USER15: bytes of no known kind
+}
+
+# Link type -> snapshot kind, for reading a file back: the first kind of each link
+# type (qdma-rx shares qdma's), and raw IPv4/IPv6 (228/229) as ip.
+LINKTYPE_KINDS = {
+    **{lt: kind for kind, lt in reversed(KIND_LINKTYPES.items())},
+    LINKTYPE_IPV4: "ip",
+    LINKTYPE_IPV6: "ip",
 }
 
 _PCAP_MAGIC_NS = 0xA1B23C4D  # libpcap's nanosecond-resolution magic

@@ -105,7 +105,7 @@ def test_import_garbage_and_truncated(tmp_path: Path) -> None:
     with pytest.raises(CaptureFileError, match="cannot read"):
         s.execute(f"capture import {tmp_path / 'missing.pcap'}")
     assert len(s.lab.journeys) == journeys
-    with pytest.raises(NoSuchPacket, match="has no stages to step through"):
+    with pytest.raises(NoSuchPacket, match="is an import with no stages, so none to step through"):
         s.execute("step")
 
 

@@ -26,6 +26,9 @@ EPOCH_NS = 1767225600 * 1_000_000_000
 
 
 def _timestamp(rec: Captured) -> int:
+    """An imported record keeps its file's timestamp; the lab's own come from its clock."""
+    if "ts_ns" in rec.meta:
+        return int(rec.meta["ts_ns"])
     return EPOCH_NS + rec.journey * 1_000_000 + rec.index * 1_000
 
 
@@ -52,7 +55,8 @@ def capture_records(session: Session, taps: list[str]) -> list[object]:
     return [
         CaptureRecord(
             r.tap,
-            KIND_LINKTYPES.get(r.kind, KIND_LINKTYPES["raw"]),
+            # An imported record keeps its file's link type (one esplab has no kind for too).
+            int(r.meta.get("linktype", KIND_LINKTYPES.get(r.kind, KIND_LINKTYPES["raw"]))),
             _timestamp(r),
             r.data,
             _comment(r),
@@ -147,34 +151,67 @@ def _export(session: Session, words: list[str]) -> Result:
     )
 
 
+def _tap_name(interface: str) -> str:
+    """A pcapng interface name as a tap name: whitespace and '#' (which TAP#N and the
+    command line would split on) become '_'; no name at all is the tap 'import'."""
+    name = "".join("_" if c.isspace() or c == "#" or not c.isprintable() else c for c in interface)
+    return name or "import"
+
+
 def _import(session: Session, words: list[str]) -> Result:
-    from esplab.pcap import LINKTYPE_ETHERNET, LINKTYPE_RAW, read_capture
+    """Each record keeps its kind (from its link type), its timestamp and, in pcapng,
+    its interface's name as its tap; ``capture import FILE TAP`` puts them all in TAP."""
+    from esplab.pcap import LINKTYPE_KINDS, read_capture
 
     if not words:
         raise BadArgument("capture import needs a file", hint="capture import board.pcap")
     path = Path(words[0])
-    tap = words[1] if len(words) > 1 else "import"
-    kinds = {LINKTYPE_ETHERNET: "ether", LINKTYPE_RAW: "ip"}
+    into = words[1] if len(words) > 1 else None
     journey = None  # made with the first packet: a file that does not open leaves none
     count = 0
+    taps: dict[str, int] = {}  # tap -> packets, in the file's order
+    sources: dict[str, set[str]] = {}  # tap -> the interface names it took packets from
+
+    def where() -> str:
+        text = ", ".join(taps) if len(taps) < 2 else f"{len(taps)} taps: {', '.join(taps)}"
+        merged = [
+            f"{len(names)} interfaces ({', '.join(sorted(n or '(unnamed)' for n in names))}) "
+            f"merged into {tap}"
+            for tap, names in sources.items()
+            if len(names) > 1
+        ]
+        return text + "".join(f"; {m}" for m in merged)
+
     try:
         for rec in read_capture(path):
             if journey is None:
                 journey = session.lab.journeys.new(f"import {path.name}")
-            kind = kinds.get(rec.linktype, "raw")
-            session.lab.captures.add(
-                Captured(journey.id, count, tap, kind, rec.data, {"file": str(path)})
-            )
+            tap = into or _tap_name(rec.interface)
+            meta = {"file": str(path), "ts_ns": rec.ts_ns, "linktype": rec.linktype}
+            if rec.interface and rec.interface != tap:
+                meta["interface"] = rec.interface
+            kind = LINKTYPE_KINDS.get(rec.linktype, "raw")
+            session.lab.captures.add(Captured(journey.id, count, tap, kind, rec.data, meta))
+            taps[tap] = taps.get(tap, 0) + 1
+            sources.setdefault(tap, set()).add(rec.interface)
             count += 1
     except CaptureFileError as exc:
         if not count:
             raise
-        raise CaptureFileError(f"{exc.what}; {count} packet(s) were imported into {tap}") from exc
+        raise CaptureFileError(
+            f"{exc.what}; {count} packet(s) were imported into {where()}"
+        ) from exc
     finally:
         if journey is not None:
-            journey.verdict = f"imported {count} packet(s) into {tap}"
+            journey.verdict = f"imported {count} packet(s) into {where()}"
     return MessageResult(
-        summary=f"{count} packet(s) from {path} in tap {tap}", data={"tap": tap, "packets": count}
+        summary=f"{count} packet(s) from {path} in {'tap ' if len(taps) == 1 else ''}{where()}",
+        data={
+            "tap": next(iter(taps)) if len(taps) == 1 else None,
+            "taps": taps,
+            "packets": count,
+            "journey": journey.id if journey is not None else None,
+        },
     )
 
 

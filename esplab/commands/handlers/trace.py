@@ -23,8 +23,30 @@ def _journey(session: Session, jid: int | None) -> Journey:
     return journey
 
 
+def _no_stages(session: Session, journey: Journey) -> tuple[str, str]:
+    """What to say of a journey with no stages (an import's): the plain fact, and where
+    its packets are (the taps its records are in; an import's verdict names them too)."""
+    jid = journey.id
+    taps = [
+        tap
+        for tap in session.lab.captures.taps()
+        if any(r.journey == jid for r in session.lab.captures.get(tap))
+    ]
+    what = "is an import" if journey.origin.startswith("import ") else "was recorded"
+    text = f"journey {jid} ({journey.origin}) {what} with no stages"
+    if not taps:
+        return text, "trace, explain and step follow journeys of sent packets"
+    return text, f"its packets are in {', '.join(taps)}: capture show {taps[0]} shows them"
+
+
 def _trace(session: Session, inv: Invocation) -> Result:
     journey = _journey(session, inv.args["id"])
+    if not journey.stages:
+        text, where = _no_stages(session, journey)
+        return MessageResult(
+            summary=f"{text}; {where}",
+            data=journey_data(journey),
+        )
     return JourneyResult(
         summary=f"journey {journey.id}: {journey.verdict}",
         journeys=[journey],
@@ -41,6 +63,14 @@ def _explain(session: Session, inv: Invocation) -> Result:
     if words:
         raise BadArgument(f"unexpected '{words[0]}'", hint="usage: explain [ID] [TAP]")
     journey = _journey(session, jid)
+    if not journey.stages:
+        text, where = _no_stages(session, journey)
+        if tap is not None:
+            raise NotFound(f"{text}, so no stage '{tap}'", hint=where, value=tap)
+        return MessageResult(
+            summary=f"{text}; {where}",
+            data=journey_data(journey),
+        )
     if tap is not None and journey.stage(tap) is None:
         raise NotFound(
             f"journey {journey.id} has no stage '{tap}'", valid=journey.taps(), value=tap
@@ -57,10 +87,8 @@ def _explain(session: Session, inv: Invocation) -> Result:
 def _step(session: Session, inv: Invocation) -> Result:
     journey = _journey(session, inv.args["id"])
     if not journey.stages:
-        raise NoSuchPacket(
-            f"journey {journey.id} ({journey.origin}) has no stages to step through",
-            hint="capture show TAP shows imported packets",
-        )
+        text, where = _no_stages(session, journey)
+        raise NoSuchPacket(f"{text}, so none to step through", hint=where)
     session.stepping = (journey.id, 0)
     return _show_step(session, journey, 0)
 
