@@ -477,5 +477,8 @@ COMMANDS = (
         params=(Param("file", help="a text file"),),
         usage_text="[NODE] load FILE",
         example="host load board-states.txt",
+        details="Like ip -batch, loading stops at the first error (FILE:LINE:COL) and what "
+        "ran before it stays; printed objects go in bottom-up, as a dump lists the newest "
+        "first.",
     ),
 )

@@ -64,10 +64,11 @@ class LoadReport:
 
 
 class _LineError(Exception):
-    def __init__(self, line: int, what: str) -> None:
+    def __init__(self, line: int, what: str, col: int = 1) -> None:
         super().__init__(what)
         self.line = line
         self.what = what
+        self.col = col
 
 
 def _logical_lines(text: str) -> list[Line]:
@@ -105,13 +106,57 @@ _EXPIRE = re.compile(r"expire (add|use): soft (\d+)\(sec\), hard (\d+)\(sec\)")
 _CURRENT = re.compile(r"(\d+)\(bytes\), (\d+)\(packets\)")
 _USED = re.compile(r"add (-|\S+ \S+) use (-|\S+ \S+)")
 _STATS = re.compile(r"replay-window (\d+) replay (\d+) failed (\d+)")
+# iproute2 before 6.2 printed no mode (XFRM_OFFLOAD_PACKET came with 6.2): such a
+# line is crypto offload ("crypto offload parameters: dev wan dir out").
 _OFFLOAD = re.compile(
-    r"crypto offload parameters: dev (\S+)(?: dir (in|out))? mode (crypto|packet)"
+    r"crypto offload parameters: dev (\S+)(?: dir (in|out))?(?: mode (crypto|packet))?"
 )
+# Printed attributes the lab does not model (xfrm_xfrma_print, xfrm_*_info_print).
+_NOT_MODELLED = {
+    "security": "security contexts (ctx) are not modelled by esplab",
+    "coa": "care-of addresses (coa) are not modelled by esplab",
+}
 
 
 def _proto(word: str) -> int:
     return XFRM_PROTOS[word] if word in XFRM_PROTOS else int(word)
+
+
+def _col(raw: str, word: str) -> int:
+    """The 1-based column of ``word`` in ``raw`` (1 if absent)."""
+    return raw.find(word) + 1 if word in raw else 1
+
+
+def _unreadable(line: int, raw: str, what: str) -> None:
+    """A printed line the loader cannot turn back into a request: say why."""
+    text = raw.strip()
+    word = text.split()[0] if text else ""
+    why = _NOT_MODELLED.get(word, "")
+    raise _LineError(
+        line,
+        f"cannot read this line of {what}: {text!r}" + (f"; {why}" if why else ""),
+        _col(raw, word),
+    )
+
+
+def _mark(words: list[str], line: int, raw: str) -> XfrmMark:
+    """``mark V/M`` (xfrm_xfrma_print). An ``output-mark V[/M]`` (XFRMA_SET_MARK, which
+    iproute2's xfrm_output_mark_print puts after the mark on the same line, or on a line
+    of its own without a mark) is refused as ``ip xfrm state add ... output-mark`` is:
+    the lab does not model it."""
+    if "output-mark" in words:
+        raise _LineError(
+            line,
+            'argument "output-mark" is wrong: not modelled by esplab; '
+            "remove 'output-mark ...' from the mark line",
+            _col(raw, "output-mark"),
+        )
+    if len(words) != 2 or words[1].count("/") != 1:
+        raise _LineError(
+            line, f"expected 'mark VALUE/MASK', not {raw.strip()!r}", _col(raw, "mark")
+        )
+    value, mask = words[1].split("/")
+    return XfrmMark(int(value, 0), int(mask, 0))
 
 
 def _selector(words: list[str]) -> Selector:
@@ -190,9 +235,8 @@ def _state_block(block: list[Line]) -> tuple[XfrmState, XfrmOffload | None, _Lif
             names = flag_part.split()[1:] if flag_part.split()[:1] == ["flag"] else []
             req.flags = _flags(names, dict(STATE_FLAGS), line)
             req.extra_flags = _flags(extra_part.split(), dict(STATE_EXTRA_FLAGS), line)
-        elif words[0] == "mark":
-            value, mask = words[1].split("/")
-            req.mark = XfrmMark(int(value, 0), int(mask, 0))
+        elif words[0] in ("mark", "output-mark"):
+            req.mark = _mark(words, line, raw)
         elif words[0] in ("auth", "auth-trunc", "aead", "enc", "comp"):
             algos[_KINDS[words[0]]] = _algo(words, line)
         elif words[0] == "encap":
@@ -221,7 +265,7 @@ def _state_block(block: list[Line]) -> tuple[XfrmState, XfrmOffload | None, _Lif
         elif words[0] == "sel":
             req.sel = _selector(words[1:])
         elif not (life.feed(text) or text == "stats:"):
-            raise _LineError(line, f"cannot read this line of an SA: {text!r}")
+            _unreadable(line, raw, "an SA")
     req.replay_window = esn_window if esn_window >= 0 else legacy_window
     req.replay = replay
     req.lifetime = life.cfg
@@ -268,7 +312,11 @@ def _policy_block(block: list[Line]) -> tuple[XfrmPolicy, XfrmOffload | None, _L
     sel = _selector(block[0][1].split())
     head = block[1][1].split()
     if len(head) < 2 or head[0] not in ("dir", "socket"):
-        raise _LineError(block[1][0], "expected 'dir DIR ...' or 'socket DIR ...'")
+        if head and head[0] in _NOT_MODELLED:
+            _unreadable(*block[1], "a policy")
+        raise _LineError(
+            block[1][0], f"expected 'dir DIR ...' or 'socket DIR ...', not {block[1][1].strip()!r}"
+        )
     pdir: Literal["in", "out", "fwd"] = "in" if head[1] == "in" else "out"
     if head[1] == "fwd":
         pdir = "fwd"
@@ -300,14 +348,13 @@ def _policy_block(block: list[Line]) -> tuple[XfrmPolicy, XfrmOffload | None, _L
         elif words[0] == "enc-mask":
             continue
         elif words[0] == "mark":
-            value, mask = words[1].split("/")
-            req.mark = XfrmMark(int(value, 0), int(mask, 0))
+            req.mark = _mark(words, line, raw)
         elif m := _OFFLOAD.fullmatch(text):
             offload = XfrmOffload("packet", m.group(1), req.dir)
         elif words[0] == "if_id":
             req.if_id = int(words[1], 0)
         elif not life.feed(text):
-            raise _LineError(line, f"cannot read this line of a policy: {text!r}")
+            _unreadable(line, raw, "a policy")
     req.templates = tuple(tmpls)
     req.lifetime = life.cfg
     return req, offload, life
@@ -359,7 +406,7 @@ def load_xfrm(
     try:
         items = _blocks(_logical_lines(text))
     except _LineError as exc:
-        raise LabFileError(source, exc.line, 1, exc.what) from exc
+        raise LabFileError(source, exc.line, exc.col, exc.what) from exc
     # Runs of printed objects go in bottom-up (a dump lists the newest first).
     pending: list[tuple[str, list[Line]]] = []
     for kind, lines in [*items, ("end", [])]:
@@ -411,7 +458,7 @@ def _apply(
                 p.curlft = life.cur
             report.policies.append(p)
     except _LineError as exc:
-        raise LabFileError(source, exc.line, 1, exc.what) from exc
+        raise LabFileError(source, exc.line, exc.col, exc.what) from exc
     except (EsplabError, ValueError, IndexError) as exc:
         what = f"this {kind} cannot be recreated: {exc}"
         raise LabFileError(source, line, 1, what) from exc

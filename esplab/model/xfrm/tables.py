@@ -331,6 +331,7 @@ class XfrmNode:
     ) -> XfrmPolicy:
         """``XFRM_MSG_NEWPOLICY`` (``-EEXIST`` on the same selector+dir+mark+if_id+type)
         or, with ``update``, ``XFRM_MSG_UPDPOLICY`` (replaces it, keeping its index)."""
+        self._check_ptype(req.ptype)
         pol = construct_policy(req, now=self.clock())
         dev = offload_policy(pol, offload, resolve or self.resolve_dev) if offload else None
         old = next((p for p in self._policies if p.key() == pol.key()), None)
@@ -359,9 +360,21 @@ class XfrmNode:
             self._bound[id(pol)] = dev
         return pol
 
+    def _check_ptype(self, ptype: str) -> None:
+        """``verify_policy_type`` (net/xfrm/xfrm_user.c): ``XFRM_POLICY_TYPE_SUB`` is
+        accepted only ``#ifdef CONFIG_XFRM_SUB_POLICY``, else ``-EINVAL`` ("Invalid policy
+        type"); new, get, delete and flush all go through ``copy_from_user_policy_type``."""
+        if ptype == "sub" and not self.settings.sub_policy:
+            raise KernelError(
+                "EINVAL",
+                "Invalid policy type: ptype sub needs CONFIG_XFRM_SUB_POLICY",
+                hint="set sub_policy on for this node, or use ptype main",
+            )
+
     def find_policy(self, pid: PolicyId) -> XfrmPolicy | None:
         """``xfrm_policy_bysel_ctx`` / ``xfrm_policy_byid`` (socket policies are not
         reachable either way)."""
+        self._check_ptype(pid.ptype)
         want = (pid.mark.value, pid.mark.mask) if pid.mark else (0, 0)
         for p in self._policies:
             have = (p.mark.value, p.mark.mask) if p.mark else (0, 0)
@@ -408,6 +421,7 @@ class XfrmNode:
 
     def flush_policies(self, ptype: str = "main") -> list[XfrmPolicy]:
         """``XFRM_MSG_FLUSHPOLICY``: every non-socket policy of the type."""
+        self._check_ptype(ptype)
         return self.delete_policies(lambda p: p.ptype == ptype)
 
     def policy_counts(self) -> dict[str, int]:

@@ -156,6 +156,7 @@ def test_policy_indexes_follow_xfrm_gen_index() -> None:
 
 def test_policy_identity_includes_mark_and_type() -> None:
     node = make_node()
+    node.settings.sub_policy = True  # ptype sub needs CONFIG_XFRM_SUB_POLICY
     ip(node, f"ip xfrm policy add {POL}")
     ip(node, f"ip xfrm policy add {POL} mark 1")
     ip(node, f"ip xfrm policy add {POL} ptype sub")
