@@ -59,6 +59,7 @@ __all__ = [
     "field_spans",
     "find_esp",
     "format_value",
+    "ignorable_fields",
     "layer_chain",
     "open_esp",
 ]
@@ -419,6 +420,31 @@ def _diff_chain(
             out.append(FieldDiff(name, fld.name, va, vb, *texts))
         if pair is not None:
             _diff_esp(name, pair, rules, sa, out, prefix)
+
+
+def ignorable_fields(left: Packet, right: Packet, *, sa: SaSource = None) -> dict[str, list[str]]:
+    """What ``--ignore`` may name for these two packets: each layer class of either
+    (through ESP that ``sa`` opens: ESP's ``iv``, the ``ESPTrailer`` fields, the inner
+    layers) mapped to its field names, in packet order."""
+    out: dict[str, list[str]] = {}
+
+    def walk(packet: Packet, depth: int) -> None:
+        total = len(bytes(packet))
+        for _, layer in layer_chain(packet):
+            names = out.setdefault(layer.__class__.__name__, [])
+            names.extend(f.name for f in present_fields(layer) if f.name not in names)
+            if sa is None or depth > 4 or layer.__class__.__name__ != "ESP":
+                continue
+            opened = _open_layer(layer, total - len(bytes(layer)), sa)
+            if opened is not None:
+                if "iv" not in names:
+                    names.append("iv")
+                out.setdefault(TRAILER_LAYER, list(opened.trailer()))
+                walk(_inner(opened), depth + 1)
+
+    walk(redissect(left), 0)
+    walk(redissect(right), 0)
+    return out
 
 
 def diff_packets(

@@ -103,6 +103,10 @@ def _from_hex(text: str, like: Packet | None) -> Packet:
     return packet
 
 
+_OPERANDS = (
+    "a name from let ({names}), a tap or TAP#N ({taps}), a packet expression "
+    "(IP()/UDP()), or whole hex bytes"
+)
 _HEX_CHARS = frozenset("0123456789abcdefABCDEFxX: \n\t")
 
 
@@ -130,11 +134,16 @@ def resolve_operand(session: Session, text: str) -> Operand | str:
     try:
         return Operand(text, detached(build_packet(text, session.named)))
     except PacketExpressionError:
+        from esplab.errors import did_you_mean
+
+        names, taps = list(session.named), session.lab.captures.taps()
+        guess = did_you_mean(text, [*names, *taps]) if text.strip() else None
         raise NoSuchPacket(
-            f"'{text}' is not a packet",
-            valid=[*session.named, *session.lab.captures.taps()]
-            or "a name from let, TAP#N from capture list, a packet expression, or hex",
-            value=text,
+            f"'{text}' is not a packet" if text.strip() else "an empty operand is not a packet",
+            valid=_OPERANDS.format(
+                names=", ".join(names) or "none yet", taps=", ".join(taps) or "none yet"
+            ),
+            hint=f"did you mean {guess}?" if guess and guess != text else None,
         ) from None
 
 
@@ -237,7 +246,17 @@ def build_diff(
             + (f" and {ob.spi:#x}" if ob.spi != oa.spi else "")
         )
     elif oa is not None or ob is not None:
-        notes.append("only one side's ESP could be opened; its ciphertext is compared")
+        opened, other = (a, b) if oa is not None else (b, a)
+        if _spi(other.packet) is None:
+            notes.append(
+                f"only {opened.label} carries ESP ({other.label} has none), so the "
+                "packets are compared as they are"
+            )
+        else:
+            notes.append(
+                f"only {opened.label}'s ESP could be opened ({other.label}'s, SPI "
+                f"{_spi(other.packet):#x}, could not); the ciphertext is compared"
+            )
     rows = [d.row() for d in diffs]
     changed = sum(v.changed for v in views[:1])
     summary = (
@@ -266,11 +285,14 @@ def build_diff(
     )
 
 
-def _ignore_list(text: str | None) -> list[str]:
-    if text is None:
-        return []
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
+def _ignore_list(inv: Invocation) -> list[str]:
+    """Every ``--ignore`` of the line (the parser keeps only the last), each a comma list."""
+    words = inv.tokens[1:]
+    texts = [words[i + 1].value for i, tok in enumerate(words[:-1]) if tok.raw == "--ignore"]
+    if not texts and inv.args.get("ignore") is not None:
+        texts = [inv.args["ignore"]]
+    items = [t.strip() for text in texts for t in text.split(",") if t.strip()]
+    if texts and not items:
         raise BadArgument(
             "--ignore needs field names",
             valid="FIELD, LAYER.FIELD or LAYER, comma separated (ttl,IP.chksum)",
@@ -278,11 +300,48 @@ def _ignore_list(text: str | None) -> list[str]:
     return items
 
 
+def _check_ignore(items: list[str], known: dict[str, list[str]]) -> None:
+    """Refuse a name that is no layer or field of either packet, naming it and the
+    valid ones (case-insensitive; ``inner `` and ``[N]`` as :class:`IgnoreRules` take
+    them)."""
+    import re
+
+    layers = {name.lower(): name for name in known}
+    every = "; ".join(f"{layer} ({', '.join(fields)})" for layer, fields in known.items())
+    for item in items:
+        layer, dot, name = item.rpartition(".")
+        base = re.sub(r"\[\d+\]$", "", layer.strip().lower().removeprefix("inner "))
+        if not dot:
+            anywhere = {f.lower() for fs in known.values() for f in fs}
+            if item.lower() in layers or item.lower() in anywhere:
+                continue
+            raise BadArgument(
+                f"--ignore '{item}' is no layer or field of either packet",
+                valid=every,
+            )
+        if base not in layers:
+            raise BadArgument(
+                f"--ignore '{item}': neither packet has a layer '{layer}'", valid=every
+            )
+        fields = known[layers[base]]
+        if name in ("", "*") or name.lower() in {f.lower() for f in fields}:
+            continue
+        raise BadArgument(
+            f"--ignore '{item}': {layers[base]} has no field '{name}'",
+            valid=[f"{layers[base]}.{f}" for f in fields],
+            value=item,
+        )
+
+
 def _diff(session: Session, inv: Invocation) -> Result:
-    ignore = _ignore_list(inv.args.get("ignore"))
+    from esplab.diff import ignorable_fields
+
+    ignore = _ignore_list(inv)
     a, b = _operands(session, inv.args["left"], inv.args["right"])
     spis = {s for s in (_spi(a.packet), _spi(b.packet)) if s is not None}
     sas = session_sas(session, spis) if spis else {}
+    if ignore:
+        _check_ignore(ignore, ignorable_fields(a.packet, b.packet, sa=sas))
     return build_diff(a, b, ignore=ignore, sas=sas)
 
 
@@ -313,7 +372,8 @@ COMMANDS = (
                 "ignore",
                 kind="option",
                 metavar="FIELD,...",
-                help="fields to leave out: FIELD, LAYER.FIELD or LAYER",
+                help="fields to leave out: FIELD, LAYER.FIELD or LAYER (comma separated; "
+                "--ignore may be repeated)",
             ),
         ),
         example="diff wan.wire#1 wan.wire#2 --ignore IP.id,IP.chksum",
