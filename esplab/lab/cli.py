@@ -40,6 +40,7 @@ from esplab.lab.report import (
     report_text,
     step_line,
     totals_text,
+    visible,
 )
 from esplab.lab.runner import LabReport, LabRun, StepOutcome
 
@@ -152,10 +153,12 @@ def _pause(run: LabRun, out: Console, err: Console, read: Reader) -> bool:
     step = run.pending
     assert step is not None
     out.print()
-    out.print(Text(f"step {step.index + 1}/{len(run.lab.steps)}: {step.name}", style="bold"))
+    out.print(
+        Text(f"step {step.index + 1}/{len(run.lab.steps)}: {visible(step.name)}", style="bold")
+    )
     if step.explain.strip():
-        out.print(Text(step.explain.strip()))
-    out.print(Text(f"  run: {step.run}", style="cyan"))
+        out.print(Text(visible(step.explain.strip(), keep="\n\t")))
+    out.print(Text("  run: " + visible(step.run, keep="\n\t"), style="cyan"))
     out.print(Text("Enter runs it; other commands run first; quit stops the lab.", style="dim"))
     while True:
         line = read("lab> ")
@@ -173,7 +176,7 @@ def _show_outcome(outcome: StepOutcome, run: LabRun, out: Console, verbose: bool
         if outcome.result is not None:
             emit(out, outcome.result)
         elif outcome.error:
-            out.print(Text(outcome.error, style="red"))
+            out.print(Text(visible(outcome.error, keep="\n\t"), style="red"))
     out.print(step_line(outcome.report, len(run.lab.steps)))
     if outcome.report.status == "failed":
         style = "yellow" if outcome.report.warned else "red"
@@ -193,8 +196,8 @@ def run_lab(
     """Run one lab, printing as it goes when stepping or verbose; ``report()`` tells how."""
     run = LabRun(lab)
     if step_mode:
-        out.print(Text(f"lab: {lab.name} ({lab.file})", style="bold"))
-        out.print(Text(lab.description.strip()))
+        out.print(Text(f"lab: {visible(lab.name)} ({visible(lab.file)})", style="bold"))
+        out.print(Text(visible(lab.description.strip(), keep="\n\t")))
     while run.pending is not None:
         if step_mode and read is not None and not _pause(run, out, err, read):
             run.stop("stopped by the user")
@@ -258,6 +261,23 @@ def main_run(argv: Sequence[str]) -> int:
         if args.json:
             print(report_json([], errors))
         return EXIT_USAGE
+    if args.pcap:  # before any lab runs: a path that cannot hold the captures is usage
+        pcaps = Path(args.pcap)
+        if pcaps.exists() and not pcaps.is_dir():
+            err.print(
+                f"esplab run: --pcap {args.pcap} is not a directory; give a directory "
+                "(made if missing) for the LAB.pcapng files",
+                markup=False,
+            )
+            return EXIT_USAGE
+        try:
+            pcaps.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            err.print(
+                f"esplab run: cannot make the --pcap directory {args.pcap}: {exc.strerror or exc}",
+                markup=False,
+            )
+            return EXIT_USAGE
     read: Reader | None = None
     if args.step:
         read = _terminal_reader(sys.stdin) if sys.stdin.isatty() else _piped_reader(sys.stdin, out)

@@ -394,7 +394,17 @@ def load_document(path: str | Path, file: str | None = None) -> Document:
         with target.open("rb") as fh:
             data = fh.read(MAX_BYTES + 1)
     except IsADirectoryError:
-        raise LabFileError(name, 1, 1, "is a directory, not a lab file") from None
+        # Name the lab files it holds: one of them is what was meant, or all of them
+        # (esplab run and esplab check take a directory; lab run in the REPL takes a file).
+        labs = sorted(p.name for p in [*target.glob("*.yaml"), *target.glob("*.yml")])
+        raise LabFileError(
+            name,
+            1,
+            1,
+            "is a directory, not a lab file",
+            valid=[str(target / lab) for lab in labs] or "a lab file (.yaml); it holds none",
+            hint=f"esplab run {name} runs every lab in it" if labs else None,
+        ) from None
     except OSError as exc:
         raise LabFileError(name, 1, 1, f"cannot read the file: {exc.strerror or exc}") from exc
     if len(data) > MAX_BYTES:

@@ -19,6 +19,11 @@ JUnit: one ``testsuite`` per lab, one ``testcase`` per step (``classname`` is th
 lab file's stem, ``file`` and ``line`` locate the step); a failed step has a
 ``failure``, a skipped one ``skipped``, a failed warning step passes with the
 failure in ``system-out``. No times are written, so reports are reproducible.
+
+Control characters in names, commands and results (a YAML ``"\\x07"`` or ``"\\e"``)
+are shown as ``\\xNN`` escapes, the same in the terminal and in JUnit XML, which
+cannot hold them (XML 1.0 section 2.2): no report rings a bell or moves the cursor,
+and every JUnit file is well-formed.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ __all__ = [
     "report_text",
     "step_line",
     "totals_text",
+    "visible",
 ]
 
 _STATUS = {
@@ -50,6 +56,34 @@ _STATUS = {
     "skipped": ("skip", "dim"),
     "warning": ("warn", "yellow"),
 }
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with each control character (C0, DEL, C1) except those in ``keep``, and
+    each code point XML cannot hold (surrogates, U+FFFE, U+FFFF), shown as ``\\xNN``
+    (``\\uNNNN``)."""
+    return "".join(
+        _escape(c)
+        if c not in keep
+        and (
+            ord(c) < 0x20
+            or 0x7F <= ord(c) <= 0x9F
+            or 0xD800 <= ord(c) <= 0xDFFF
+            or ord(c) in (0xFFFE, 0xFFFF)
+        )
+        else c
+        for c in text
+    )
+
+
+def _text(text: str) -> str:
+    """A multi-line text for the terminal or XML: newlines and tabs kept."""
+    return visible(text, keep="\n\t")
 
 
 def _status(step: StepReport) -> str:
@@ -65,11 +99,11 @@ def failure_text(file: str, step: StepReport) -> list[str]:
     command that failed, else the first ``expect:`` or ``error:`` key that did not
     hold), what it ran, then each failure at its own place, expected against actual."""
     first = step.failures[0].at if step.failures else None
-    head = f"{_where(file, first, step.line)} step {step.index + 1} '{step.name}' failed"
+    head = f"{_where(file, first, step.line)} step {step.index + 1} '{visible(step.name)}' failed"
     if step.level == "warning":
         head += " (a warning: the lab goes on)"
-    lines = [head, f"  ran: {step.command.rstrip()}"]  # a literal block ends in a newline
-    lines += [f"  {_where(file, f.at, step.line)} {f.line()}" for f in step.failures]
+    lines = [head, f"  ran: {_text(step.command.rstrip())}"]  # a literal block ends in a newline
+    lines += [f"  {_where(file, f.at, step.line)} {_text(f.line())}" for f in step.failures]
     if step.attempts > 1:
         lines.append(f"  (still failing after {step.attempts} attempts)")
     return lines
@@ -81,14 +115,17 @@ def step_line(step: StepReport, total: int) -> Text:
     width = len(str(total))
     line = Text("  ")
     line.append(label, style=style)
-    line.append(f"  {step.index + 1:>{width}}/{total}  {step.name}")
+    line.append(f"  {step.index + 1:>{width}}/{total}  {visible(step.name)}")
     return line
 
 
 def report_text(report: LabReport, *, steps: bool = True) -> Group:
     """A lab report for the terminal."""
     parts: list[Text] = [
-        Text(f"lab: {report.name} ({report.file}, seed {report.seed:#x})", style="bold")
+        Text(
+            f"lab: {visible(report.name)} ({visible(report.file)}, seed {report.seed:#x})",
+            style="bold",
+        )
     ]
     for step in report.steps if steps else ():
         parts.append(step_line(step, len(report.steps)))
@@ -104,7 +141,7 @@ def report_text(report: LabReport, *, steps: bool = True) -> Group:
         f"failed, {counts['warnings']} warnings, {counts['skipped']} skipped"
     )
     if skipped is not None and counts["skipped"]:
-        tail += f" ({skipped.note})"
+        tail += f" ({_text(skipped.note)})"
     if report.pcap:
         tail += f"; captures in {report.pcap}"
     parts.append(Text(tail, style="green" if report.passed else "red"))
@@ -120,7 +157,7 @@ def totals_text(reports: Sequence[LabReport]) -> Text:
         f"{len(failed)} failed"
     )
     if failed:
-        line += " (" + ", ".join(failed) + ")"
+        line += " (" + ", ".join(visible(f) for f in failed) + ")"
     return Text(line, style="bold red" if failed else "bold green")
 
 
@@ -182,12 +219,12 @@ def junit_xml(reports: Sequence[LabReport]) -> bytes:
         suite = ET.SubElement(
             root,
             "testsuite",
-            name=report.name,
+            name=visible(report.name),
             tests=str(len(report.steps)),
             failures=str(counts["failed"]),
             errors="0",
             skipped=str(counts["skipped"]),
-            file=report.file,
+            file=visible(report.file),
         )
         total["tests"] += len(report.steps)
         total["failures"] += counts["failed"]
@@ -196,21 +233,21 @@ def junit_xml(reports: Sequence[LabReport]) -> bytes:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                name=step.name,
-                classname=report.stem,
-                file=report.file,
+                name=visible(step.name),
+                classname=visible(report.stem),
+                file=visible(report.file),
                 line=str(step.line),
             )
             if step.failed:
                 details = failure_text(report.file, step)
-                message = step.failures[0].line() if step.failures else details[0]
+                message = _text(step.failures[0].line()) if step.failures else details[0]
                 failure = ET.SubElement(case, "failure", message=message, type="expectation")
                 failure.text = "\n".join(details)
             elif step.warned:
                 out = ET.SubElement(case, "system-out")
                 out.text = "\n".join(failure_text(report.file, step))
             elif step.status == "skipped":
-                ET.SubElement(case, "skipped", message=step.note or "not run")
+                ET.SubElement(case, "skipped", message=_text(step.note) or "not run")
     for key, value in total.items():
         root.set(key, str(value))
     ET.indent(root)

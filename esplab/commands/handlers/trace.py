@@ -59,6 +59,12 @@ def _explain(session: Session, inv: Invocation) -> Result:
     jid = None
     if words and words[0].lstrip("-").isdigit():
         jid = parse_int(words.pop(0), "journey id")
+    elif len(words) > 1:  # ID TAP with an ID that is no number: the ID is what is wrong
+        raise BadArgument(
+            f"journey id '{words[0]}' is not a number",
+            valid=_journey_ids(session)[-20:] or "none yet: send a packet first",
+            hint="usage: explain [ID] [TAP]",
+        )
     tap = words.pop(0) if words else None
     if words:
         raise BadArgument(f"unexpected '{words[0]}'", hint="usage: explain [ID] [TAP]")
