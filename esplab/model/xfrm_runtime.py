@@ -10,10 +10,12 @@ data path moves back into the state, so ``ip -s xfrm state`` shows them.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from esplab.model.esp_sa import EspSA, Lifetime, UdpEncap
 from esplab.model.xfrm.objects import XfrmState
+from esplab.model.xfrm.tables import DEFAULT_EPOCH
 
 __all__ = ["SaRuntime", "build_esp_sa"]
 
@@ -69,6 +71,8 @@ class SaRuntime:
 
     node: str
     seed: int
+    # The lab clock in seconds (XfrmNode.clock's default), for lastused and use_time.
+    clock: Callable[[], int] = field(default=lambda: DEFAULT_EPOCH, repr=False)
     _cache: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
     _scratch: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
 
@@ -113,6 +117,16 @@ class SaRuntime:
         replay.seq_hi = window.seq_hi
         replay.bitmap = window.bitmap
         curlft = state.curlft
+        if stats.packets != curlft.packets:
+            # A packet used the state: xfrm_state_check_expire sets curlft.use_time on
+            # first use; xfrm_input / xfrm_output_one set x->lastused with each
+            # curlft.packets++ (net/xfrm). ip xfrm state prints "lastused" once set
+            # (copy_to_user_state_extra puts XFRMA_LASTUSED when non-zero) and -s the
+            # "use" time.
+            now = self.clock()
+            state.lastused = now
+            if not curlft.use_time:
+                curlft.use_time = now
         curlft.packets = stats.packets
         curlft.bytes = stats.bytes
         counts = state.stats

@@ -230,6 +230,10 @@ def _state_block(block: list[Line]) -> tuple[XfrmState, XfrmOffload | None, _Lif
         elif words[0] == "replay-window":
             legacy_window = int(words[1])
             rest = " ".join(words[2:]).replace("extra_flag", " extra_flag ")
+            if m := re.search(r"seq 0x(\d+)", rest):
+                # The byte-swapped decimal iproute2 prints (printer._seq_as_printed).
+                word = int(m.group(1)) & 0xFFFFFFFF
+                req.seq = int.from_bytes(word.to_bytes(4, "little"), "big")
             rest = re.sub(r"seq 0x\d+|\(0x[01]+\)", "", rest)
             flag_part, _, extra_part = rest.partition("extra_flag")
             names = flag_part.split()[1:] if flag_part.split()[:1] == ["flag"] else []

@@ -32,6 +32,7 @@ from esplab.model.xfrm.objects import (
 )
 
 __all__ = [
+    "format_addr",
     "format_policy",
     "format_sad_count",
     "format_selector",
@@ -58,9 +59,43 @@ def format_time(t: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
 
 
+def format_addr(a: Address) -> str:
+    """An address as iproute2's ``rt_addr_n2a`` prints it: ``inet_ntop``.
+
+    glibc ``inet_ntop6`` (resolv/inet_ntop.c, 2.36) compresses the longest zero run as
+    Python does, but writes an "encapsulated IPv4" tail in dotted quad when that run
+    starts the address and is 6 words (``::a.b.c.d``, IPv4-compatible) or 5 words
+    followed by ``ffff`` (``::ffff:a.b.c.d``, IPv4-mapped); ``::2`` and ``::ffff`` stay
+    hex. Python's ``ipaddress`` prints the two shapes in hex (``::ffff:c000:201``).
+    """
+    if a.version == 4:
+        return str(a)
+    words = [int.from_bytes(a.packed[i : i + 2], "big") for i in range(0, 16, 2)]
+    run = 0
+    while run < 8 and words[run] == 0:
+        run += 1
+    # A leading run of 5 or 6 words is always glibc's "best": no room for a longer one.
+    if run == 6 or (run == 5 and words[5] == 0xFFFF):
+        tail = ".".join(str(b) for b in a.packed[12:])
+        return "::ffff:" + tail if run == 5 else "::" + tail
+    return str(a)
+
+
 def _hash_x(v: int) -> str:
     """C's ``%#x``: ``0`` for zero, ``0x..`` otherwise."""
     return f"0x{v:x}" if v else "0"
+
+
+def _seq_as_printed(seq: int) -> int:
+    """``xsinfo->seq`` as iproute2 prints it on a little-endian board.
+
+    ip/xfrm_state.c ``xfrm_seq_parse`` stores ``seq SEQ`` with ``get_be32`` (network
+    order); the kernel keeps it as is (``x->km.seq``) and dumps it back; ipxfrm.c
+    ``xfrm_state_info_print`` then prints the raw word with
+    ``fprintf(fp, "seq 0x%08u ", xsinfo->seq)``: no ``ntohl``, decimal digits after
+    "0x". So ``seq 255`` prints ``seq 0x4278190080`` (0xff000000) on an LE CPU.
+    """
+    return int.from_bytes(seq.to_bytes(4, "big"), "little")
 
 
 def _limit(v: int) -> str:
@@ -68,7 +103,7 @@ def _limit(v: int) -> str:
 
 
 def _prefix(p: Prefix) -> str:
-    return f"{p.ip}/{p.network.prefixlen}"
+    return f"{format_addr(p.ip)}/{p.network.prefixlen}"
 
 
 def _flag_words(flags: frozenset[str], order: Iterable[str]) -> str:
@@ -183,12 +218,12 @@ def _mark_line(x: XfrmState | XfrmPolicy) -> str:
 
 def format_state(x: XfrmState, *, stats: int = 0, nokeys: bool = False) -> str:
     """One SA as ``ip [-s] xfrm state list|get`` prints it."""
-    out = f"src {x.src} dst {x.dst}\n"
+    out = f"src {format_addr(x.src)} dst {format_addr(x.dst)}\n"
     out += _id_line(x.proto, x.spi, x.reqid, x.mode, stats=stats, force_spi=True, indent="\t")
     legacy_window = 0 if x.uses_esn_replay else x.replay_window
     out += f"\treplay-window {legacy_window} "
     if stats:
-        out += f"seq 0x{x.seq:08d} "
+        out += f"seq 0x{_seq_as_printed(x.seq):08d} "
     if stats or x.flags:
         out += "flag " + _flag_words(x.flags, STATE_FLAGS)
     if stats and x.extra_flags:
@@ -206,7 +241,9 @@ def format_state(x: XfrmState, *, stats: int = 0, nokeys: bool = False) -> str:
         out += _algo_line("comp", x.comp, stats=stats, nokeys=nokeys, icv=False)
     if x.encap:
         e = x.encap
-        out += f"\tencap type {e.type} sport {e.sport} dport {e.dport} addr {e.oaddr}\n"
+        out += (
+            f"\tencap type {e.type} sport {e.sport} dport {e.dport} addr {format_addr(e.oaddr)}\n"
+        )
     if x.lastused:
         out += f"\tlastused {format_time(x.lastused)}\n"
     out += _replay_lines(x)
@@ -233,7 +270,7 @@ def format_state(x: XfrmState, *, stats: int = 0, nokeys: bool = False) -> str:
 
 def _tmpl_lines(t: XfrmTemplate, *, stats: int) -> str:
     """``xfrm_tmpl_print`` for one template."""
-    out = f"\ttmpl src {_addr(t.src)} dst {_addr(t.dst)}\n"
+    out = f"\ttmpl src {format_addr(t.src)} dst {format_addr(t.dst)}\n"
     out += _id_line(t.proto, t.spi, t.reqid, t.mode, stats=stats, force_spi=False, indent="\t\t")
     if stats or t.level == "use":
         out += "\t\t"
@@ -247,10 +284,6 @@ def _tmpl_lines(t: XfrmTemplate, *, stats: int) -> str:
     if stats:
         out += "\t\tenc-mask ffffffff auth-mask ffffffff comp-mask ffffffff\n"
     return out
-
-
-def _addr(a: Address) -> str:
-    return str(a)
 
 
 def format_policy(p: XfrmPolicy, *, stats: int = 0, ptype_attr: bool = False) -> str:
