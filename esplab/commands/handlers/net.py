@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from esplab.commands.handlers.net_args import FAMILIES, IpArgs, IpOpts, Keyword, resolve
+from esplab.commands.handlers.net_args import (
+    FAMILIES,
+    IpArgs,
+    IpOpts,
+    Keyword,
+    matches,
+    resolve,
+)
 from esplab.commands.handlers.net_link import ip_addr, ip_link
 from esplab.commands.handlers.net_neigh import ip_neigh
 from esplab.commands.handlers.net_route import ip_route
@@ -72,11 +79,74 @@ def ip_object(word: str) -> str:
     return resolve(word, _OBJECT_WORDS, OBJECTS, "Object")
 
 
+# ip/ip.c main(): the options in the order it tests them. An option word is the first
+# entry it abbreviates (matches(opt, "-stats")), or equals for the strcmp ones (-4, -6,
+# -0, -D, -M, -B); "--x" is read as "-x". The second field is what esplab makes of it
+# (None: iproute2 has it, esplab does not model it).
+_OPTIONS: tuple[tuple[str, str | None, bool], ...] = (
+    ("-loops", None, False),
+    ("-family", "family", False),
+    ("-4", "4", True),
+    ("-6", "6", True),
+    ("-0", None, True),
+    ("-D", None, True),
+    ("-M", None, True),
+    ("-B", None, True),
+    ("-human", None, False),
+    ("-human-readable", None, False),
+    ("-iec", None, False),
+    ("-stats", "stats", False),
+    ("-statistics", "stats", False),
+    ("-details", "details", False),
+    ("-resolve", None, False),
+    ("-oneline", None, False),
+    ("-timestamp", None, False),
+    ("-tshort", None, False),
+    ("-Version", None, False),
+    ("-force", None, False),
+    ("-batch", None, False),
+    ("-brief", "brief", False),
+    ("-json", None, False),
+    ("-pretty", None, False),
+    ("-rcvbuf", None, False),
+    ("-color", None, False),
+    ("-help", None, False),
+    ("-netns", None, False),
+    ("-Numeric", None, False),
+    ("-all", None, False),
+    ("-echo", None, False),
+)
+_MODELLED = [
+    "-s[tatistics]",
+    "-d[etails] (ip xfrm)",
+    "-4",
+    "-6",
+    "-f[amily] inet|inet6",
+    "-br[ief]",
+]
+
+
+def _option(opt: str) -> str:
+    # A bare "-" (or "--", read as "-") is refused as unknown, as esplab always has
+    # (ip.c would end the options at "--").
+    for name, means, exact in _OPTIONS if opt != "-" else ():
+        if opt == name if exact else matches(opt, name):
+            if means is None:
+                named = "" if opt == name else f" ({name})"
+                raise BadArgument(
+                    f'Option "{opt}"{named} is not modelled by esplab', valid=_MODELLED, value=opt
+                )
+            return means
+    raise BadArgument(f'Option "{opt}" is unknown, try "ip -help".', valid=_MODELLED, value=opt)
+
+
 def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
-    """iproute2's global options, before the object (ip/ip.c ``main``): -s (repeated
-    counts), -4/-6, -f|-family FAMILY, -br; "--x" is read as "-x". Returns the options,
-    their words as ip.c reads them, and the words from the object on. Pure: the lab
-    checker parses run lines with it too."""
+    """iproute2's global options, before the object (ip/ip.c ``main``), abbreviated as
+    ip.c reads them: -s (repeated counts), -d, -4/-6, -f|-family FAMILY, -br. Returns
+    the options, their words as ip.c reads them, and the words from the object on.
+    ``-d`` is for ip xfrm only, which ignores it as iproute2 does (ip/ipxfrm.c never
+    reads show_details); link, addr, route and neigh details are not modelled. Pure:
+    the lab checker parses run lines with it too."""
     opts = IpOpts()
     read: list[str] = []
     at = 0
@@ -85,11 +155,14 @@ def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
         opt = opt[1:] if opt.startswith("--") else opt
         at += 1
         read.append(opt)
-        if opt in ("-s", "-stats", "-statistics"):
+        means = _option(opt)
+        if means == "stats":
             opts.stats += 1
-        elif opt in ("-4", "-6"):
-            opts.family = int(opt[1])
-        elif opt in ("-f", "-family"):
+        elif means == "details":
+            opts.details += 1
+        elif means in ("4", "6"):
+            opts.family = int(means)
+        elif means == "family":
             name = words[at] if at < len(words) else ""
             if name not in FAMILIES:
                 raise BadArgument(
@@ -98,13 +171,18 @@ def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
             read.append(name)
             at += 1
             opts.family = FAMILIES[name]
-        elif opt in ("-br", "-brief"):
-            opts.brief = True
         else:
+            opts.brief = True
+    if opts.details and at < len(words):
+        try:
+            obj = ip_object(words[at])
+        except BadArgument:
+            obj = "xfrm"  # the object's own error comes next
+        if obj != "xfrm":
             raise BadArgument(
-                f'Option "{opt}" is unknown',
-                valid=["-s", "-4", "-6", "-f inet|inet6", "-br"],
-                value=opt,
+                f'Option "-details" is not modelled by esplab for ip {obj}',
+                valid="ip -d xfrm ... (printed as without -d, as iproute2 does)",
+                hint=f"leave -d out of ip {obj}",
             )
     return opts, read, words[at:]
 
@@ -172,7 +250,7 @@ COMMANDS = (
         summary="iproute2 on the current node: link, addr, route, neigh, xfrm",
         handler=_ip,
         params=(Param("args", kind="rest", metavar="OBJECT"),),
-        usage_text="[NODE] ip [-s] [-4|-6] [-br] link|addr|route|neigh|xfrm ...",
+        usage_text="[NODE] ip [-s] [-d] [-4|-6] [-br] link|addr|route|neigh|xfrm ...",
         example="host ip -s link show eth0",
         details="ip link set DEV up|down|mtu N; ip addr add|del ADDR/PLEN dev DEV; "
         "ip route show [SELECTOR] | get ADDR | add|del|replace PREFIX ... | flush cache; "
