@@ -135,7 +135,9 @@ class Lab:
         if node not in self._runtimes:
             from esplab.model.xfrm_runtime import SaRuntime
 
-            self._runtimes[node] = SaRuntime(node, self.settings.seed)
+            # The node's xfrm clock: the same time for add, use and lastused.
+            clock = self.node(node).xfrm.clock
+            self._runtimes[node] = SaRuntime(node, self.settings.seed, clock=clock)
         return self._runtimes[node]
 
     @property
