@@ -50,6 +50,26 @@ def test_lab_run_uses_its_own_session(tmp_path: Path) -> None:
     assert len(session.lab.node("ap").xfrm.states) == 0
 
 
+def test_lab_run_of_a_directory_runs_each_lab(tmp_path: Path) -> None:
+    # As esplab run DIR does: the directory's *.yaml files, a row a lab.
+    write_lab(tmp_path, STEPS, name="a.yaml")
+    write_lab(tmp_path, STEPS, name="b.yaml")
+    (tmp_path / "bad.yaml").write_text("name: [1]\n", encoding="utf-8")
+    session = repl_session()
+    result = session.execute(f"lab run {tmp_path}")
+    assert isinstance(result, TableResult)
+    assert [(row[0], row[2]) for row in result.rows] == [
+        ("a.yaml", "passed"),
+        ("b.yaml", "passed"),
+        ("bad.yaml", "invalid"),
+    ]
+    assert result.data == {"labs": 3, "passed": 2}
+    assert len(session.lab.node("ap").xfrm.states) == 0
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BadArgument, match="holds no lab file"):
+        session.execute(f"lab run {tmp_path / 'empty'}")
+
+
 def test_lab_run_of_a_bad_file_names_the_first_error() -> None:
     session = repl_session()
     with pytest.raises(LabFileError) as info:

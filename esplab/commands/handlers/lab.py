@@ -91,10 +91,52 @@ def _check(words: list[str]) -> Result:
     )
 
 
+def _run_dir(directory: str) -> Result:
+    """``lab run DIR``: every lab of the directory (its ``*.yaml`` files, as ``esplab
+    run DIR`` takes them), each in a session of its own; a row a lab."""
+    from esplab.lab.cli import expand
+    from esplab.lab.runner import LabRun
+
+    files = expand([directory])
+    if not files:
+        raise BadArgument(f"{directory} holds no lab file", valid="a directory of *.yaml labs")
+    rows = []
+    passed = 0
+    for path in files:
+        try:
+            lab = _load([str(path)], "run")
+        except LabFileError as exc:
+            rows.append((path.name, "-", "invalid", str(exc)))
+            continue
+        report = LabRun(lab).run_all()
+        passed += report.passed
+        counts = report.counts()
+        rows.append(
+            (
+                path.name,
+                lab.name,
+                "passed" if report.passed else "FAILED",
+                f"{counts['passed']} passed, {counts['failed']} failed, "
+                f"{counts['warnings']} warnings, {counts['skipped']} skipped",
+            )
+        )
+    return TableResult(
+        summary=f"{len(files)} lab(s) in {directory}: {passed} passed, {len(files) - passed} not",
+        title=f"labs in {directory}",
+        columns=("file", "lab", "status", "steps"),
+        rows=rows,
+        data={"labs": len(files), "passed": passed},
+    )
+
+
 def _run(words: list[str]) -> Result:
+    from pathlib import Path
+
     from esplab.lab.report import report_dict
     from esplab.lab.runner import LabRun
 
+    if len(words) == 1 and Path(words[0]).is_dir():
+        return _run_dir(words[0])
     lab = _load(words, "run")
     report = LabRun(lab).run_all()
     rows = []
@@ -266,11 +308,11 @@ COMMANDS = (
         summary="run, step through or check a lab file",
         handler=_lab,
         params=(Param("args", kind="rest", optional=True, metavar="ARGS"),),
-        usage_text="lab run FILE | step FILE | next | stop | check FILE",
+        usage_text="lab run FILE|DIR | step FILE | next | stop | check FILE",
         example="lab step labs/01-esp-basics.yaml",
         details="lab step resets the session to the lab's seed and follows the lab here: "
         "'lab next' runs one step; any other command acts on the lab's machines in between. "
-        "lab run uses a session of its own.",
+        "lab run uses a session of its own; given a directory it runs each of its labs.",
         complete=_complete,
     ),
 )
