@@ -49,6 +49,15 @@ __all__ = ["Datapath", "SendOptions"]
 OFFLOADED = ("crypto", "packet")
 
 _NO_OFFLOAD = OffloadVerdict("sw", "no offload requested", "C")
+OUTPUT_REFUSED = "xfrm output refused the packet before the device saw it"
+
+
+def _output_counter(exc: KernelError) -> str:
+    """The MIB counter of an xfrm output refusal: sequence numbers exhausted
+    (EOVERFLOW), the SA's hard lifetime reached (EINVAL), anything else [C]."""
+    if exc.errno_name == "EOVERFLOW":
+        return "XfrmOutStateSeqError"
+    return "XfrmOutStateExpired" if exc.errno_name == "EINVAL" else "XfrmOutStateProtoError"
 
 
 class Datapath(ReceivePath):
@@ -391,15 +400,7 @@ class Datapath(ReceivePath):
             walk.drop(tap, node.name, str(exc), counter, "the ESP output refused this packet")
             return None
         except KernelError as exc:
-            counter = (
-                "XfrmOutStateSeqError"
-                if exc.errno_name == "EOVERFLOW"
-                else (
-                    "XfrmOutStateExpired"
-                    if exc.errno_name == "EINVAL"
-                    else "XfrmOutStateProtoError"
-                )
-            )
+            counter = _output_counter(exc)
             node.xfrm.mib.bump(counter)
             runtime.sync(state, sa)
             walk.drop(tap, node.name, str(exc), counter, "software ESP refused the packet")
@@ -525,6 +526,13 @@ class Datapath(ReceivePath):
     ) -> bytes | None:
         try:
             return engine_output(self.lab, walk, node, state, packet, dev_name, datapath, info)
+        except KernelError as exc:
+            # The kernel's own checks before the device sees the packet (xfrm_output_one:
+            # xfrm_state_check_expire, the sequence number overflow) [C].
+            counter = _output_counter(exc)
+            node.xfrm.mib.bump(counter)
+            walk.drop(f"{node.name}.xfrm.state", node.name, str(exc), counter, OUTPUT_REFUSED)
+            return None
         except (BadArgument, DecodeError) as exc:
             counter = refused_counter(walk, state)
             node.xfrm.mib.bump(counter)
