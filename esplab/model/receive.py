@@ -383,9 +383,22 @@ class ReceivePath:
         3.2, 3.8) [C]."""
         direction: Literal["in", "fwd"] = "in" if local else "fwd"
         policy = node.xfrm.lookup_policy_key(key, direction)
-        if policy is None:
-            return True  # no policy: the default is to allow
         tap = f"{node.name}.xfrm.policy({direction})"
+        if policy is None:
+            # No policy: allowed, unless a tunnel (or BEET) SA decapsulated the packet
+            # (secpath_has_nontransport -> xfrm_secpath_reject, XfrmInNoPols) [C].
+            if not any(x.mode != "transport" for x in walk.secpath):
+                return True
+            node.xfrm.mib.bump("XfrmInNoPols")
+            walk.drop(
+                tap,
+                node.name,
+                f"decapsulated by a {walk.secpath[-1].mode} SA, and no {direction} policy",
+                "XfrmInNoPols",
+                "__xfrm_policy_check: a packet that came out of a tunnel needs a policy "
+                "that allows it (airoha-dsa-xfrm.md 3.8)",
+            )
+            return False
         if policy.action == "block":
             node.xfrm.mib.bump("XfrmInPolBlock")
             walk.drop(
