@@ -265,18 +265,23 @@ def flow_key(
     dst: IPv4Address | IPv6Address,
     dev: str,
 ) -> FlowKey:
-    """What a policy lookup needs of ``packet``: ``Flow(*key)`` is its flow."""
+    """What a policy lookup needs of ``packet``: ``Flow(*key)`` is its flow. Ports for
+    TCP and UDP; for ICMP and ICMPv6 the type and code stand in the ports' places, as
+    the selector's ``type``/``code`` (xfrm_flowi_sport/dport, decode_session4/6) [C]."""
     off = info.hlen
-    if info.proto in (6, 17) and len(packet) >= off + 4:
+    proto = info.proto
+    if proto in (6, 17) and len(packet) >= off + 4:
         return (
             src,
             dst,
-            info.proto,
+            proto,
             int.from_bytes(packet[off : off + 2], "big"),
             int.from_bytes(packet[off + 2 : off + 4], "big"),
             dev,
         )
-    return (src, dst, info.proto, 0, 0, dev)
+    if proto in (1, 58) and len(packet) >= off + 2:
+        return (src, dst, proto, packet[off], packet[off + 1], dev)
+    return (src, dst, proto, 0, 0, dev)
 
 
 def is_natt(info: IpInfo, packet: bytes) -> bool:

@@ -35,3 +35,17 @@ def test_a_packet_out_of_a_tunnel_without_a_policy_is_xfrm_in_no_pols() -> None:
         "tmpl src 192.0.2.2 dst 192.0.2.1 proto esp reqid 7 mode tunnel"
     )
     assert send(s, f"send host eth0 {PACKET}").delivered
+
+
+def test_icmp_type_and_code_select_a_policy() -> None:
+    # The selector's type/code match the ICMP header (xfrm_flowi_sport/dport).
+    s = Session()
+    s.execute(seed.SA_OUT)
+    s.execute(
+        "ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 proto icmp type 8 code 0 "
+        "dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode transport"
+    )
+    echo = send(s, 'send ap wan IP(dst="192.0.2.2")/ICMP(type=8)/Raw(b"x"*8)')
+    assert echo.stage("ap.esp") is not None, echo.taps()
+    other = send(s, 'send ap wan IP(dst="192.0.2.2")/ICMP(type=13)/Raw(b"x"*12)')
+    assert other.stage("ap.esp") is None
