@@ -302,3 +302,11 @@ def test_user_ports_inherit_fixed_offloads_from_the_conduit() -> None:
     lan1 = s.lab.node("ap").devs["lan1"]
     assert lan1.features["tcp-segmentation-offload"] is True
     assert summary(s, "ethtool -K lan1 hw-tc-offload off") == "hw-tc-offload off"
+
+
+def test_ethtools_short_feature_names() -> None:
+    # ethtool.c off_flag_def: rx, tx, sg and tso name the long features.
+    s = Session()
+    s.execute("ethtool -K wan rx off tso off")
+    features = s.lab.node("ap").devs["wan"].features
+    assert (features["rx-checksumming"], features["tcp-segmentation-offload"]) == (False, False)

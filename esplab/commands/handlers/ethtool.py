@@ -207,6 +207,16 @@ def _nic_stats(node: Node, dev: NetDev) -> dict[str, int]:
     return {**counters.as_dict(), **dev.stats}
 
 
+#: ethtool's short names for the features it has long ones for (ethtool.c
+#: ``off_flag_def``: rx, tx, sg, tso) [C].
+SHORT_NAMES = {
+    "rx": "rx-checksumming",
+    "tx": "tx-checksumming",
+    "sg": "scatter-gather",
+    "tso": "tcp-segmentation-offload",
+}
+
+
 def _feature_request(dev: NetDev, words: list[str]) -> dict[str, bool]:
     """``FEATURE on|off ...`` after ``ethtool -K DEV``: each feature must be the device's
     and be followed by on or off."""
@@ -217,7 +227,7 @@ def _feature_request(dev: NetDev, words: list[str]) -> dict[str, bool]:
         )
     request: dict[str, bool] = {}
     for at in range(0, len(words), 2):
-        name = words[at]
+        name = SHORT_NAMES.get(words[at], words[at])
         dev.check_feature(name)
         value = words[at + 1] if at + 1 < len(words) else None
         if value not in ("on", "off"):
