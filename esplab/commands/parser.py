@@ -205,6 +205,11 @@ def parse(
         # A node name alone: the command that should follow it is missing.
         raise UsageError(f"{first}: which command? e.g. {first} ip addr")
     command = registry.lookup(tokens[0].value)
+    if node is not None and command.nodeless:
+        raise UsageError(
+            f"{command.name} takes no node prefix ('{node}'): {command.nodeless}",
+            hint=f"type it without '{node}'",
+        )
     args, remaining = _take_options(command, tokens[1:], session)
     positional = [p for p in command.params if p.kind in ("word", "int", "rest")]
     rest_raw = ""

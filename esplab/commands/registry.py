@@ -96,6 +96,9 @@ class Command:
     #: A line that does not tokenize (an unbalanced quote or bracket, as a pasted memory
     #: dump's ASCII column may hold) is split on whitespace alone instead.
     raw_rest: bool = False
+    #: Why a node prefix means nothing to this command (it acts on the lab as a whole,
+    #: or on one device); empty when the command acts on the node it is given.
+    nodeless: str = ""
 
     @property
     def usage(self) -> str:

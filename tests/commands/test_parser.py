@@ -205,3 +205,29 @@ def test_a_node_name_alone_asks_for_its_command() -> None:
     result = Session().run("host")
     assert isinstance(result, ErrorResult)
     assert result.summary == "host: which command? e.g. host ip addr"
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("host eip93 regs", "the EIP-93 is the ap's engine"),
+        ("host node", "node NAME picks the current node"),
+        ("host trace", "journeys belong to the lab"),
+    ],
+)
+def test_a_node_prefix_a_command_cannot_use_is_refused(line: str, why: str) -> None:
+    from esplab.commands.result import ErrorResult
+    from esplab.commands.session import Session
+
+    result = Session().run(line)
+    assert isinstance(result, ErrorResult)
+    assert "takes no node prefix ('host')" in result.summary and why in result.summary
+
+
+def test_a_lab_wide_setting_refuses_a_node_prefix() -> None:
+    from esplab.commands.session import Session
+
+    s = Session()
+    assert not s.run("host set tracing off").ok
+    assert s.lab.settings.tracing is True  # unchanged
+    assert s.run("host set policy-priority rfc").ok

@@ -52,6 +52,7 @@ def _quit(session: Session, inv: Invocation) -> Result:
 COMMANDS = (
     Command(
         name="help",
+        nodeless="it acts on the lab as a whole",
         summary="list the commands, or show one command's usage and an example",
         handler=_help,
         aliases=("?",),
@@ -69,6 +70,7 @@ COMMANDS = (
     ),
     Command(
         name="quit",
+        nodeless="it acts on the lab as a whole",
         summary="leave esplab (Ctrl-D does the same)",
         handler=_quit,
         aliases=("exit",),

@@ -362,6 +362,7 @@ def _complete(session: Session, words: list[str]) -> list[str]:
 COMMANDS = (
     Command(
         name="diff",
+        nodeless="it compares captures and packets of the whole lab",
         summary="compare two packets field by field and byte by byte (through ESP when an "
         "SA is known)",
         handler=_diff,

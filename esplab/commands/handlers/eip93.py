@@ -37,6 +37,7 @@ def _complete(session: Session, words: list[str]) -> list[str]:
 COMMANDS = (
     Command(
         name="eip93",
+        nodeless="the EIP-93 is the ap's engine",
         summary="the EIP-93 packet engine: registers, rings, SA and state records, statistics, "
         "a digest byte-order fault",
         handler=_eip93,

@@ -305,6 +305,7 @@ def _complete(session: Session, words: list[str]) -> Iterable[str]:
 COMMANDS = (
     Command(
         name="lab",
+        nodeless="a lab runs on the lab's own machines",
         summary="run, step through or check a lab file",
         handler=_lab,
         params=(Param("args", kind="rest", optional=True, metavar="ARGS"),),

@@ -24,6 +24,7 @@ def _node(session: Session, inv: Invocation) -> Result:
 COMMANDS = (
     Command(
         name="node",
+        nodeless="node NAME picks the current node",
         summary="show or change the current node (commands act on it by default)",
         handler=_node,
         params=(

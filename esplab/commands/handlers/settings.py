@@ -91,6 +91,12 @@ def _set(session: Session, inv: Invocation) -> Result:
         return _show(session, node)
     if value is None:
         return _show(session, node, name)
+    if inv.node is not None and name != "policy-priority":
+        raise BadArgument(
+            f"{name} is a setting of the whole lab, not of {inv.node}",
+            valid="a node prefix only with policy-priority",
+            hint=f"set {name} {value}",
+        )
     lab = session.lab
     if name == "tracing":
         lab.settings.tracing = _on_off(value)

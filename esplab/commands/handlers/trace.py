@@ -160,6 +160,7 @@ def _journey_ids(session: Session) -> list[str]:
 COMMANDS = (
     Command(
         name="trace",
+        nodeless="journeys belong to the lab, not to a node",
         summary="show a journey stage by stage (the last one by default)",
         handler=_trace,
         params=(
@@ -169,6 +170,7 @@ COMMANDS = (
     ),
     Command(
         name="explain",
+        nodeless="journeys belong to the lab, not to a node",
         summary="why each decision of a journey was taken, with its fidelity tag",
         handler=_explain,
         params=(Param("args", kind="rest", optional=True, metavar="[ID] [TAP]"),),
@@ -177,6 +179,7 @@ COMMANDS = (
     ),
     Command(
         name="step",
+        nodeless="journeys belong to the lab, not to a node",
         summary="walk a journey one stage at a time (then next, continue)",
         handler=_step,
         params=(
@@ -184,9 +187,16 @@ COMMANDS = (
         ),
         example="step",
     ),
-    Command(name="next", summary="the next stage while stepping", handler=_next, example="next"),
+    Command(
+        name="next",
+        nodeless="journeys belong to the lab, not to a node",
+        summary="the next stage while stepping",
+        handler=_next,
+        example="next",
+    ),
     Command(
         name="continue",
+        nodeless="journeys belong to the lab, not to a node",
         summary="the remaining stages while stepping",
         handler=_continue,
         example="continue",
