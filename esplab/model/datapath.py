@@ -33,6 +33,7 @@ from esplab.model.walk import (
     SendOptions,
     Walk,
     addrs,
+    expire,
     flow_key,
     policy_refused,
     refused_counter,
@@ -404,6 +405,7 @@ class Datapath(ReceivePath):
             node.xfrm.mib.bump(counter)
             runtime.sync(state, sa)
             walk.drop(tap, node.name, str(exc), counter, "software ESP refused the packet")
+            expire(node, state, counter)
             return None
         runtime.sync(state, sa)
         seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
@@ -532,6 +534,7 @@ class Datapath(ReceivePath):
             counter = _output_counter(exc)
             node.xfrm.mib.bump(counter)
             walk.drop(f"{node.name}.xfrm.state", node.name, str(exc), counter, OUTPUT_REFUSED)
+            expire(node, state, counter)
             return None
         except (BadArgument, DecodeError) as exc:
             counter = refused_counter(walk, state)

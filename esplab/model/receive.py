@@ -28,6 +28,7 @@ from esplab.model.walk import (
     Walk,
     addrs,
     decrease_ttl,
+    expire,
     flow_key,
     icmp_time_exceeded,
     is_natt,
@@ -462,6 +463,7 @@ class ReceivePath:
                 "software ESP input (esp_input / xfrm_input)",
                 data=packet,
             )
+            expire(node, state, res.mib)
             return None
         walk.add(
             LazyTextStage(

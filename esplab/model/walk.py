@@ -33,6 +33,7 @@ __all__ = [
     "addr",
     "addrs",
     "decrease_ttl",
+    "expire",
     "flow_key",
     "icmp_answers",
     "icmp_error",
@@ -313,6 +314,14 @@ def software_sa(walk: Walk, node: Node, state: XfrmState, tap: str, counter: str
         )
         return None
     return sa
+
+
+def expire(node: Node, state: XfrmState, counter: str | None) -> None:
+    """A state that reached its hard lifetime is gone: xfrm_state_check_expire marks it
+    XFRM_STATE_EXPIRED and starts its timer at once, and xfrm_timer_handler deletes it
+    (__xfrm_state_delete, km_state_expired); later packets find no state [C]."""
+    if counter in ("XfrmOutStateExpired", "XfrmInStateExpired"):
+        node.xfrm.delete_states(lambda x: x is state)
 
 
 def refused_counter(walk: Walk, state: XfrmState) -> str:

@@ -29,7 +29,32 @@ def test_crypto_offload_drops_and_counts_what_xfrm_output_refuses(
     result = s.execute(f"send ap wan {seed.UDP} count 3")
     assert isinstance(result, JourneyResult)
     assert result.summary.startswith(f"3 packets: {delivered} delivered")
-    last = s.lab.journeys.get()
+    last = s.lab.journeys.get(result.data["journeys"][-1])
     assert last is not None and last.dropped is not None
     assert last.dropped.counters == {counter: 1}
     assert s.lab.node("ap").xfrm.mib[counter] == 3 - delivered
+
+
+def test_a_state_past_its_hard_limit_is_deleted() -> None:
+    # xfrm_state_check_expire marks it expired and xfrm_timer_handler deletes it at once
+    # (__xfrm_state_delete): the next packet finds no state (XfrmOutNoStates).
+    s = Session()
+    s.execute(f"{seed.SA_OUT} limit packet-hard 1")
+    s.execute(seed.POL_OUT)
+    s.execute(f"send ap wan {seed.UDP} count 2")
+    ap = s.lab.node("ap").xfrm
+    assert ap.mib["XfrmOutStateExpired"] == 1 and not ap.states
+    s.execute(f"send ap wan {seed.UDP}")
+    assert ap.mib["XfrmOutNoStates"] == 1
+
+
+def test_an_inbound_state_past_its_hard_limit_is_deleted() -> None:
+    s = Session()
+    s.execute(seed.SA_OUT)
+    s.execute(f"host {seed.SA_OUT} limit packet-hard 1")
+    s.execute(seed.POL_OUT)
+    s.execute(f"send ap wan {seed.UDP} count 2")
+    host = s.lab.node("host").xfrm
+    assert host.mib["XfrmInStateExpired"] == 1 and not host.states
+    s.execute(f"send ap wan {seed.UDP}")
+    assert host.mib["XfrmInNoStates"] == 1
