@@ -21,6 +21,7 @@ from esplab.errors import DecodeError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IPPROTO_ESP, IpInfo, ipv4_fix, locate_esp, parse_ip
 from esplab.model.journey import Captured, Stage
+from esplab.model.walk import expire
 
 if TYPE_CHECKING:
     from esplab.model.esp_sa import EspSA
@@ -326,6 +327,21 @@ def software_finish(
             "the replay window is checked in software after the engine "
             "decrypted (airoha-dsa-xfrm.md 3.9, 6.20)",
         )
+        return None
+    if esp_core.input_expiry(sa) == "hard":
+        # xfrm_input checks the lifetime after the replay check, crypto done or not.
+        counter = "XfrmInStateExpired"
+        node.xfrm.mib.bump(counter)
+        runtime.sync(state, sa)
+        walk.drop(
+            f"{node.name}.xfrm",
+            node.name,
+            "SA hard lifetime reached",
+            counter,
+            "xfrm_state_check_expire runs in xfrm_input after the engine decrypted, as for "
+            "software (airoha-dsa-xfrm.md 3.9)",
+        )
+        expire(node, state, counter)
         return None
     sa.replay.advance(seq)
     runtime.count(state, packets=1, bytes=len(payload))

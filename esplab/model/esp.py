@@ -54,6 +54,7 @@ __all__ = [
     "decrypt",
     "encrypt",
     "encrypted_len",
+    "input_expiry",
 ]
 
 #: Self-describing padding, RFC 4303 2.4: 1, 2, 3, ...
@@ -345,14 +346,26 @@ def decrypt(sa: EspSA, packet: bytes, *, strict: bool = False) -> DecryptResult:
             st.replay_window += 1
             return _failed(res, "too-old", f"sequence number {seq:#x} left of the window")
         return _failed(res, "seq-zero", "sequence number 0 is never sent (RFC 4303 3.3.3)")
-    lt = sa.lifetime
+    expiry = input_expiry(sa)
+    if expiry == "hard":
+        return _failed(res, "expired", "SA hard lifetime reached")
+    res.soft_expired = expiry == "soft"
+    return _open(sa, res, packet, info.version, info.hlen, info.nh_off, info.dsfield, esp, strict)
+
+
+def input_expiry(sa: EspSA) -> str | None:
+    """``xfrm_state_check_expire`` on input, after the replay check: ``"hard"`` (counted
+    in XfrmInStateExpired) when the SA's hard lifetime is reached, ``"soft"`` when its
+    soft one is crossed now, else None [C]."""
+    st, lt = sa.stats, sa.lifetime
     if st.bytes >= lt.hard_bytes or st.packets >= lt.hard_packets:
         st.hard_expired = True
         st.in_expired += 1
-        return _failed(res, "expired", "SA hard lifetime reached")
+        return "hard"
     if not st.soft_expired and (st.bytes >= lt.soft_bytes or st.packets >= lt.soft_packets):
-        st.soft_expired = res.soft_expired = True
-    return _open(sa, res, packet, info.version, info.hlen, info.nh_off, info.dsfield, esp, strict)
+        st.soft_expired = True
+        return "soft"
+    return None
 
 
 def _open(

@@ -58,3 +58,16 @@ def test_an_inbound_state_past_its_hard_limit_is_deleted() -> None:
     assert host.mib["XfrmInStateExpired"] == 1 and not host.states
     s.execute(f"send ap wan {seed.UDP}")
     assert host.mib["XfrmInNoStates"] == 1
+
+
+def test_crypto_offload_rx_keeps_the_sas_lifetime() -> None:
+    # xfrm_input checks the lifetime after CRYPTO_DONE too (airoha-dsa-xfrm.md 3.9).
+    s = Session()
+    s.execute(f"{seed.SA_IN} replay-window 32 limit packet-hard 2 offload dev wan dir in")
+    s.execute("host " + seed.SA_IN)
+    s.execute("host " + seed.POL_BACK_HOST)
+    packet = 'IP(src="192.0.2.2", dst="192.0.2.1")/UDP()/Raw(b"x"*64)'
+    s.execute(f"send host eth0 {packet} count 3")
+    ap = s.lab.node("ap").xfrm
+    assert ap.mib["XfrmInStateExpired"] == 1
+    assert not [x for x in ap.states if x.spi == 0x1001]
