@@ -255,14 +255,11 @@ def _explain_words(session: Session, node: str, args: list[str]) -> list[str]:
 def _compare_words(session: Session, node: str, args: list[str]) -> list[str]:
     """The SPIs of the node's outbound ESP states, then packet names, then options."""
     if not args:
+        from esplab.commands.handlers.compare import outbound
+
         the_node = session.lab.nodes[node]
         return sorted(
-            {
-                f"{x.spi:#x}"
-                for x in the_node.xfrm.states
-                if x.proto == 50
-                and (x.sa_dir == "out" or (x.sa_dir is None and the_node.owns(x.src)))
-            }
+            {f"{x.spi:#x}" for x in the_node.xfrm.states if x.proto == 50 and outbound(the_node, x)}
         )
     if len(args) == 1:
         return list(session.named)
