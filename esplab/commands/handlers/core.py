@@ -26,11 +26,12 @@ def _help(session: Session, inv: Invocation) -> Result:
     if topic:
         # An alias (help exit, help ?) is a name of its command; a name is matched
         # whatever its case, as completion offers it.
+        # An unknown topic is refused as typed.
         registry = session.registry
-        name = topic if topic in registry else topic.lower()
-        if name not in registry:
-            registry.lookup(topic)  # the refusal names the topic as typed
-        command = registry.lookup(name)
+        lowered = topic.lower()
+        command = registry.lookup(
+            lowered if topic not in registry and lowered in registry else topic
+        )
         entry = _entry(command)
         return HelpResult(
             summary=f"{command.name}: {command.summary}",
