@@ -1,0 +1,188 @@
+"""What one stretch of a walk changed in the lab, found by comparing two snapshots.
+
+:func:`snapshot` reads every value reachable from the lab (object attributes, dict
+entries, list items) into a flat map keyed by ``(id(container), key)``; :func:`diff`
+compares two such maps. When the only changes are integers that moved (counters),
+the result is the list of :class:`Delta` that replays the stretch's bookkeeping; any
+other change (a new dict entry, a list that grew, a string or an object replaced)
+makes the stretch something only a real walk can repeat, and ``diff`` returns None.
+
+The flow cache (:mod:`~esplab.model.flowcache`) uses this once per flow, so a
+stretch that cannot be replayed by adding the same numbers again is never replayed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
+from typing import Any
+
+__all__ = ["Delta", "Snapshot", "apply", "as_moves", "diff", "snapshot"]
+
+#: Values compared as they are (immutable, no references into the lab).
+_LEAVES = (
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    bool,
+    type(None),
+    Enum,
+    IPv4Address,
+    IPv6Address,
+    IPv4Network,
+    IPv6Network,
+)
+#: Values not looked into: code, and types (the class, not its instances).
+_OPAQUE = (FunctionType, MethodType, BuiltinFunctionType, ModuleType, type)
+
+#: One read value: the container it sits in, and the value (or a marker for a
+#: container the snapshot went into).
+_Entry = tuple[Any, Any]
+
+
+class _Seen:
+    """Marks a place holding a container the snapshot went into, by identity."""
+
+    __slots__ = ("ident",)
+
+    def __init__(self, ident: int) -> None:
+        self.ident = ident
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Seen) and other.ident == self.ident
+
+    def __hash__(self) -> int:
+        return self.ident
+
+
+@dataclass(frozen=True)
+class Delta:
+    """Add ``amount`` to ``container``'s ``key`` (an attribute, a dict key or an index)."""
+
+    container: Any
+    key: Any
+    amount: int
+    attribute: bool
+
+
+class Snapshot:
+    """The lab's values at one moment, keyed by (container identity, key)."""
+
+    __slots__ = ("keep", "values")
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[int, Any], _Entry] = {}
+        # The containers themselves, so their identities stay theirs while compared.
+        self.keep: list[Any] = []
+
+
+def snapshot(root: Any, skip: Iterable[Any] = ()) -> Snapshot:
+    """Read everything reachable from ``root``, leaving out the objects in ``skip``
+    (and what only they reach)."""
+    snap = Snapshot()
+    values = snap.values
+    seen: set[int] = {id(obj) for obj in skip}
+    stack: list[Any] = [root]
+    while stack:
+        obj = stack.pop()
+        ident = id(obj)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        snap.keep.append(obj)
+        for key, value, attribute in _items(obj):
+            if isinstance(value, _LEAVES):
+                values[(ident, key)] = (obj, (attribute, value))
+            elif isinstance(value, _OPAQUE):
+                continue
+            elif isinstance(value, random.Random):
+                values[(ident, key)] = (obj, (attribute, value.getstate()))
+            elif isinstance(value, bytearray | memoryview):
+                values[(ident, key)] = (obj, (attribute, bytes(value)))
+            else:
+                values[(ident, key)] = (obj, (attribute, _Seen(id(value))))
+                stack.append(value)
+    return snap
+
+
+def _items(obj: Any) -> Iterable[tuple[Any, Any, bool]]:
+    """(key, value, is-attribute) of what ``obj`` holds."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield key, value, False
+        return
+    if isinstance(obj, list | tuple | deque):
+        for i, value in enumerate(obj):
+            yield i, value, False
+        return
+    if isinstance(obj, set | frozenset):
+        # Members stand for themselves: a set that gains or loses one has changed.
+        for value in obj:
+            yield ("member", _key(value)), value, False
+        return
+    state = getattr(obj, "__dict__", None)
+    if state is not None:
+        for key, value in state.items():
+            yield key, value, True
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name.startswith("__") or name in ("__dict__", "__weakref__"):
+                continue
+            try:
+                yield name, getattr(obj, name), True
+            except AttributeError:
+                continue
+
+
+def _key(value: Any) -> Any:
+    return value if isinstance(value, _LEAVES) else ("object", id(value))
+
+
+def diff(before: Snapshot, after: Snapshot) -> list[Delta] | None:
+    """The integer moves from ``before`` to ``after``; None when anything else changed."""
+    old = before.values
+    new = after.values
+    if old.keys() != new.keys():
+        return None
+    deltas: list[Delta] = []
+    for place, (container, (attribute, value)) in new.items():
+        was = old[place][1][1]
+        if value == was and type(value) is type(was):
+            continue
+        if type(value) is not int or type(was) is not int:
+            return None
+        deltas.append(Delta(container, place[1], value - was, attribute))
+    return deltas
+
+
+def apply(deltas: Iterable[Delta]) -> None:
+    """Make the moves again."""
+    for d in deltas:
+        if d.attribute:
+            setattr(d.container, d.key, getattr(d.container, d.key) + d.amount)
+        else:
+            d.container[d.key] += d.amount
+
+
+def as_moves(deltas: Iterable[Delta]) -> tuple[list[tuple[Any, Any, int]], list[Delta]]:
+    """``deltas`` as (mapping, key, amount) moves, an object's attribute through its
+    ``__dict__``; the attributes of objects without one (slots) stay :class:`Delta`."""
+    moves: list[tuple[Any, Any, int]] = []
+    rest: list[Delta] = []
+    for d in deltas:
+        if not d.attribute:
+            moves.append((d.container, d.key, d.amount))
+            continue
+        state = getattr(d.container, "__dict__", None)
+        if state is not None and d.key in state:
+            moves.append((state, d.key, d.amount))
+        else:
+            rest.append(d)
+    return moves, rest
