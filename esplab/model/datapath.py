@@ -15,6 +15,7 @@ walk carries is :class:`~esplab.model.walk.Walk`; path MTU is in :mod:`~esplab.m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,7 @@ from esplab.model.walk import (
 from esplab.model.xfrm.objects import XfrmState
 
 if TYPE_CHECKING:
+    from esplab.model.flowcache import FlowPlan, Recorder
     from esplab.model.lab import Lab
 
 __all__ = ["Datapath", "SendOptions"]
@@ -50,6 +52,7 @@ __all__ = ["Datapath", "SendOptions"]
 OFFLOADED = ("crypto", "packet")
 
 _NO_OFFLOAD = OffloadVerdict("sw", "no offload requested", "C")
+_NO_PINS = SendOptions()
 OUTPUT_REFUSED = "xfrm output refused the packet before the device saw it"
 
 
@@ -72,17 +75,70 @@ class Datapath(ReceivePath):
         self, node: str, dev: str | None, packet: bytes, opts: SendOptions | None = None
     ) -> Journey:
         """Send ``packet`` (an IP packet) from ``node``, out of ``dev`` if given."""
+        return self._send(node, dev, packet, opts or _NO_PINS, None)
+
+    def send_many(
+        self,
+        node: str,
+        dev: str | None,
+        packet: bytes,
+        count: int,
+        opts: Callable[[int], SendOptions] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> list[Journey]:
+        """Send ``packet`` ``count`` times (``opts(n)``: the pins of the n-th, from 0),
+        until ``stop()`` says so. Without pins and with tracing off the journeys after
+        the first two replay the second's plan (:mod:`~esplab.model.flowcache`)."""
+        journeys: list[Journey] = []
+        if opts is None and not self.lab.settings.tracing and self.lab.xdp_state is None:
+            from esplab.model.flowcache import FlowCache
+
+            cache = FlowCache(self)
+            for n in range(count):
+                journeys.append(cache.send(node, dev, packet, first=n == 0))
+                if stop is not None and stop():
+                    break
+            return journeys
+        for n in range(count):
+            journeys.append(self.send(node, dev, packet, None if opts is None else opts(n)))
+            if stop is not None and stop():
+                break
+        return journeys
+
+    def record(self, node: str, dev: str | None, packet: bytes) -> tuple[Journey, FlowPlan | None]:
+        """Send ``packet`` once, recording the walk's plan (None when it cannot be
+        replayed)."""
+        holder: list[Recorder] = []
+        journey = self._send(node, dev, packet, _NO_PINS, holder)
+        return journey, holder[0].finish(holder[0].walk)
+
+    def check_dev(self, node: str, dev: str | None) -> Node:
+        """The sending node, when ``dev`` (if given) is up: else ENETDOWN."""
+        src = self.lab.node(node)
+        if dev is not None and not src.dev(dev).up:
+            raise KernelError(
+                "ENETDOWN", f"{node} {dev} is down", prefix="send", hint=f"ip link set {dev} up"
+            )
+        return src
+
+    def _send(
+        self,
+        node: str,
+        dev: str | None,
+        packet: bytes,
+        opts: SendOptions,
+        recording: list[Recorder] | None,
+    ) -> Journey:
         lab = self.lab
-        src = lab.node(node)
-        if dev is not None:
-            out_dev = src.dev(dev)
-            if not out_dev.up:
-                raise KernelError(
-                    "ENETDOWN", f"{node} {dev} is down", prefix="send", hint=f"ip link set {dev} up"
-                )
+        src = self.check_dev(node, dev)
         lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
-        walk = Walk(lab, journey, opts or SendOptions())
+        walk = Walk(lab, journey, opts)
+        if recording is not None:
+            from esplab.model.flowcache import Recorder
+
+            walk.recorder = Recorder(lab, journey, walk)
+            recording.append(walk.recorder)
         walk.add(
             Stage(
                 f"{node}.out",
@@ -241,13 +297,39 @@ class Datapath(ReceivePath):
                 )
                 return
             dev_name, nexthop = route.dev, route.via or tun_dst
-        first: IpInfo | None = info
-        for state in decision.states:
-            out = self._esp_output(walk, node, state, packet, dev_name, first, forwarded)
+        self._protect(walk, node, decision.states, packet, dev_name, nexthop, hops, forwarded, info)
+
+    def _protect(
+        self,
+        walk: Walk,
+        node: Node,
+        states: tuple[XfrmState, ...],
+        packet: bytes,
+        dev_name: str,
+        nexthop: object,
+        hops: int,
+        forwarded: bool,
+        info: IpInfo | None = None,
+    ) -> None:
+        """ESP output with each state of the bundle in turn, then the device's transmit
+        (``info``: the packet's parsed header, for the first state). A recording walk
+        (:mod:`~esplab.model.flowcache`) notes each ESP output as a step to redo."""
+        for i, state in enumerate(states):
+            rec = walk.recorder
+            if rec is not None:
+                rec.enter(walk)
+            out = self._esp_output(walk, node, state, packet, dev_name, info, forwarded)
+            if rec is not None:
+                rec.leave_output(
+                    walk,
+                    (node, state, packet, dev_name, info, forwarded),
+                    out,
+                    (node, states[i + 1 :], dev_name, nexthop, hops, forwarded),
+                )
             if out is None:
                 return
             packet = out
-            first = None
+            info = None
         self._transmit(walk, node, dev_name, nexthop, packet, hops, forwarded)
 
     def _loopback(

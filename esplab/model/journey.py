@@ -32,6 +32,7 @@ __all__ = [
     "JourneyLog",
     "LazyTextStage",
     "Stage",
+    "built_stages",
     "decode_snapshot",
 ]
 
@@ -238,6 +239,21 @@ class Journey:
         snapshots are dropped, as a walk without tracing does."""
         self._stages.append(_Later(build, keep_data))
         self._later = True
+
+
+def built_stages(items: list[Any]) -> list[Stage]:
+    """A stretch of a journey's stage list as it is being walked, with extend_later's
+    places built now (without snapshots); the journey itself is left as it is."""
+    stages: list[Stage] = []
+    for item in items:
+        if type(item) is _Later:
+            built = item.build()
+            for stage in built:
+                stage.data = None
+            stages += built
+        else:
+            stages.append(item)
+    return stages
 
 
 class _Later:

@@ -13,7 +13,7 @@ from esplab.model.node import Node
 from esplab.model.offload_port import PortOffload
 from esplab.model.topology import LINKS, build_nodes
 from esplab.model.xfrm.offload import OffloadDevice
-from esplab.model.xfrm.tables import XfrmNode
+from esplab.model.xfrm.tables import Epoch, XfrmNode
 
 if TYPE_CHECKING:
     from esplab.model.xfrm.objects import XfrmState
@@ -86,11 +86,14 @@ class Lab:
         self.xdp_state: Any = None
         # id(XfrmState) -> (state, AeadTfm): authenc transforms for the sw+aead datapath.
         self.aead_tfms: dict[int, tuple[Any, Any]] = {}
+        # Counts SAD and SPD changes on every node (what a flow cache's plan checks).
+        self.xfrm_epoch = Epoch()
         for node in self.nodes.values():
             node.xfrm = XfrmNode(
                 name=node.name,
                 resolve_dev=self._resolver(node.name),
                 on_state=self._state_hook(node.name),
+                epoch=self.xfrm_epoch,
             )
 
     def _state_hook(self, node: str) -> Callable[[XfrmState, bool], None]:

@@ -200,18 +200,44 @@ class ReceivePath:
             )
             return
         if local and (info.proto == IPPROTO_ESP or is_natt(info, packet)):
+            rec = walk.recorder
+            if rec is not None:
+                rec.enter(walk)
             inner = self._esp_input(walk, node, dev_name, packet, info, dst)
-            if inner is None:
-                return
-            packet = inner
-            info = parse_ip(packet)
-            src, dst = addrs(packet)
-            raw_dst = packet[16:20] if info.version == 4 else packet[24:40]
-            # The inner packet goes through IP input again (ip_rcv, ip_route_input).
-            if _martian_addrs(raw_dst, packet, info.version):
-                _martian(walk, node, src, dst)
-                return
-            local = node.owns_raw(raw_dst)
+            if rec is not None:
+                rec.leave_input(
+                    walk, (node, dev_name, packet, info, dst), inner, (node, dev_name, hops)
+                )
+            if inner is not None:
+                self._inner_input(walk, node, dev_name, inner, hops)
+            return
+        self._local_or_forward(walk, node, dev_name, packet, info, src, dst, local, hops)
+
+    def _inner_input(self, walk: Walk, node: Node, dev_name: str, packet: bytes, hops: int) -> None:
+        """What XFRM input decapsulated goes through IP input again (ip_rcv,
+        ip_route_input): martian addresses, then delivery or forwarding."""
+        info = parse_ip(packet)
+        src, dst = addrs(packet)
+        raw_dst = packet[16:20] if info.version == 4 else packet[24:40]
+        if _martian_addrs(raw_dst, packet, info.version):
+            _martian(walk, node, src, dst)
+            return
+        local = node.owns_raw(raw_dst)
+        self._local_or_forward(walk, node, dev_name, packet, info, src, dst, local, hops)
+
+    def _local_or_forward(
+        self,
+        walk: Walk,
+        node: Node,
+        dev_name: str,
+        packet: bytes,
+        info: IpInfo,
+        src: IPv4Address | IPv6Address,
+        dst: IPv4Address | IPv6Address,
+        local: bool,
+        hops: int,
+    ) -> None:
+        """The inbound policy check, then local delivery or forwarding."""
         key = flow_key(info, packet, src, dst, dev_name)
         if not self._policy_check(walk, node, key, local):
             return

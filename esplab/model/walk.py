@@ -21,6 +21,7 @@ from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
     from esplab.model.esp_sa import EspSA
+    from esplab.model.flowcache import Recorder
     from esplab.model.lab import Lab
     from esplab.model.node import Node
     from esplab.model.xfrm.objects import XfrmState
@@ -62,7 +63,7 @@ class SendOptions:
 class Walk:
     """One journey being walked (keeps the hot path free of repeated lookups)."""
 
-    __slots__ = ("arrived", "journey", "lab", "opts", "secpath", "snap", "stages")
+    __slots__ = ("arrived", "journey", "lab", "opts", "recorder", "secpath", "snap", "stages")
 
     def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
         self.lab = lab
@@ -75,6 +76,8 @@ class Walk:
         # A forwarded packet as it arrived, before its TTL went down: what the forward
         # path's ICMP errors quote (ip_forward checks the MTU before ip_decrease_ttl).
         self.arrived: bytes | None = None
+        # Notes the steps a flow cache redoes, on the walk that records a plan.
+        self.recorder: Recorder | None = None
 
     def add(self, stage: Stage) -> Stage:
         stages = self.stages

@@ -263,13 +263,17 @@ def _send(session: Session, inv: Invocation) -> Result:
                     break
     else:
         data = _routed_bytes(session, req.expr, packet, req.node, req.dev)
+        pins = None
+        if req.seq is not None or req.iv is not None:
+            first, iv = req.seq, req.iv
+
+            def pins(n: int) -> SendOptions:
+                return SendOptions(seq=None if first is None else first + n, iv=iv)
+
         with between_packets() as stop:
-            for n in range(req.count):
-                seq = None if req.seq is None else req.seq + n
-                opts = SendOptions(seq=seq, iv=req.iv)
-                journeys.append(session.lab.datapath.send(req.node, req.dev, data, opts))
-                if stop.requested:
-                    break
+            journeys = session.lab.datapath.send_many(
+                req.node, req.dev, data, req.count, pins, lambda: stop.requested
+            )
     last = journeys[-1]
     if req.count == 1:
         return JourneyResult(

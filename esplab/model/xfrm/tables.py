@@ -99,6 +99,15 @@ class OutputDecision:
     counter: str | None = None
 
 
+class Epoch:
+    """A count of changes, shared by the SADs and SPDs of a lab's nodes."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
 @dataclass
 class XfrmNode:
     """The XFRM side of one emulated node (``ap``, ``host``...)."""
@@ -127,9 +136,14 @@ class XfrmNode:
         default=("", False), init=False, repr=False, compare=False
     )
 
+    # Counts the changes to the SAD and the SPD (of every node that shares it): what was
+    # learnt of a walk (the flow cache's plans) holds while it stays the same.
+    epoch: Epoch = field(default_factory=lambda: Epoch(), repr=False, compare=False)
+
     def _changed(self) -> None:
         """The SAD or the SPD changed: forget remembered lookups."""
         self._memo.clear()
+        self.epoch.value += 1
 
     def _lookups(self) -> dict[Hashable, Any]:
         """The memo of lookups, emptied first when the settings changed."""

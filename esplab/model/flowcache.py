@@ -1,0 +1,286 @@
+"""The flow cache: many journeys of one packet, each walked once and the rest replayed.
+
+``send DEV PACKET count N`` walks the same packet N times. Most of each walk is the
+same every time: the route, the policy lookup, the neighbour, the device counters,
+the peer's receive and delivery. What differs is the ESP work (sequence number, IV,
+keystream, ICV, replay window, lifetime), which lives in two steps of the walk:
+``Datapath._esp_output`` and ``ReceivePath._esp_input``.
+
+A :class:`Recorder` rides along one real walk (the second of the run, so the first
+has built every cache and flow entry) and cuts it into alternating parts: fixed
+stretches (the stages they added, and the counter moves :mod:`~esplab.model.statediff`
+finds between snapshots of the whole lab) and live steps (the ESP calls with their
+arguments). The result is a :class:`FlowPlan`. Replaying it adds the same stages
+(shared, as a fixed stretch's stages are the same for every packet of the flow),
+makes the same counter moves, and calls the live steps for real, exactly as the walk
+calls them. A stretch that changed anything but integers, a walk that started
+another journey (an ICMP error), a live step that dropped, or a change to any node's
+SAD or SPD (``XfrmNode.generation``) means no plan, or the end of one: the next
+packet is walked for real.
+
+Each live step's result is checked against the recorded one before the next fixed
+stretch is replayed: the ESP packet must have the recorded length and headers up to
+its SPI (an IPv4 header's identification and checksum aside), the decapsulated
+packet the recorded bytes. If it does not, the rest of the
+journey is walked for real from that point (the same continuation the walk calls)
+and the plan is dropped.
+
+This is a design of the lab's own (no hardware or kernel behaviour is modelled by
+it): journeys come out as the real walk would make them, with tracing off. With
+tracing on every journey is walked for real, as its snapshots differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from esplab.model import statediff
+from esplab.model.esp_ip import parse_ip
+from esplab.model.journey import Journey, Stage, built_stages
+from esplab.model.walk import SendOptions, Walk
+
+if TYPE_CHECKING:
+    from esplab.model.datapath import Datapath
+    from esplab.model.lab import Lab
+    from esplab.model.xfrm.tables import Epoch
+
+__all__ = ["FlowCache", "FlowPlan", "Recorder"]
+
+#: How often one run records a plan again after losing one (a state that expired,
+#: a live step whose result differed): past that it walks every packet.
+RECORD_TRIES = 4
+
+
+@dataclass
+class _Fixed:
+    """A stretch of the walk that is the same for every packet of the flow: its stages
+    and its counter moves (:func:`statediff.as_moves`)."""
+
+    stages: list[Stage]
+    moves: list[tuple[Any, Any, int]]
+    attr_moves: list[statediff.Delta]
+
+
+@dataclass
+class _Live:
+    """An ESP step the replay calls for real (``output``: ``_esp_output``, else
+    ``_esp_input``), with the arguments the walk passed; ``chained``: its packet is
+    the previous live step's result rather than the recorded one."""
+
+    output: bool
+    args: tuple[Any, ...]
+    chained: bool
+    result: bytes
+    # What the walk calls after the step, without its packet (for a replay whose
+    # live result differs from the recorded one).
+    then: tuple[Any, ...]
+    secpath: list[Any]
+    arrived: bytes | None
+    # ESP output: the result must keep the recorded length and headers up to the SPI.
+    prefix: int = 0
+
+
+@dataclass
+class FlowPlan:
+    """One flow's journey, cut into fixed stretches and live steps."""
+
+    items: list[_Fixed | _Live]
+    verdict: str
+    delivered: bool
+    # The lab's count of SAD and SPD changes, and its value when the plan was recorded.
+    epoch: Epoch
+    at: int
+
+
+class Recorder:
+    """Cuts one real walk into a :class:`FlowPlan` (see the module's docstring)."""
+
+    def __init__(self, lab: Lab, journey: Journey, walk: Walk) -> None:
+        self.lab = lab
+        self.journey = journey
+        self.walk = walk
+        self.items: list[_Fixed | _Live] = []
+        self.ok = True
+        self.mark = 0
+        self.first_id = lab.journeys.next_id
+        self.epoch_at = lab.xfrm_epoch.value
+        self.last: bytes | None = None
+        self.snap = self._snapshot()
+
+    def _snapshot(self) -> statediff.Snapshot:
+        lab = self.lab
+        return statediff.snapshot(lab, skip=(lab.journeys, lab.captures, self, self.walk))
+
+    def enter(self, walk: Walk) -> None:
+        """A live step starts: close the fixed stretch before it."""
+        if not self.ok:
+            return
+        deltas = statediff.diff(self.snap, self._snapshot())
+        if deltas is None:
+            self.ok = False
+            return
+        moves, attr_moves = statediff.as_moves(deltas)
+        self.items.append(_Fixed(built_stages(walk.stages[self.mark :]), moves, attr_moves))
+
+    def leave_output(
+        self, walk: Walk, args: tuple[Any, ...], out: bytes | None, then: tuple[Any, ...]
+    ) -> None:
+        """``_esp_output`` returned ``out``; ``then`` is what the walk does next."""
+        self._leave(walk, True, args, 2, out, then)
+
+    def leave_input(
+        self, walk: Walk, args: tuple[Any, ...], inner: bytes | None, then: tuple[Any, ...]
+    ) -> None:
+        """``_esp_input`` returned ``inner``; ``then`` is what the walk does next."""
+        self._leave(walk, False, args, 2, inner, then)
+
+    def _leave(
+        self,
+        walk: Walk,
+        output: bool,
+        args: tuple[Any, ...],
+        packet_at: int,
+        result: bytes | None,
+        then: tuple[Any, ...],
+    ) -> None:
+        if not self.ok:
+            return
+        if result is None:  # a live step that dropped makes no plan
+            self.ok = False
+            return
+        packet = args[packet_at]
+        live = _Live(
+            output,
+            args,
+            chained=self.last is not None and packet == self.last,
+            result=result,
+            then=then,
+            secpath=list(walk.secpath),
+            arrived=walk.arrived,
+        )
+        if output:
+            live.prefix = _esp_prefix(result)
+        self.items.append(live)
+        self.last = result
+        self.mark = len(walk.stages)
+        self.snap = self._snapshot()
+
+    def finish(self, walk: Walk) -> FlowPlan | None:
+        """The walk ended: the plan, or None when it cannot be replayed."""
+        self.enter(walk)
+        journey = self.journey
+        if (
+            not self.ok
+            or self.lab.journeys.next_id != self.first_id
+            or self.lab.xfrm_epoch.value != self.epoch_at
+            or not journey.verdict
+        ):
+            return None
+        epoch = self.lab.xfrm_epoch
+        return FlowPlan(self.items, journey.verdict, journey.delivered, epoch, self.epoch_at)
+
+
+def _same_headers(packet: bytes, recorded: bytes, prefix: int) -> bool:
+    """``packet`` is as long as ``recorded`` and has its headers up to ``prefix``, but
+    for an IPv4 header's identification and checksum (a tunnel's outer header takes a
+    new identification each packet, which no later stage of the walk reads)."""
+    if len(packet) != len(recorded):
+        return False
+    if packet[0] >> 4 == 4:
+        return (
+            packet[:4] == recorded[:4]
+            and packet[6:10] == recorded[6:10]
+            and packet[12:prefix] == recorded[12:prefix]
+        )
+    return packet[:prefix] == recorded[:prefix]
+
+
+def _esp_prefix(packet: bytes) -> int:
+    """The length of ``packet``'s headers up to and with the ESP SPI (IP, the UDP
+    header of ESP in UDP)."""
+    info = parse_ip(packet)
+    return info.hlen + (8 if info.proto == 17 else 0) + 4
+
+
+class FlowCache:
+    """Sends one packet many times: walks it, records a plan, replays the plan."""
+
+    def __init__(self, datapath: Datapath) -> None:
+        self.datapath = datapath
+        self.plan: FlowPlan | None = None
+        self.tries = RECORD_TRIES
+        self.walked = 0
+        self.replayed = 0
+
+    def send(self, node: str, dev: str | None, packet: bytes, first: bool) -> Journey:
+        """One journey of the run (``first``: the run's first packet, walked for real)."""
+        plan = self.plan
+        if plan is not None:
+            if plan.epoch.value == plan.at:
+                journey = self._replay(plan, node, dev, packet)
+                self.replayed += 1
+                return journey
+            self.plan = None
+        self.walked += 1
+        if first or not self.tries:
+            return self.datapath.send(node, dev, packet)
+        self.tries -= 1
+        journey, self.plan = self.datapath.record(node, dev, packet)
+        return journey
+
+    def _replay(self, plan: FlowPlan, node: str, dev: str | None, packet: bytes) -> Journey:
+        datapath = self.datapath
+        lab = datapath.lab
+        datapath.check_dev(node, dev)
+        journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
+        walk = Walk(lab, journey, _NO_PINS)
+        stages = walk.stages
+        current = b""
+        for item in plan.items:
+            if type(item) is _Fixed:
+                stages += item.stages
+                for target, key, amount in item.moves:
+                    target[key] += amount
+                if item.attr_moves:
+                    statediff.apply(item.attr_moves)
+                continue
+            assert type(item) is _Live
+            walk.secpath = list(item.secpath)
+            walk.arrived = item.arrived
+            args = item.args
+            if item.chained:
+                args = (*args[:2], current, *args[3:])
+            if item.output:
+                result = datapath._esp_output(walk, *args)
+                if result is None:
+                    return _ended(journey)
+                if not _same_headers(result, item.result, item.prefix):
+                    self.plan = None
+                    then = item.then
+                    datapath._protect(walk, then[0], then[1], result, *then[2:])
+                    return _ended(journey)
+            else:
+                if item.chained:
+                    args = (*args[:3], parse_ip(current), *args[4:])
+                result = datapath._esp_input(walk, *args)
+                if result is None:
+                    return _ended(journey)
+                if result != item.result:
+                    self.plan = None
+                    at, dev_name, hops = item.then
+                    datapath._inner_input(walk, at, dev_name, result, hops)
+                    return _ended(journey)
+            current = result
+        journey.verdict = plan.verdict
+        journey.delivered = plan.delivered
+        return journey
+
+
+_NO_PINS = SendOptions()
+
+
+def _ended(journey: Journey) -> Journey:
+    if not journey.verdict:
+        journey.verdict = "no verdict"
+    return journey

@@ -1,0 +1,267 @@
+"""The flow cache replays a flow's walk: every journey, counter, SA and byte of engine
+memory must come out as walking each packet does. Each scenario runs the same packets
+through two labs set up alike, one walking every packet and one through the cache,
+and compares the journeys and then the whole of the two labs, value by value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from esplab.commands.handlers.journey import packet_bytes
+from esplab.commands.result import JourneyResult
+from esplab.commands.session import Session
+from esplab.model.flowcache import FlowCache
+from esplab.model.journey import Journey
+from tests.commands import seed
+from tests.model.labstate import differences
+
+AUTH, ENC = seed.AUTH, seed.ENC
+ALGOS = f"auth sha1 {AUTH} enc aes {ENC}"
+N = 24
+
+
+def _sa(src: str, dst: str, spi: int, mode: str = "transport", extra: str = "") -> str:
+    return (
+        f"ip xfrm state add src {src} dst {dst} proto esp spi {spi:#x} reqid {spi} "
+        f"mode {mode} {ALGOS}{extra}"
+    )
+
+
+def _pol(sel: str, src: str, dst: str, spi: int, d: str, mode: str = "transport") -> str:
+    return (
+        f"ip xfrm policy add {sel} dir {d} "
+        f"tmpl src {src} dst {dst} proto esp reqid {spi} mode {mode}"
+    )
+
+
+V4 = ("192.0.2.1", "192.0.2.2")
+V6 = ("2001:db8:2::1", "2001:db8:2::2")
+SEL4 = "src 192.0.2.1/32 dst 192.0.2.2/32"
+SEL6 = "src 2001:db8:2::1/128 dst 2001:db8:2::2/128"
+TUN_SEL = "src 198.51.100.64/26 dst 203.0.113.0/24"
+LAN = ("198.51.100.65", "198.51.100.66")
+PKT = " offload packet dev wan"
+UDP6 = 'IPv6(dst="2001:db8:2::2")/UDP(sport=1234,dport=5201)/Raw(b"y"*40)'
+TO_DUMMY = 'IP(dst="203.0.113.1")/UDP(sport=7,dport=9)/Raw(b"z"*100)'
+
+#: name -> (setup lines, sending node, device, packet, whether the cache replays)
+SCENARIOS: dict[str, tuple[list[str], str, str | None, str, bool]] = {
+    "plain": ([], "ap", "wan", seed.UDP, True),
+    "sw": (seed.software(), "ap", "wan", seed.UDP, True),
+    "crypto offload": (seed.software(" offload dev wan dir out"), "ap", "wan", seed.UDP, True),
+    "packet offload": (
+        [
+            _sa(*V4, 0x1000, extra=PKT + " dir out"),
+            _pol(SEL4, *V4, 0x1000, "out") + " priority 10" + PKT,
+            "host " + _sa(*V4, 0x1000),
+        ],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    "sw+aead": (
+        ["set crypto-provider eip93", *seed.software()],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    "crypto offload RX on the ap": (
+        [
+            seed.SA_IN + " offload dev wan dir in",
+            "host " + seed.SA_IN,
+            "host " + seed.POL_BACK_HOST,
+        ],
+        "host",
+        "eth0",
+        'IP(dst="192.0.2.1")/UDP(sport=5,dport=6)/Raw(b"r"*48)',
+        True,
+    ),
+    "ipv6 sw": (
+        [_sa(*V6, 0x3000), _pol(SEL6, *V6, 0x3000, "out"), "host " + _sa(*V6, 0x3000)],
+        "ap",
+        "wan",
+        UDP6,
+        True,
+    ),
+    "nat-t": (
+        [
+            _sa(*V4, 0x4000, extra=" encap espinudp 4500 4500 0.0.0.0"),
+            _pol(SEL4, *V4, 0x4000, "out"),
+            "host " + _sa(*V4, 0x4000, extra=" encap espinudp 4500 4500 0.0.0.0"),
+        ],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    "forwarded into a packet offload tunnel": (
+        [
+            _sa(*V4, 0x2000, "tunnel", PKT + " dir out"),
+            _pol(TUN_SEL, *V4, 0x2000, "out", "tunnel") + " priority 10" + PKT,
+            "host " + _sa(*V4, 0x2000, "tunnel"),
+            "host " + _pol(TUN_SEL, *V4, 0x2000, "in", "tunnel"),
+        ],
+        "pc2",
+        "eth0",
+        TO_DUMMY,
+        True,
+    ),
+    "packet offload on lan2": (
+        [
+            _sa(*LAN, 0x5000, extra=" offload packet dev lan2 dir out"),
+            _pol(f"src {LAN[0]}/32 dst {LAN[1]}/32", *LAN, 0x5000, "out")
+            + " priority 10 offload packet dev lan2",
+            "pc2 " + _sa(*LAN, 0x5000),
+        ],
+        "ap",
+        "lan2",
+        'IP(dst="198.51.100.66")/UDP(sport=1,dport=2)/Raw(b"l"*64)',
+        True,
+    ),
+    "no neighbour: a drop": ([], "ap", "wan", 'IP(dst="192.0.2.99")/UDP()', True),
+    "packet offload hard limit mid-run": (
+        [
+            _sa(*V4, 0x1000, extra=" limit packet-hard 10" + PKT + " dir out"),
+            _pol(SEL4, *V4, 0x1000, "out") + " priority 10" + PKT,
+            "host " + _sa(*V4, 0x1000),
+        ],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    "soft limit mid-run": (
+        [
+            _sa(*V4, 0x1000, extra=" limit packet-soft 5"),
+            _pol(SEL4, *V4, 0x1000, "out"),
+            "host " + _sa(*V4, 0x1000),
+        ],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    "receiver's hard limit mid-run": (
+        [
+            _sa(*V4, 0x1000),
+            _pol(SEL4, *V4, 0x1000, "out"),
+            "host " + _sa(*V4, 0x1000, extra=" limit packet-hard 7"),
+        ],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    "esn with a replay window": (
+        [
+            _sa(*V4, 0x1000, extra=" flag esn replay-window 64"),
+            _pol(SEL4, *V4, 0x1000, "out"),
+            "host " + _sa(*V4, 0x1000, extra=" flag esn replay-window 64"),
+        ],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    "sequence numbers run out": (
+        [
+            _sa(*V4, 0x1000, extra=" replay-oseq 0xfffffff0"),
+            _pol(SEL4, *V4, 0x1000, "out"),
+            "host " + _sa(*V4, 0x1000),
+        ],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    # An ICMP error is a journey of its own: such a walk is never replayed.
+    "ttl runs out (icmp time exceeded)": (
+        [],
+        "pc2",
+        "eth0",
+        'IP(dst="192.0.2.2",ttl=1)/UDP()',
+        False,
+    ),
+    "too big for packet offload (icmp, path mtu)": (
+        [
+            _sa(*V4, 0x1000, extra=PKT + " dir out"),
+            _pol(SEL4, *V4, 0x1000, "out") + " priority 10" + PKT,
+            "host " + _sa(*V4, 0x1000),
+        ],
+        "ap",
+        "wan",
+        'IP(dst="192.0.2.2",flags="DF")/UDP()/Raw(b"b"*1460)',
+        False,
+    ),
+}
+
+
+def _view(j: Journey) -> tuple[Any, ...]:
+    stages = [
+        (s.tap, s.device, s.decision, s.why, s.fidelity, s.counters, s.meta, s.drop, s.kind, s.data)
+        for s in j.stages
+    ]
+    return (j.id, j.origin, j.verdict, j.delivered, stages)
+
+
+def _lab(setup: list[str]) -> Session:
+    s = Session()
+    s.execute("set tracing off")
+    for line in setup:
+        s.execute(line)
+    return s
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_replayed_journeys_and_lab_match_walking_each_packet(name: str) -> None:
+    setup, node, dev, expr, replays = SCENARIOS[name]
+    fast, slow = _lab(setup), _lab(setup)
+    data = packet_bytes(fast, expr, node, dev)
+    cache = FlowCache(fast.lab.datapath)
+    for n in range(N):
+        cache.send(node, dev, data, first=n == 0)
+    for _ in range(N):
+        slow.lab.datapath.send(node, dev, data)
+    assert [_view(j) for j in fast.lab.journeys] == [_view(j) for j in slow.lab.journeys]
+    assert differences(fast.lab, slow.lab) == []
+    assert (cache.replayed > 0) is replays, (cache.walked, cache.replayed)
+
+
+def test_send_count_goes_through_the_cache_and_reports_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    offload = seed.software(" offload dev wan dir out")
+    fast, slow = _lab(offload), _lab(offload)
+    slow.execute("set tracing on")
+    calls: list[int] = []
+    original = FlowCache._replay
+
+    def counted(self: FlowCache, *args: Any) -> Journey:
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(FlowCache, "_replay", counted)
+    fast_result = fast.execute(f"send ap wan {seed.UDP} count 50")
+    slow_result = slow.execute(f"send ap wan {seed.UDP} count 50")
+    assert isinstance(fast_result, JourneyResult) and isinstance(slow_result, JourneyResult)
+    # 50 journeys: the first walked, the second walked and recorded, 48 replayed; the
+    # lab with tracing on walks them all.
+    assert len(calls) == 48
+    assert fast_result.summary == slow_result.summary
+    assert fast_result.summary.startswith("50 packets: 50 delivered; last journey")
+
+
+def test_pinned_sequence_numbers_are_walked_every_time() -> None:
+    s = _lab(seed.software())
+    result = s.execute(f"send ap wan {seed.UDP} count 5 seq 100")
+    assert isinstance(result, JourneyResult)
+    seqs = []
+    for jid in result.data["journeys"]:
+        journey = s.lab.journeys.get(jid)
+        esp = journey.stage("ap.esp") if journey is not None else None
+        seqs.append(esp.meta["seq"] if esp is not None else None)
+    assert seqs == [100, 101, 102, 103, 104]
