@@ -16,12 +16,13 @@ walk carries is :class:`~esplab.model.walk.Walk`; path MTU is in :mod:`~esplab.m
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
-from esplab.model.engine_path import engine_output
+from esplab.model.engine_path import engine_output_step
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import count_conduit, dsa_tx_stages, ether_frame
@@ -31,6 +32,7 @@ from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
 from esplab.model.pmtu import too_big, tunnel_too_big
 from esplab.model.receive import ReceivePath
 from esplab.model.walk import (
+    EspStep,
     SendOptions,
     Walk,
     addrs,
@@ -44,6 +46,7 @@ from esplab.model.walk import (
 from esplab.model.xfrm.objects import XfrmState
 
 if TYPE_CHECKING:
+    from esplab.model.esp_sa import EspSA
     from esplab.model.flowcache import FlowPlan, Recorder
     from esplab.model.lab import Lab
 
@@ -313,19 +316,18 @@ class Datapath(ReceivePath):
     ) -> None:
         """ESP output with each state of the bundle in turn, then the device's transmit
         (``info``: the packet's parsed header, for the first state). A recording walk
-        (:mod:`~esplab.model.flowcache`) notes each ESP output as a step to redo."""
+        (:mod:`~esplab.model.flowcache`) notes each ESP step as one to run again."""
         for i, state in enumerate(states):
+            step = self._esp_output_step(walk, node, state, packet, dev_name, info, forwarded)
+            if step is None:
+                return
             rec = walk.recorder
             if rec is not None:
                 rec.enter(walk)
-            out = self._esp_output(walk, node, state, packet, dev_name, info, forwarded)
+            out = step(walk, packet)
             if rec is not None:
-                rec.leave_output(
-                    walk,
-                    (node, state, packet, dev_name, info, forwarded),
-                    out,
-                    (node, states[i + 1 :], dev_name, nexthop, hops, forwarded),
-                )
+                then = (node, states[i + 1 :], dev_name, nexthop, hops, forwarded)
+                rec.leave(walk, step, packet, out, then, output=True)
             if out is None:
                 return
             packet = out
@@ -404,7 +406,7 @@ class Datapath(ReceivePath):
         )
         self._input(walk, node, "lo", packet, hops + 1)
 
-    def _esp_output(
+    def _esp_output_step(
         self,
         walk: Walk,
         node: Node,
@@ -413,10 +415,13 @@ class Datapath(ReceivePath):
         dev_name: str,
         info: IpInfo | None = None,
         forwarded: bool = False,
-    ) -> bytes | None:
-        """Protect ``packet`` with ``state`` on the datapath the state selects
-        (``info``: its parsed header, when the caller has it; ``forwarded``: the node
-        forwards it rather than sends it)."""
+    ) -> EspStep | None:
+        """The decisions of ESP output with ``state`` for ``packet`` (``info``: its
+        parsed header, when the caller has it; ``forwarded``: the node forwards it rather
+        than sends it): the SA's software view, a tunnel's MTU, offload_ok. Returns the
+        step that protects the packet on the datapath the state selects, or None when
+        a decision dropped it. The decisions hold for any packet of the same length
+        and headers; what changes per packet is in the step."""
         meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
         verdict = _NO_OFFLOAD
         refused = self.lab.fallback_reason(state)
@@ -427,7 +432,6 @@ class Datapath(ReceivePath):
                 "added for software (the driver returned EOPNOTSUPP for "
                 "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)",
             )
-        runtime = self.lab.sa_runtime(node.name)
         sa = software_sa(walk, node, state, f"{node.name}.xfrm.state", "XfrmOutStateProtoError")
         if sa is None:
             return None
@@ -467,14 +471,31 @@ class Datapath(ReceivePath):
                 return None
         datapath = verdict.datapath
         if datapath in OFFLOADED:
-            return self._offload_output(walk, node, state, packet, dev_name, datapath, info)
-        tap = f"{node.name}.xfrm.state"
+            run = engine_output_step(self.lab, walk, node, state, dev_name, datapath, info)
+            if run is None:
+                return None
+            return partial(self._offload_output, node, state, dev_name, run)
         if self._use_engine_aead(node):
-            from esplab.model.engine_path import SW_INPUT, aead_output
+            from esplab.model.engine_path import aead_output_step
 
-            out = aead_output(self.lab, walk, node, state, packet)
-            if out is not SW_INPUT:
-                return out if isinstance(out, bytes) else None
+            aead = aead_output_step(self.lab, node, state)
+            if aead is not None:
+                return aead
+        return partial(self._sw_output, node, state, sa, meta, verdict.reason)
+
+    def _sw_output(
+        self,
+        node: Node,
+        state: XfrmState,
+        sa: EspSA,
+        meta: dict[str, str],
+        reason: str,
+        walk: Walk,
+        packet: bytes,
+    ) -> bytes | None:
+        """Software ESP output of ``packet`` with ``sa`` (an :data:`EspStep`)."""
+        tap = f"{node.name}.xfrm.state"
+        runtime = self.lab.sa_runtime(node.name)
         try:
             out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
         except (BadArgument, DecodeError) as exc:
@@ -496,7 +517,7 @@ class Datapath(ReceivePath):
                 f"{node.name}.esp",
                 node.name,
                 "software ESP: spi {:#010x} seq {} ({})",
-                "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + verdict.reason,
+                "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + reason,
                 "C",
                 None,
                 out,
@@ -600,16 +621,18 @@ class Datapath(ReceivePath):
 
     def _offload_output(
         self,
-        walk: Walk,
         node: Node,
         state: XfrmState,
-        packet: bytes,
         dev_name: str,
-        datapath: str,
-        info: IpInfo | None = None,
+        run: EspStep,
+        walk: Walk,
+        packet: bytes,
     ) -> bytes | None:
+        """Crypto or packet offload output of ``packet`` through the engine (``run``,
+        from :func:`~esplab.model.engine_path.engine_output_step`), with the kernel's
+        refusals before the device sees it."""
         try:
-            return engine_output(self.lab, walk, node, state, packet, dev_name, datapath, info)
+            return run(walk, packet)
         except KernelError as exc:
             # The kernel's own checks before the device sees the packet (xfrm_output_one:
             # xfrm_state_check_expire, the sequence number overflow) [C].

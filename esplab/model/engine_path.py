@@ -3,7 +3,7 @@
 * ``attach_engine`` gives an ap port its ``xdo_dev_state_add``/``delete``: the
   driver programs an SA record in the engine's memory; the driver's stages are
   kept as a journey of their own ("ip xfrm state add ... offload").
-* ``engine_output`` hands the driver the skb the kernel would (headers, ESP header
+* ``engine_output_step`` hands the driver the skb the kernel would (headers, ESP header
   with SPI and, for crypto offload, the kernel's sequence number, IV room, the
   plaintext payload; airoha-dsa-xfrm.md 3.2) and returns the ESP packet.
 * ``engine_input`` lets the driver decrypt an ESP packet received on the port that
@@ -15,13 +15,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import DecodeError
 from esplab.model import esp as esp_core
 from esplab.model.esp_ip import IPPROTO_ESP, IpInfo, ipv4_fix, locate_esp, parse_ip
 from esplab.model.journey import Captured, Stage
-from esplab.model.walk import expire
+from esplab.model.walk import EspStep, expire
 
 if TYPE_CHECKING:
     from esplab.model.esp_sa import EspSA
@@ -34,11 +35,11 @@ if TYPE_CHECKING:
 __all__ = [
     "SW_INPUT",
     "aead_input",
-    "aead_output",
+    "aead_output_step",
     "attach_engine",
     "build_skb",
     "engine_input",
-    "engine_output",
+    "engine_output_step",
     "record_stages",
     "software_finish",
 ]
@@ -187,20 +188,19 @@ def _hw(lab: Lab, state: XfrmState) -> Any:
     return entry[1] if entry is not None and entry[0] is state else None
 
 
-def engine_output(
+def engine_output_step(
     lab: Lab,
     walk: Any,
     node: Node,
     state: XfrmState,
-    packet: bytes,
     dev_name: str,
     datapath: str,
     info: IpInfo | None = None,
-) -> bytes | None:
-    """Crypto or packet offload TX through the driver and the engine (``info``:
-    ``parse_ip(packet)``, when the caller has it)."""
+) -> EspStep | None:
+    """Crypto or packet offload TX through the driver and the engine: the step that
+    sends a packet (``info``: ``parse_ip`` of the packets it will take, when the caller
+    has it), or None when the state has no engine record (a drop)."""
     hw = _hw(lab, state)
-    drv = lab.eip93
     if hw is None:
         walk.drop(
             f"{dev_name}.xfrmdev",
@@ -212,41 +212,74 @@ def engine_output(
         )
         return None
     runtime = lab.sa_runtime(node.name)
+    drv = lab.eip93
     if datapath == "crypto":
-        # Crypto offload: the kernel assigns the sequence number (3.9) [C].
-        sa = runtime.get(state)
-        skb, off, proto = build_skb(sa, packet, walk.opts.seq, info)
-        runtime.sync(state, sa)
-    else:
-        # Packet offload: the engine counts; a pinned seq is written into the SA record
-        # first (sa_seqnum holds the last number used, eip93.md 4.6) [M].
-        scratch = runtime.scratch(state)
-        if walk.opts.seq is not None:
-            esp_core.check_seq(scratch, walk.opts.seq)  # the engine's counter is 32 bits
-        skb, off, proto = build_skb(scratch, packet, 1, info)
-        if walk.opts.seq is not None:
-            drv.memory.write(
-                hw.sa_addr + 0x6C, ((walk.opts.seq - 1) & 0xFFFFFFFF).to_bytes(4, "little")
-            )
-    tx = drv.crypto_tx if datapath == "crypto" else drv.packet_tx
-    outcome = tx(hw, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
-    _add_stages(walk, outcome)
-    if not outcome.ok:
-        if outcome.mib:
-            node.xfrm.mib.bump(outcome.mib)
-        walk.drop(
-            "eip93.driver",
-            "eip93",
-            f"engine TX failed: {outcome.reason}",
-            outcome.mib,
-            "; ".join(outcome.errors) or "the driver refused the packet",
-        )
-        return None
-    if datapath == "packet":
+        return partial(_crypto_tx, runtime, drv, node, state, hw, info)
+    return partial(_packet_tx, runtime, drv, node, state, hw, info)
+
+
+def _crypto_tx(
+    runtime: Any,
+    drv: Any,
+    node: Node,
+    state: XfrmState,
+    hw: Any,
+    info: IpInfo | None,
+    walk: Any,
+    packet: bytes,
+) -> bytes | None:
+    # Crypto offload: the kernel assigns the sequence number (3.9) [C].
+    sa = runtime.get(state)
+    skb, off, proto = build_skb(sa, packet, walk.opts.seq, info)
+    runtime.sync(state, sa)
+    outcome = drv.crypto_tx(hw, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
+    return _tx_done(walk, outcome, node)
+
+
+def _packet_tx(
+    runtime: Any,
+    drv: Any,
+    node: Node,
+    state: XfrmState,
+    hw: Any,
+    info: IpInfo | None,
+    walk: Any,
+    packet: bytes,
+) -> bytes | None:
+    # Packet offload: the engine counts; a pinned seq is written into the SA record
+    # first (sa_seqnum holds the last number used, eip93.md 4.6) [M].
+    scratch = runtime.scratch(state)
+    pinned = walk.opts.seq
+    if pinned is not None:
+        esp_core.check_seq(scratch, pinned)  # the engine's counter is 32 bits
+    skb, off, proto = build_skb(scratch, packet, 1, info)
+    if pinned is not None:
+        drv.memory.write(hw.sa_addr + 0x6C, ((pinned - 1) & 0xFFFFFFFF).to_bytes(4, "little"))
+    outcome = drv.packet_tx(hw, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
+    out = _tx_done(walk, outcome, node)
+    if out is not None:
         sa = runtime.get(state)
         sa.oseq = outcome.seq or sa.oseq  # the engine's number
-        runtime.count(state, packets=1, bytes=protected_length(packet, state.mode, info))
-    return bytes(outcome.data)
+        runtime.count_packet(state, protected_length(packet, state.mode, info))
+    return out
+
+
+def _tx_done(walk: Any, outcome: Any, node: Node) -> bytes | None:
+    """The driver's and engine's stages, and the ESP packet or the drop of a failure
+    (the MIB counter on ``node``, the sender)."""
+    _add_stages(walk, outcome)
+    if outcome.ok:
+        return bytes(outcome.data)
+    if outcome.mib:
+        node.xfrm.mib.bump(outcome.mib)
+    walk.drop(
+        "eip93.driver",
+        "eip93",
+        f"engine TX failed: {outcome.reason}",
+        outcome.mib,
+        "; ".join(outcome.errors) or "the driver refused the packet",
+    )
+    return None
 
 
 def engine_input(
@@ -388,14 +421,19 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
     return tfm
 
 
-def aead_output(
-    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
-) -> bytes | object | None:
-    """sw+aead TX: the kernel's ESP with the engine as its AEAD, or ``SW_INPUT`` when the
-    driver has no transform for these algorithms (generic software crypto then runs)."""
+def aead_output_step(lab: Lab, node: Node, state: XfrmState) -> EspStep | None:
+    """sw+aead TX: the step that runs the kernel's ESP with the engine as its AEAD, or
+    None when the driver has no transform for these algorithms (generic software
+    crypto then runs)."""
     tfm = _tfm(lab, state)
     if tfm is None:
-        return SW_INPUT
+        return None
+    return partial(_aead_tx, lab, node, state, tfm)
+
+
+def _aead_tx(
+    lab: Lab, node: Node, state: XfrmState, tfm: Any, walk: Any, packet: bytes
+) -> bytes | None:
     runtime = lab.sa_runtime(node.name)
     sa = runtime.get(state)
     skb, off, proto = build_skb(sa, packet, walk.opts.seq)

@@ -1,22 +1,25 @@
 """The flow cache: many journeys of one packet, each walked once and the rest replayed.
 
 ``send DEV PACKET count N`` walks the same packet N times. Most of each walk is the
-same every time: the route, the policy lookup, the neighbour, the device counters,
-the peer's receive and delivery. What differs is the ESP work (sequence number, IV,
-keystream, ICV, replay window, lifetime), which lives in two steps of the walk:
-``Datapath._esp_output`` and ``ReceivePath._esp_input``.
+same every time: the route, the policy lookup, offload_ok, the neighbour, the device
+counters, the peer's receive and delivery. What differs is the ESP work (sequence
+number, IV, keystream, ICV, replay window, lifetime), which the walk does in ESP
+steps (:data:`~esplab.model.walk.EspStep`): ``Datapath._esp_output_step`` and
+``ReceivePath._esp_input_step`` take the decisions and return the step, which the
+walk then runs on the packet.
 
 A :class:`Recorder` rides along one real walk (the second of the run, so the first
 has built every cache and flow entry) and cuts it into alternating parts: fixed
 stretches (the stages they added, and the counter moves :mod:`~esplab.model.statediff`
-finds between snapshots of the whole lab) and live steps (the ESP calls with their
-arguments). The result is a :class:`FlowPlan`. Replaying it adds the same stages
-(shared, as a fixed stretch's stages are the same for every packet of the flow),
-makes the same counter moves, and calls the live steps for real, exactly as the walk
-calls them. A stretch that changed anything but integers, a walk that started
-another journey (an ICMP error), a live step that dropped, or a change to any node's
-SAD or SPD (``XfrmNode.generation``) means no plan, or the end of one: the next
-packet is walked for real.
+finds between snapshots of the whole lab) and live steps (the ESP steps the walk
+ran). The result is a :class:`FlowPlan`. Replaying it adds the same stages (shared,
+as a fixed stretch's stages are the same for every packet of the flow), makes the
+same counter moves, and runs the same ESP steps for real.
+
+A stretch that changed anything but integers, a walk that started another journey
+(an ICMP error), a live step that dropped, or a change to any node's SAD or SPD
+(``Lab.xfrm_epoch``) means no plan, or the end of one: the next packet is walked for
+real.
 
 Each live step's result is checked against the recorded one before the next fixed
 stretch is replayed: the ESP packet must have the recorded length and headers up to
@@ -38,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from esplab.model import statediff
 from esplab.model.esp_ip import parse_ip
 from esplab.model.journey import Journey, Stage, built_stages
-from esplab.model.walk import SendOptions, Walk
+from esplab.model.walk import EspStep, SendOptions, Walk
 
 if TYPE_CHECKING:
     from esplab.model.datapath import Datapath
@@ -64,16 +67,17 @@ class _Fixed:
 
 @dataclass
 class _Live:
-    """An ESP step the replay calls for real (``output``: ``_esp_output``, else
-    ``_esp_input``), with the arguments the walk passed; ``chained``: its packet is
-    the previous live step's result rather than the recorded one."""
+    """An ESP step (:data:`~esplab.model.walk.EspStep`) the replay runs for real:
+    ``output``, ESP output, else input; ``chained``: its packet is the previous live
+    step's result rather than the recorded ``packet``."""
 
     output: bool
-    args: tuple[Any, ...]
+    step: EspStep
+    packet: bytes
     chained: bool
     result: bytes
     # What the walk calls after the step, without its packet (for a replay whose
-    # live result differs from the recorded one).
+    # result differs from the recorded one).
     then: tuple[Any, ...]
     secpath: list[Any]
     arrived: bytes | None
@@ -91,6 +95,7 @@ class FlowPlan:
     # The lab's count of SAD and SPD changes, and its value when the plan was recorded.
     epoch: Epoch
     at: int
+    origin: str
 
 
 class Recorder:
@@ -123,36 +128,27 @@ class Recorder:
         moves, attr_moves = statediff.as_moves(deltas)
         self.items.append(_Fixed(built_stages(walk.stages[self.mark :]), moves, attr_moves))
 
-    def leave_output(
-        self, walk: Walk, args: tuple[Any, ...], out: bytes | None, then: tuple[Any, ...]
-    ) -> None:
-        """``_esp_output`` returned ``out``; ``then`` is what the walk does next."""
-        self._leave(walk, True, args, 2, out, then)
-
-    def leave_input(
-        self, walk: Walk, args: tuple[Any, ...], inner: bytes | None, then: tuple[Any, ...]
-    ) -> None:
-        """``_esp_input`` returned ``inner``; ``then`` is what the walk does next."""
-        self._leave(walk, False, args, 2, inner, then)
-
-    def _leave(
+    def leave(
         self,
         walk: Walk,
-        output: bool,
-        args: tuple[Any, ...],
-        packet_at: int,
+        step: EspStep,
+        packet: bytes,
         result: bytes | None,
         then: tuple[Any, ...],
+        *,
+        output: bool,
     ) -> None:
+        """``step`` (ESP ``output``, else input) took ``packet`` and returned ``result``;
+        ``then`` is what the walk does next with it."""
         if not self.ok:
             return
         if result is None:  # a live step that dropped makes no plan
             self.ok = False
             return
-        packet = args[packet_at]
         live = _Live(
             output,
-            args,
+            step,
+            packet,
             chained=self.last is not None and packet == self.last,
             result=result,
             then=then,
@@ -178,7 +174,9 @@ class Recorder:
         ):
             return None
         epoch = self.lab.xfrm_epoch
-        return FlowPlan(self.items, journey.verdict, journey.delivered, epoch, self.epoch_at)
+        return FlowPlan(
+            self.items, journey.verdict, journey.delivered, epoch, self.epoch_at, journey.origin
+        )
 
 
 def _same_headers(packet: bytes, recorded: bytes, prefix: int) -> bool:
@@ -233,7 +231,7 @@ class FlowCache:
         datapath = self.datapath
         lab = datapath.lab
         datapath.check_dev(node, dev)
-        journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
+        journey = lab.journeys.new(plan.origin)
         walk = Walk(lab, journey, _NO_PINS)
         stages = walk.stages
         current = b""
@@ -248,29 +246,19 @@ class FlowCache:
             assert type(item) is _Live
             walk.secpath = list(item.secpath)
             walk.arrived = item.arrived
-            args = item.args
-            if item.chained:
-                args = (*args[:2], current, *args[3:])
+            result = item.step(walk, current if item.chained else item.packet)
+            if result is None:
+                return _ended(journey)
+            then = item.then
             if item.output:
-                result = datapath._esp_output(walk, *args)
-                if result is None:
-                    return _ended(journey)
                 if not _same_headers(result, item.result, item.prefix):
                     self.plan = None
-                    then = item.then
                     datapath._protect(walk, then[0], then[1], result, *then[2:])
                     return _ended(journey)
-            else:
-                if item.chained:
-                    args = (*args[:3], parse_ip(current), *args[4:])
-                result = datapath._esp_input(walk, *args)
-                if result is None:
-                    return _ended(journey)
-                if result != item.result:
-                    self.plan = None
-                    at, dev_name, hops = item.then
-                    datapath._inner_input(walk, at, dev_name, result, hops)
-                    return _ended(journey)
+            elif result != item.result:
+                self.plan = None
+                datapath._inner_input(walk, then[0], then[1], result, then[2])
+                return _ended(journey)
             current = result
         journey.verdict = plan.verdict
         journey.delivered = plan.delivered

@@ -95,6 +95,15 @@ def offload_ok(state: XfrmState, dev: NetDev, packet: bytes, esp_len: int) -> Of
         return OffloadVerdict(fail, "IPv6 extension header present (3.4 check 4)")
     if packet_mode and _fragment(packet):
         return OffloadVerdict("drop", "fragments are dropped under packet offload (seed 001)")
-    return OffloadVerdict(
-        state.offload.type, f"{state.offload.type} offload to {dev.name}", "C", CHECKS_PASSED
-    )
+    key = (state.offload.type, dev.name)
+    verdict = _PASSED.get(key)
+    if verdict is None:
+        verdict = _PASSED[key] = OffloadVerdict(
+            state.offload.type, f"{state.offload.type} offload to {dev.name}", "C", CHECKS_PASSED
+        )
+    return verdict
+
+
+#: The verdict of every check passed, by (offload type, device): made once, as it is
+#: the same for every packet.
+_PASSED: dict[tuple[str, str], OffloadVerdict] = {}

@@ -9,6 +9,7 @@ starts at a wire; the sending half (route, XFRM output, transmit) is in
 
 from __future__ import annotations
 
+from functools import partial
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +25,7 @@ from esplab.model.pmtu_cache import too_big_report
 from esplab.model.receive_l2 import frame_checks, untag
 from esplab.model.walk import (
     IPPROTO_UDP,
+    EspStep,
     SendOptions,
     Walk,
     addrs,
@@ -40,6 +42,7 @@ from esplab.model.xfrm.objects import XfrmState
 from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
+    from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
 
 __all__ = ["MAX_HOPS", "ReceivePath"]
@@ -200,14 +203,15 @@ class ReceivePath:
             )
             return
         if local and (info.proto == IPPROTO_ESP or is_natt(info, packet)):
+            step = self._esp_input_step(walk, node, dev_name, packet, info, dst)
+            if step is None:
+                return
             rec = walk.recorder
             if rec is not None:
                 rec.enter(walk)
-            inner = self._esp_input(walk, node, dev_name, packet, info, dst)
+            inner = step(walk, packet)
             if rec is not None:
-                rec.leave_input(
-                    walk, (node, dev_name, packet, info, dst), inner, (node, dev_name, hops)
-                )
+                rec.leave(walk, step, packet, inner, (node, dev_name, hops), output=False)
             if inner is not None:
                 self._inner_input(walk, node, dev_name, inner, hops)
             return
@@ -362,7 +366,7 @@ class ReceivePath:
         )
 
     # -- IPsec input and the engine ------------------------------------------------
-    def _esp_input(
+    def _esp_input_step(
         self,
         walk: Walk,
         node: Node,
@@ -370,9 +374,10 @@ class ReceivePath:
         packet: bytes,
         info: IpInfo,
         dst: IPv4Address | IPv6Address,
-    ) -> bytes | None:
-        """XFRM input for an ESP packet addressed to ``node`` (at ``dst``): the inner
-        packet or None."""
+    ) -> EspStep | None:
+        """The decisions of XFRM input for an ESP packet addressed to ``node`` (at
+        ``dst``): its SPI and state. Returns the step that checks and opens the packet
+        (the inner packet, or None), or None when a decision dropped it."""
         off = info.hlen + (8 if info.proto == IPPROTO_UDP else 0)
         if len(packet) < off + 8:
             node.xfrm.mib.bump("XfrmInHdrError")
@@ -397,12 +402,10 @@ class ReceivePath:
             )
             return None
         if state.offload is not None and state.offload.dev == dev_name:
-            inner = self._offload_input(walk, node, state, packet, dev_name)
+            run: EspStep | None = partial(self._offload_input, node, state, dev_name)
         else:
-            inner = self._sw_input(walk, node, state, packet)
-        if inner is not None:
-            walk.secpath.append(state)
-        return inner
+            run = self._sw_input_step(walk, node, state)
+        return None if run is None else partial(_secpath, state, run)
 
     def _policy_check(self, walk: Walk, node: Node, key: FlowKey, local: bool) -> bool:
         """``__xfrm_policy_check`` for the flow ``key``: the inbound (or forward) policy
@@ -465,17 +468,33 @@ class ReceivePath:
     def _use_engine_aead(self, node: Node) -> bool:
         return node.role == "ap" and self.lab.settings.crypto_provider == "eip93"
 
-    def _sw_input(self, walk: Walk, node: Node, state: XfrmState, packet: bytes) -> bytes | None:
+    def _sw_input_step(self, walk: Walk, node: Node, state: XfrmState) -> EspStep | None:
+        """Software XFRM input with ``state``: through the engine's authenc on an ap
+        that uses it (sw+aead), else generic software ESP."""
         if self._use_engine_aead(node):
-            from esplab.model.engine_path import SW_INPUT, aead_input
+            return partial(self._aead_input, node, state)
+        return self._generic_input_step(walk, node, state)
 
-            out = aead_input(self.lab, walk, node, state, packet)
-            if out is not SW_INPUT:
-                return out if isinstance(out, bytes) else None
-        runtime = self.lab.sa_runtime(node.name)
+    def _aead_input(self, node: Node, state: XfrmState, walk: Walk, packet: bytes) -> bytes | None:
+        from esplab.model.engine_path import SW_INPUT, aead_input
+
+        out = aead_input(self.lab, walk, node, state, packet)
+        if out is not SW_INPUT:
+            return out if isinstance(out, bytes) else None
+        step = self._generic_input_step(walk, node, state)
+        return None if step is None else step(walk, packet)
+
+    def _generic_input_step(self, walk: Walk, node: Node, state: XfrmState) -> EspStep | None:
         sa = software_sa(walk, node, state, f"{node.name}.xfrm", "XfrmInStateProtoError")
         if sa is None:
             return None
+        return partial(self._sw_open, node, state, sa)
+
+    def _sw_open(
+        self, node: Node, state: XfrmState, sa: EspSA, walk: Walk, packet: bytes
+    ) -> bytes | None:
+        """Software ESP input of ``packet`` with ``sa`` (an :data:`EspStep`)."""
+        runtime = self.lab.sa_runtime(node.name)
         res = esp_core.decrypt(sa, packet)
         runtime.sync(state, sa)
         if not res.ok:
@@ -508,11 +527,21 @@ class ReceivePath:
         return res.packet
 
     def _offload_input(
-        self, walk: Walk, node: Node, state: XfrmState, packet: bytes, dev_name: str
+        self, node: Node, state: XfrmState, dev_name: str, walk: Walk, packet: bytes
     ) -> bytes | None:
         from esplab.model.engine_path import SW_INPUT, engine_input
 
         inner = engine_input(self.lab, walk, node, state, packet, dev_name)
         if inner is SW_INPUT:
-            return self._sw_input(walk, node, state, packet)
+            step = self._sw_input_step(walk, node, state)
+            return None if step is None else step(walk, packet)
         return inner if isinstance(inner, bytes) else None
+
+
+def _secpath(state: XfrmState, run: EspStep, walk: Walk, packet: bytes) -> bytes | None:
+    """``run`` the input step of ``state``; what it opened carries the state in the
+    skb's secpath (what the policy check reads)."""
+    inner = run(walk, packet)
+    if inner is not None:
+        walk.secpath.append(state)
+    return inner

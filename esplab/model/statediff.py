@@ -97,6 +97,9 @@ def snapshot(root: Any, skip: Iterable[Any] = ()) -> Snapshot:
             continue
         seen.add(ident)
         snap.keep.append(obj)
+        if isinstance(obj, bytearray | bytes):
+            values[(ident, "bytes")] = (obj, (False, bytes(obj)))
+            continue
         for key, value, attribute in _items(obj):
             if isinstance(value, _LEAVES):
                 values[(ident, key)] = (obj, (attribute, value))
@@ -104,8 +107,12 @@ def snapshot(root: Any, skip: Iterable[Any] = ()) -> Snapshot:
                 continue
             elif isinstance(value, random.Random):
                 values[(ident, key)] = (obj, (attribute, value.getstate()))
-            elif isinstance(value, bytearray | memoryview):
-                values[(ident, key)] = (obj, (attribute, bytes(value)))
+            elif isinstance(value, memoryview):
+                # A view stands for the buffer it shows, read once (the engine's memory
+                # is megabytes, each region with a view on it).
+                base = value.obj
+                values[(ident, key)] = (obj, (attribute, _Seen(id(base))))
+                stack.append(base)
             else:
                 values[(ident, key)] = (obj, (attribute, _Seen(id(value))))
                 stack.append(value)

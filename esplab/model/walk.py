@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IPPROTO_UDP",
+    "EspStep",
     "SendOptions",
     "Walk",
     "addr",
@@ -50,6 +51,11 @@ __all__ = [
 ]
 
 IPPROTO_UDP = 17
+
+#: An ESP step of a walk, once its decisions are taken: protect (or check and open) one
+#: packet, with what changes per packet (sequence number, IV, crypto, replay window,
+#: lifetime counts), adding its stages; the result, or None when it dropped the packet.
+EspStep = Callable[["Walk", bytes], "bytes | None"]
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,14 @@ class SaRuntime:
             setattr(stats, name, getattr(stats, name) + n)
         self.sync(state, sa)
 
+    def count_packet(self, state: XfrmState, nbytes: int) -> None:
+        """``count(state, packets=1, bytes=nbytes)``: one packet of ``nbytes`` used it."""
+        sa = self.get(state)
+        stats = sa.stats
+        stats.packets += 1
+        stats.bytes += nbytes
+        self.sync(state, sa)
+
     def sync(self, state: XfrmState, sa: EspSA) -> None:
         """Copy what the data path changed back into the state (ip -s xfrm state)."""
         replay, window, stats, oseq = state.replay, sa.replay, sa.stats, sa.oseq

@@ -186,7 +186,7 @@ SCENARIOS: dict[str, tuple[list[str], str, str | None, str, bool]] = {
         'IP(dst="192.0.2.2",ttl=1)/UDP()',
         False,
     ),
-    "too big for packet offload (icmp, path mtu)": (
+    "too big for packet offload (offload_ok drops it)": (
         [
             _sa(*V4, 0x1000, extra=PKT + " dir out"),
             _pol(SEL4, *V4, 0x1000, "out") + " priority 10" + PKT,
@@ -195,7 +195,20 @@ SCENARIOS: dict[str, tuple[list[str], str, str | None, str, bool]] = {
         "ap",
         "wan",
         'IP(dst="192.0.2.2",flags="DF")/UDP()/Raw(b"b"*1460)',
-        False,
+        True,
+    ),
+    # The first packet's ICMP teaches pc2 the path MTU; the others stop at pc2.
+    "too big for a tunnel (icmp, then the learned path mtu)": (
+        [
+            _sa(*V4, 0x2000, "tunnel"),
+            _pol(TUN_SEL, *V4, 0x2000, "out", "tunnel"),
+            "host " + _sa(*V4, 0x2000, "tunnel"),
+            "host " + _pol(TUN_SEL, *V4, 0x2000, "in", "tunnel"),
+        ],
+        "pc2",
+        "eth0",
+        'IP(dst="203.0.113.1",flags="DF")/UDP()/Raw(b"t"*1460)',
+        True,
     ),
 }
 
