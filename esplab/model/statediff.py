@@ -42,10 +42,6 @@ _LEAVES = (
 #: Values not looked into: code, and types (the class, not its instances).
 _OPAQUE = (FunctionType, MethodType, BuiltinFunctionType, ModuleType, type)
 
-#: One read value: the container it sits in, and the value (or a marker for a
-#: container the snapshot went into).
-_Entry = tuple[Any, Any]
-
 
 class _Seen:
     """Marks a place holding a container the snapshot went into, by identity."""
@@ -73,14 +69,36 @@ class Delta:
 
 
 class Snapshot:
-    """The lab's values at one moment, keyed by (container identity, key)."""
+    """The lab's values at one moment, keyed by (container identity, key), and the
+    bytes of its mutable buffers (bytearrays), all in one piece."""
 
-    __slots__ = ("keep", "values")
+    __slots__ = ("buffers", "keep", "shape", "values")
 
     def __init__(self) -> None:
-        self.values: dict[tuple[int, Any], _Entry] = {}
+        # (container identity, key) -> (container, is-attribute, value)
+        self.values: dict[tuple[int, Any], tuple[Any, bool, Any]] = {}
         # The containers themselves, so their identities stay theirs while compared.
         self.keep: list[Any] = []
+        # Every bytearray reached, as (identity, length), and their bytes joined.
+        self.shape: list[tuple[int, int]] = []
+        self.buffers = b""
+
+
+#: Exact types read as values (checked first, as most values are of these).
+_LEAF_TYPES = frozenset({int, str, bytes, bool, float, type(None)})
+_SLOTS: dict[type, tuple[str, ...]] = {}
+
+
+def _slots(cls: type) -> tuple[str, ...]:
+    names = _SLOTS.get(cls)
+    if names is None:
+        names = _SLOTS[cls] = tuple(
+            name
+            for klass in cls.__mro__
+            for name in getattr(klass, "__slots__", ())
+            if not name.startswith("__") and name not in ("__dict__", "__weakref__")
+        )
+    return names
 
 
 def snapshot(root: Any, skip: Iterable[Any] = ()) -> Snapshot:
@@ -88,64 +106,61 @@ def snapshot(root: Any, skip: Iterable[Any] = ()) -> Snapshot:
     (and what only they reach)."""
     snap = Snapshot()
     values = snap.values
+    keep = snap.keep
+    buffers: list[bytearray] = []
     seen: set[int] = {id(obj) for obj in skip}
     stack: list[Any] = [root]
+    leaf_types = _LEAF_TYPES
     while stack:
         obj = stack.pop()
         ident = id(obj)
         if ident in seen:
             continue
         seen.add(ident)
-        snap.keep.append(obj)
-        if isinstance(obj, bytearray | bytes):
-            values[(ident, "bytes")] = (obj, (False, bytes(obj)))
+        keep.append(obj)
+        kind = type(obj)
+        attribute = False
+        items: Iterable[tuple[Any, Any]]
+        if kind is dict:
+            items = obj.items()
+        elif kind is list or kind is tuple or kind is deque:
+            items = enumerate(obj)
+        elif kind is bytearray:
+            buffers.append(obj)
             continue
-        for key, value, attribute in _items(obj):
-            if isinstance(value, _LEAVES):
-                values[(ident, key)] = (obj, (attribute, value))
+        elif kind is bytes:
+            continue
+        elif kind is set or kind is frozenset:
+            # Members stand for themselves: a set that gains or loses one has changed.
+            items = [(("member", _key(value)), value) for value in obj]
+        else:
+            attribute = True
+            state = getattr(obj, "__dict__", None)
+            items = [] if state is None else list(state.items())
+            for name in _slots(kind):
+                try:
+                    items.append((name, getattr(obj, name)))
+                except AttributeError:
+                    continue
+        for key, value in items:
+            if type(value) in leaf_types or isinstance(value, _LEAVES):
+                values[(ident, key)] = (obj, attribute, value)
             elif isinstance(value, _OPAQUE):
                 continue
             elif isinstance(value, random.Random):
-                values[(ident, key)] = (obj, (attribute, value.getstate()))
+                values[(ident, key)] = (obj, attribute, value.getstate())
             elif isinstance(value, memoryview):
                 # A view stands for the buffer it shows, read once (the engine's memory
                 # is megabytes, each region with a view on it).
                 base = value.obj
-                values[(ident, key)] = (obj, (attribute, _Seen(id(base))))
+                values[(ident, key)] = (obj, attribute, _Seen(id(base)))
                 stack.append(base)
             else:
-                values[(ident, key)] = (obj, (attribute, _Seen(id(value))))
+                values[(ident, key)] = (obj, attribute, _Seen(id(value)))
                 stack.append(value)
+    snap.shape = [(id(buf), len(buf)) for buf in buffers]
+    snap.buffers = b"".join(buffers)
     return snap
-
-
-def _items(obj: Any) -> Iterable[tuple[Any, Any, bool]]:
-    """(key, value, is-attribute) of what ``obj`` holds."""
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            yield key, value, False
-        return
-    if isinstance(obj, list | tuple | deque):
-        for i, value in enumerate(obj):
-            yield i, value, False
-        return
-    if isinstance(obj, set | frozenset):
-        # Members stand for themselves: a set that gains or loses one has changed.
-        for value in obj:
-            yield ("member", _key(value)), value, False
-        return
-    state = getattr(obj, "__dict__", None)
-    if state is not None:
-        for key, value in state.items():
-            yield key, value, True
-    for cls in type(obj).__mro__:
-        for name in getattr(cls, "__slots__", ()):
-            if name.startswith("__") or name in ("__dict__", "__weakref__"):
-                continue
-            try:
-                yield name, getattr(obj, name), True
-            except AttributeError:
-                continue
 
 
 def _key(value: Any) -> Any:
@@ -153,14 +168,15 @@ def _key(value: Any) -> Any:
 
 
 def diff(before: Snapshot, after: Snapshot) -> list[Delta] | None:
-    """The integer moves from ``before`` to ``after``; None when anything else changed."""
+    """The integer moves from ``before`` to ``after``; None when anything else changed
+    (a buffer's bytes included)."""
     old = before.values
     new = after.values
-    if old.keys() != new.keys():
+    if old.keys() != new.keys() or before.shape != after.shape or before.buffers != after.buffers:
         return None
     deltas: list[Delta] = []
-    for place, (container, (attribute, value)) in new.items():
-        was = old[place][1][1]
+    for place, (container, attribute, value) in new.items():
+        was = old[place][2]
         if value == was and type(value) is type(was):
             continue
         if type(value) is not int or type(was) is not int:

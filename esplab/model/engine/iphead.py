@@ -9,6 +9,7 @@ and on packet offload RX rebuilds the plain packet (airoha-dsa-xfrm.md 3.2).
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 
 from esplab.model.esp_ip import inner_set_ce_and_dscp, ipv4_fix, locate_esp
 
@@ -17,8 +18,10 @@ __all__ = ["decapsulate", "fix_ipv4", "fix_outer", "locate_esp"]
 _HEADER_WORDS = struct.Struct("!10H")  # an IPv4 header without options
 
 
+@lru_cache(maxsize=1024)
 def fix_ipv4(head: bytes, total_length: int, protocol: int) -> bytes:
-    """``ipv4_fix`` (new total length, protocol and checksum) with fewer copies."""
+    """``ipv4_fix`` (new total length, protocol and checksum) with fewer copies
+    (remembered: a flow's packets fix the same header the same way)."""
     if len(head) == 20:  # no options: the ten words at once
         w0, _, w2, w3, w4, _, w6, w7, w8, w9 = _HEADER_WORDS.unpack(head)
         w4 = w4 & 0xFF00 | protocol
