@@ -5,14 +5,17 @@ Run on demand from the repository root::
     python bench/bench_journey.py
 
 For each datapath (sw, crypto and packet offload through the EIP-93) it sends 64-byte UDP
-payloads from the ap to the host over wan, once with full stage snapshots
-(tracing on, every tap captured) and once with tracing off, and reports
-journeys per second. A last row does the same from pc2 to the host through the ap,
-in over lan2 (the DSA receive path) and out over wan in the clear, so lan
-regressions show. It then fills the journey ring and reports the memory one
-retained journey costs (tracemalloc), and checks that the ring stays bounded.
-Targets: at least 5,000 journeys/s with snapshots and 20,000/s
-without, for 64-byte payloads through packet offload.
+payloads from the ap to the host over wan, N at a time as ``send ... count N`` does
+(N = 20000 unless given), once with full stage snapshots (tracing on, every tap
+captured) and once with tracing off, where a long run records the flow's plan once
+and replays it (:mod:`esplab.model.flowcache`; the recording is timed with the rest),
+and reports journeys per second, best of 3; a third column walks every journey, one
+``send`` call each. A last row does the same from pc2 to the host through the ap, in
+over lan2 (the DSA receive path) and out over wan in the clear, so lan regressions
+show. It reports what recording a plan costs, fills the journey ring to report the
+memory one retained journey costs (tracemalloc), and checks that the ring stays
+bounded. Targets: at least 5,000 journeys/s with snapshots and 20,000/s without, for
+64-byte payloads through packet offload.
 
 With ``--split`` it also reports, per journey with tracing off, the microseconds
 spent in the EIP-93 driver and engine (``crypto_tx``/``packet_tx``), in software
@@ -75,24 +78,53 @@ def packet(src: str = "192.0.2.1") -> bytes:
     return bytes(head / UDP(sport=1234, dport=5201) / Raw(b"x" * 64))
 
 
-def rate(path: str, tracing: bool, n: int, lan: bool = False) -> float:
-    """Journeys/s from the ap out of wan, or with ``lan`` from pc2 (see ``LAN``)."""
+def rate(path: str, tracing: bool, n: int, lan: bool = False, each: bool = False) -> float:
+    """Journeys/s from the ap out of wan, or with ``lan`` from pc2 (see ``LAN``), as
+    ``send ... count n`` sends them (``Datapath.send_many``; with tracing off, through
+    the flow cache), or with ``each`` one ``Datapath.send`` call a journey."""
     s = session(path, tracing)
     node, dev, src = LAN[1:] if lan else ("ap", "wan", "192.0.2.1")
     data = packet(src)
-    send = s.lab.datapath.send
+    datapath = s.lab.datapath
+    send = datapath.send
     opts = SendOptions()
     for _ in range(200):  # warm caches (SA contexts, engine HMAC states)
         send(node, dev, data, opts)
     best = 0.0
     for _ in range(3):
         start = time.perf_counter()
-        for _ in range(n):
-            journey = send(node, dev, data, opts)
+        if each:
+            for _ in range(n):
+                journey = send(node, dev, data, opts)
+        else:
+            last = datapath.send_many(node, dev, data, n).last
+            assert last is not None
+            journey = last
         elapsed = time.perf_counter() - start
         assert journey.delivered, journey.verdict
         best = max(best, n / elapsed)
     return best
+
+
+def flow_cache(path: str) -> tuple[float, float]:
+    """What the flow cache's recording costs (ms), and the rate of replays alone."""
+    from esplab.model.flowcache import FlowCache
+
+    s = session(path, False)
+    data = packet()
+    datapath = s.lab.datapath
+    for _ in range(1000):  # every slot of the engine's ring holds a DMA buffer by now
+        datapath.send("ap", "wan", data)
+    cache = FlowCache(datapath)
+    cache.send("ap", "wan", data, first=True)
+    start = time.perf_counter()
+    cache.send("ap", "wan", data, first=False)
+    record = time.perf_counter() - start
+    assert cache.plan is not None
+    start = time.perf_counter()
+    for _ in range(10000):
+        cache.send("ap", "wan", data, first=False)
+    return record * 1e3, 10000 / (time.perf_counter() - start)
 
 
 def split(path: str, n: int) -> dict[str, float]:
@@ -159,8 +191,8 @@ def main(argv: list[str] | None = None) -> None:
         "count",
         nargs="?",
         type=int,
-        default=2000,
-        help="journeys per timed round and datapath (default 2000)",
+        default=20000,
+        help="journeys per timed round and datapath, as send ... count N (default 20000)",
     )
     parser.add_argument(
         "--split",
@@ -170,13 +202,20 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     n = args.count
     print(f"journeys/s, ap -> host over wan, 64-byte UDP payload ({n} journeys, best of 3)\n")
-    print("| datapath | snapshots on | tracing off |")
-    print("|---|---:|---:|")
+    print("| datapath | snapshots on | tracing off | tracing off, one send a journey |")
+    print("|---|---:|---:|---:|")
     for path in PATHS:
         on, off = rate(path, True, n), rate(path, False, n)
-        print(f"| {path} | {on:,.0f} | {off:,.0f} |")
+        each = rate(path, False, n, each=True)
+        print(f"| {path} | {on:,.0f} | {off:,.0f} | {each:,.0f} |")
     on, off = rate("sw", True, n, lan=True), rate("sw", False, n, lan=True)
-    print(f"| {LAN[0]} | {on:,.0f} | {off:,.0f} |")
+    each = rate("sw", False, n, lan=True, each=True)
+    print(f"| {LAN[0]} | {on:,.0f} | {off:,.0f} | {each:,.0f} |")
+    record_ms, replay = flow_cache("packet")
+    print(
+        f"\nflow cache, packet offload: recording a plan {record_ms:.0f} ms (the engine's "
+        f"ring of DMA buffers in use), then {replay:,.0f} journeys/s replayed"
+    )
     if args.split:
         print("\nus per journey, tracing off (the timers add a little to each part)\n")
         print("| datapath | total | EIP-93 driver+engine | software ESP | rest of the walk |")

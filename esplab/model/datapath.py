@@ -16,6 +16,7 @@ walk carries is :class:`~esplab.model.walk.Walk`; path MTU is in :mod:`~esplab.m
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from esplab.model.flowcache import FlowPlan, Recorder
     from esplab.model.lab import Lab
 
-__all__ = ["Datapath", "SendOptions"]
+__all__ = ["Datapath", "SendOptions", "SendRun"]
 
 OFFLOADED = ("crypto", "packet")
 
@@ -65,6 +66,21 @@ def _output_counter(exc: KernelError) -> str:
     if exc.errno_name == "EOVERFLOW":
         return "XfrmOutStateSeqError"
     return "XfrmOutStateExpired" if exc.errno_name == "EINVAL" else "XfrmOutStateProtoError"
+
+
+@dataclass
+class SendRun:
+    """What a run of sends leaves: the journeys' ids, how many were delivered, and
+    the last journey."""
+
+    ids: list[int] = field(default_factory=list)
+    delivered: int = 0
+    last: Journey | None = None
+
+    def add(self, journey: Journey) -> None:
+        self.ids.append(journey.id)
+        self.delivered += journey.delivered
+        self.last = journey
 
 
 class Datapath(ReceivePath):
@@ -88,32 +104,42 @@ class Datapath(ReceivePath):
         count: int,
         opts: Callable[[int], SendOptions] | None = None,
         stop: Callable[[], bool] | None = None,
-    ) -> list[Journey]:
+    ) -> SendRun:
         """Send ``packet`` ``count`` times (``opts(n)``: the pins of the n-th, from 0),
-        until ``stop()`` says so. Without pins and with tracing off the journeys after
-        the first two replay the second's plan (:mod:`~esplab.model.flowcache`)."""
-        journeys: list[Journey] = []
-        if opts is None and not self.lab.settings.tracing and self.lab.xdp_state is None:
+        until ``stop()`` says so. A long run without pins and with tracing off (at least
+        :data:`~esplab.model.flowcache.MIN_RUN` packets) replays the second journey's
+        plan for the rest (:mod:`~esplab.model.flowcache`). The journeys themselves stay
+        in the journey ring only (a run that held them all would grow without limit,
+        and slow the garbage collector's passes by a fifth); the run keeps their ids."""
+        from esplab.model.flowcache import MIN_RUN
+
+        run = SendRun()
+        lab = self.lab
+        cache = None
+        if opts is None and count >= MIN_RUN and not lab.settings.tracing and not lab.xdp_state:
             from esplab.model.flowcache import FlowCache
 
             cache = FlowCache(self)
-            for n in range(count):
-                journeys.append(cache.send(node, dev, packet, first=n == 0))
-                if stop is not None and stop():
-                    break
-            return journeys
         for n in range(count):
-            journeys.append(self.send(node, dev, packet, None if opts is None else opts(n)))
+            if cache is not None:
+                journey = cache.send(node, dev, packet, first=n == 0)
+            else:
+                journey = self.send(node, dev, packet, None if opts is None else opts(n))
+            run.add(journey)
             if stop is not None and stop():
                 break
-        return journeys
+        return run
 
     def record(self, node: str, dev: str | None, packet: bytes) -> tuple[Journey, FlowPlan | None]:
         """Send ``packet`` once, recording the walk's plan (None when it cannot be
         replayed)."""
         holder: list[Recorder] = []
         journey = self._send(node, dev, packet, _NO_PINS, holder)
-        return journey, holder[0].finish(holder[0].walk)
+        recorder = holder[0]
+        out_dev = None if dev is None else self.lab.node(node).dev(dev)
+        plan = recorder.finish(recorder.walk, out_dev)
+        recorder.walk.recorder = None  # (the walk and its recorder held each other)
+        return journey, plan
 
     def check_dev(self, node: str, dev: str | None) -> Node:
         """The sending node, when ``dev`` (if given) is up: else ENETDOWN."""

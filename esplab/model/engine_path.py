@@ -240,7 +240,7 @@ def engine_output_step(
     drv = lab.eip93
     if datapath == "crypto":
         return partial(_crypto_tx, runtime, drv, node, state, hw, info)
-    return partial(_packet_tx, runtime, drv, node, state, hw, info)
+    return partial(_packet_tx, runtime, drv, node, state, hw, info, runtime.scratch(state))
 
 
 def _crypto_tx(
@@ -268,12 +268,13 @@ def _packet_tx(
     state: XfrmState,
     hw: Any,
     info: IpInfo | None,
+    scratch: EspSA,
     walk: Any,
     packet: bytes,
 ) -> bytes | None:
-    # Packet offload: the engine counts; a pinned seq is written into the SA record
-    # first (sa_seqnum holds the last number used, eip93.md 4.6) [M].
-    scratch = runtime.scratch(state)
+    # Packet offload: the engine counts (``scratch``: the state's second SA, for the
+    # headers); a pinned seq is written into the SA record first (sa_seqnum holds the
+    # last number used, eip93.md 4.6) [M].
     pinned = walk.opts.seq
     if pinned is not None:
         esp_core.check_seq(scratch, pinned)  # the engine's counter is 32 bits

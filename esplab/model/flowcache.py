@@ -46,6 +46,7 @@ from esplab.model.walk import EspStep, SendOptions, Walk
 if TYPE_CHECKING:
     from esplab.model.datapath import Datapath
     from esplab.model.lab import Lab
+    from esplab.model.netdev import NetDev
     from esplab.model.xfrm.tables import Epoch
 
 __all__ = ["FlowCache", "FlowPlan", "Recorder"]
@@ -53,6 +54,10 @@ __all__ = ["FlowCache", "FlowPlan", "Recorder"]
 #: How often one run records a plan again after losing one (a state that expired,
 #: a live step whose result differed): past that it walks every packet.
 RECORD_TRIES = 4
+#: The shortest run that records a plan: recording snapshots the whole lab six times
+#: (tens of milliseconds with the engine's DMA memory), about what a thousand walks
+#: save by being replayed. A design choice of the lab's.
+MIN_RUN = 1000
 
 
 @dataclass
@@ -96,6 +101,8 @@ class FlowPlan:
     epoch: Epoch
     at: int
     origin: str
+    # The device the packets are sent out of, when the send names one.
+    dev: NetDev | None = None
 
 
 class Recorder:
@@ -113,15 +120,16 @@ class Recorder:
         self.last: bytes | None = None
         self.snap = self._snapshot()
 
-    def _snapshot(self) -> statediff.Snapshot:
+    def _snapshot(self, before: bool = True) -> statediff.Snapshot:
         lab = self.lab
-        return statediff.snapshot(lab, skip=(lab.journeys, lab.captures, self, self.walk))
+        skip = (lab.journeys, lab.captures, self, self.walk)
+        return statediff.snapshot(lab, skip=skip, before=before)
 
     def enter(self, walk: Walk) -> None:
         """A live step starts: close the fixed stretch before it."""
         if not self.ok:
             return
-        deltas = statediff.diff(self.snap, self._snapshot())
+        deltas = statediff.diff(self.snap, self._snapshot(before=False))
         if deltas is None:
             self.ok = False
             return
@@ -162,8 +170,9 @@ class Recorder:
         self.mark = len(walk.stages)
         self.snap = self._snapshot()
 
-    def finish(self, walk: Walk) -> FlowPlan | None:
-        """The walk ended: the plan, or None when it cannot be replayed."""
+    def finish(self, walk: Walk, dev: NetDev | None) -> FlowPlan | None:
+        """The walk ended: the plan (of packets sent out of ``dev``, when the send named
+        one), or None when it cannot be replayed."""
         self.enter(walk)
         journey = self.journey
         if (
@@ -175,7 +184,13 @@ class Recorder:
             return None
         epoch = self.lab.xfrm_epoch
         return FlowPlan(
-            self.items, journey.verdict, journey.delivered, epoch, self.epoch_at, journey.origin
+            self.items,
+            journey.verdict,
+            journey.delivered,
+            epoch,
+            self.epoch_at,
+            journey.origin,
+            dev,
         )
 
 
@@ -230,7 +245,8 @@ class FlowCache:
     def _replay(self, plan: FlowPlan, node: str, dev: str | None, packet: bytes) -> Journey:
         datapath = self.datapath
         lab = datapath.lab
-        datapath.check_dev(node, dev)
+        if plan.dev is not None and not plan.dev.up:
+            datapath.check_dev(node, dev)  # (raises ENETDOWN, as the walk's send does)
         journey = lab.journeys.new(plan.origin)
         walk = Walk(lab, journey, _NO_PINS)
         stages = walk.stages

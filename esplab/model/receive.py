@@ -488,12 +488,13 @@ class ReceivePath:
         sa = software_sa(walk, node, state, f"{node.name}.xfrm", "XfrmInStateProtoError")
         if sa is None:
             return None
-        return partial(self._sw_open, node, state, sa)
+        return partial(self._sw_open, node, state, sa, f"{state.spi:#010x}")
 
     def _sw_open(
-        self, node: Node, state: XfrmState, sa: EspSA, walk: Walk, packet: bytes
+        self, node: Node, state: XfrmState, sa: EspSA, spi: str, walk: Walk, packet: bytes
     ) -> bytes | None:
-        """Software ESP input of ``packet`` with ``sa`` (an :data:`EspStep`)."""
+        """Software ESP input of ``packet`` with ``sa`` (an :data:`EspStep`; ``spi``:
+        the state's SPI as stages show it)."""
         runtime = self.lab.sa_runtime(node.name)
         res = esp_core.decrypt(sa, packet)
         runtime.sync(state, sa)
@@ -520,7 +521,7 @@ class ReceivePath:
                 None,
                 res.packet if walk.snap else None,
                 "ip",
-                meta={"spi": f"{state.spi:#010x}", "seq": res.seq, "datapath": "sw"},
+                meta={"spi": spi, "seq": res.seq, "datapath": "sw"},
                 args=(state.spi, res.seq, res.next_header, res.pad_len),
             )
         )

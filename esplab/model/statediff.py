@@ -13,6 +13,7 @@ stretch that cannot be replayed by adding the same numbers again is never replay
 
 from __future__ import annotations
 
+import gc
 import random
 from collections import deque
 from collections.abc import Iterable
@@ -72,7 +73,7 @@ class Snapshot:
     """The lab's values at one moment, keyed by (container identity, key), and the
     bytes of its mutable buffers (bytearrays), all in one piece."""
 
-    __slots__ = ("buffers", "keep", "shape", "values")
+    __slots__ = ("buffers", "keep", "live", "shape", "values")
 
     def __init__(self) -> None:
         # (container identity, key) -> (container, is-attribute, value)
@@ -81,7 +82,9 @@ class Snapshot:
         self.keep: list[Any] = []
         # Every bytearray reached, as (identity, length), and their bytes joined.
         self.shape: list[tuple[int, int]] = []
-        self.buffers = b""
+        self.live: list[bytearray] = []
+        # Their bytes at the time (when the snapshot is to be compared against later).
+        self.buffers: bytes | None = None
 
 
 #: Exact types read as values (checked first, as most values are of these).
@@ -101,9 +104,22 @@ def _slots(cls: type) -> tuple[str, ...]:
     return names
 
 
-def snapshot(root: Any, skip: Iterable[Any] = ()) -> Snapshot:
+def snapshot(root: Any, skip: Iterable[Any] = (), *, before: bool = True) -> Snapshot:
     """Read everything reachable from ``root``, leaving out the objects in ``skip``
-    (and what only they reach)."""
+    (and what only they reach). A snapshot that is only ever the ``after`` of
+    :func:`diff` (``before`` false) keeps its buffers as they are, uncopied: diff reads
+    them at once. The garbage collector waits meanwhile: the thousands of small
+    tuples made here would start it several times over the whole lab."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _snapshot(root, skip, before)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _snapshot(root: Any, skip: Iterable[Any], before: bool) -> Snapshot:
     snap = Snapshot()
     values = snap.values
     keep = snap.keep
@@ -159,7 +175,9 @@ def snapshot(root: Any, skip: Iterable[Any] = ()) -> Snapshot:
                 values[(ident, key)] = (obj, attribute, _Seen(id(value)))
                 stack.append(value)
     snap.shape = [(id(buf), len(buf)) for buf in buffers]
-    snap.buffers = b"".join(buffers)
+    snap.live = buffers
+    if before:
+        snap.buffers = b"".join(buffers)
     return snap
 
 
@@ -168,12 +186,23 @@ def _key(value: Any) -> Any:
 
 
 def diff(before: Snapshot, after: Snapshot) -> list[Delta] | None:
-    """The integer moves from ``before`` to ``after``; None when anything else changed
-    (a buffer's bytes included)."""
+    """The integer moves from ``before`` to ``after`` (taken now, if its buffers were
+    not copied); None when anything else changed (a buffer's bytes included)."""
     old = before.values
     new = after.values
-    if old.keys() != new.keys() or before.shape != after.shape or before.buffers != after.buffers:
+    if old.keys() != new.keys() or before.shape != after.shape or before.buffers is None:
         return None
+    if after.buffers is not None:
+        if after.buffers != before.buffers:
+            return None
+    else:
+        was = memoryview(before.buffers)
+        at = 0
+        for buf in after.live:
+            end = at + len(buf)
+            if buf != was[at:end]:  # (bytearray first: a memcmp)
+                return None
+            at = end
     deltas: list[Delta] = []
     for place, (container, attribute, value) in new.items():
         was = old[place][2]

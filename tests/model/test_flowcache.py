@@ -12,7 +12,7 @@ import pytest
 from esplab.commands.handlers.journey import packet_bytes
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.model.flowcache import FlowCache
+from esplab.model.flowcache import MIN_RUN, FlowCache
 from esplab.model.journey import Journey
 from tests.commands import seed
 from tests.model.labstate import differences
@@ -258,23 +258,27 @@ def test_send_count_goes_through_the_cache_and_reports_the_same(
         return original(self, *args)
 
     monkeypatch.setattr(FlowCache, "_replay", counted)
-    fast_result = fast.execute(f"send ap wan {seed.UDP} count 50")
-    slow_result = slow.execute(f"send ap wan {seed.UDP} count 50")
+    fast_result = fast.execute(f"send ap wan {seed.UDP} count {MIN_RUN}")
+    slow_result = slow.execute(f"send ap wan {seed.UDP} count {MIN_RUN}")
     assert isinstance(fast_result, JourneyResult) and isinstance(slow_result, JourneyResult)
-    # 50 journeys: the first walked, the second walked and recorded, 48 replayed; the
-    # lab with tracing on walks them all.
-    assert len(calls) == 48
+    # The first walked, the second walked and recorded, the rest replayed; the lab with
+    # tracing on walks them all.
+    assert len(calls) == MIN_RUN - 2
     assert fast_result.summary == slow_result.summary
-    assert fast_result.summary.startswith("50 packets: 50 delivered; last journey")
+    assert fast_result.summary.startswith(f"{MIN_RUN} packets: {MIN_RUN} delivered; last")
+    short = fast.execute(f"send ap wan {seed.UDP} count {MIN_RUN - 1}")
+    assert isinstance(short, JourneyResult)
+    assert len(calls) == MIN_RUN - 2  # a shorter run walks every packet
 
 
 def test_pinned_sequence_numbers_are_walked_every_time() -> None:
     s = _lab(seed.software())
-    result = s.execute(f"send ap wan {seed.UDP} count 5 seq 100")
+    s.execute(f"set journeys {MIN_RUN}")
+    result = s.execute(f"send ap wan {seed.UDP} count {MIN_RUN} seq 100")
     assert isinstance(result, JourneyResult)
     seqs = []
     for jid in result.data["journeys"]:
         journey = s.lab.journeys.get(jid)
         esp = journey.stage("ap.esp") if journey is not None else None
         seqs.append(esp.meta["seq"] if esp is not None else None)
-    assert seqs == [100, 101, 102, 103, 104]
+    assert seqs == list(range(100, 100 + MIN_RUN))

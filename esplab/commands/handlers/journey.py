@@ -240,12 +240,12 @@ def journey_data(j: Journey) -> dict[str, Any]:
 
 
 def _send(session: Session, inv: Invocation) -> Result:
-    from esplab.model.datapath import SendOptions
+    from esplab.model.datapath import SendOptions, SendRun
 
     req = parse_send(session, inv)
     dev = req.dev or ""
     packet = _packet(session, req.expr)
-    journeys = []
+    run = SendRun()
     if _is_frame(packet):
         # Sent as given, like Scapy's sendp: no routing, no XFRM; the DSA tagger
         # merges with an inline VLAN header (airoha-dsa-xfrm.md 2.2).
@@ -258,7 +258,7 @@ def _send(session: Session, inv: Invocation) -> Result:
         frame = _frame_bytes(session, req.node, dev, packet)
         with between_packets() as stop:
             for _ in range(req.count):
-                journeys.append(session.lab.datapath.send_frame(req.node, dev, frame))
+                run.add(session.lab.datapath.send_frame(req.node, dev, frame))
                 if stop.requested:
                     break
     else:
@@ -271,16 +271,17 @@ def _send(session: Session, inv: Invocation) -> Result:
                 return SendOptions(seq=None if first is None else first + n, iv=iv)
 
         with between_packets() as stop:
-            journeys = session.lab.datapath.send_many(
+            run = session.lab.datapath.send_many(
                 req.node, req.dev, data, req.count, pins, lambda: stop.requested
             )
-    last = journeys[-1]
+    last = run.last
+    assert last is not None  # count is at least 1, and the first packet always goes
     if req.count == 1:
         return JourneyResult(
             summary=f"journey {last.id}: {last.verdict}", journeys=[last], data=journey_data(last)
         )
-    sent = len(journeys)
-    delivered = sum(j.delivered for j in journeys)
+    sent = len(run.ids)
+    delivered = run.delivered
     head = f"{sent} packets"
     if sent < req.count:
         head = f"interrupted after {sent} of {req.count} packets"
@@ -290,7 +291,7 @@ def _send(session: Session, inv: Invocation) -> Result:
         journeys=[last],
         show_summary=True,
         data={
-            "journeys": [j.id for j in journeys],
+            "journeys": run.ids,
             "delivered": delivered,
             "sent": sent,
             "interrupted": sent < req.count,
