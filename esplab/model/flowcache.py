@@ -123,7 +123,8 @@ class Recorder:
     def _snapshot(self, before: bool = True) -> statediff.Snapshot:
         lab = self.lab
         skip = (lab.journeys, lab.captures, self, self.walk)
-        return statediff.snapshot(lab, skip=skip, before=before)
+        previous = getattr(self, "snap", None)
+        return statediff.snapshot(lab, skip=skip, before=before, previous=previous)
 
     def enter(self, walk: Walk) -> None:
         """A live step starts: close the fixed stretch before it."""

@@ -1,11 +1,12 @@
 """What one stretch of a walk changed in the lab, found by comparing two snapshots.
 
 :func:`snapshot` reads every value reachable from the lab (object attributes, dict
-entries, list items) into a flat map keyed by ``(id(container), key)``; :func:`diff`
-compares two such maps. When the only changes are integers that moved (counters),
-the result is the list of :class:`Delta` that replays the stretch's bookkeeping; any
-other change (a new dict entry, a list that grew, a string or an object replaced)
-makes the stretch something only a real walk can repeat, and ``diff`` returns None.
+entries, list items) in a fixed order: the places (container identity and key) in
+one list, the values in another. :func:`diff` compares two snapshots place by place.
+When the only changes are integers that moved (counters), the result is the list of
+:class:`Delta` that replays the stretch's bookkeeping; any other change (a new dict
+entry, a list that grew, a string or an object replaced, a buffer's bytes) makes the
+stretch something only a real walk can repeat, and ``diff`` returns None.
 
 The flow cache (:mod:`~esplab.model.flowcache`) uses this once per flow, so a
 stretch that cannot be replayed by adding the same numbers again is never replayed.
@@ -40,23 +41,13 @@ _LEAVES = (
     IPv4Network,
     IPv6Network,
 )
+#: Exact types read as values (checked first, as most values are of these).
+_LEAF_TYPES = frozenset({int, str, bytes, bool, float, type(None)})
 #: Values not looked into: code, and types (the class, not its instances).
 _OPAQUE = (FunctionType, MethodType, BuiltinFunctionType, ModuleType, type)
-
-
-class _Seen:
-    """Marks a place holding a container the snapshot went into, by identity."""
-
-    __slots__ = ("ident",)
-
-    def __init__(self, ident: int) -> None:
-        self.ident = ident
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Seen) and other.ident == self.ident
-
-    def __hash__(self) -> int:
-        return self.ident
+#: What stands at a place holding a container the snapshot went into: this tag and the
+#: container's identity (a tuple: compared without Python code).
+_SEEN = "<container>"
 
 
 @dataclass(frozen=True)
@@ -70,25 +61,26 @@ class Delta:
 
 
 class Snapshot:
-    """The lab's values at one moment, keyed by (container identity, key), and the
-    bytes of its mutable buffers (bytearrays), all in one piece."""
+    """The lab's values at one moment, place by place, and its mutable buffers
+    (bytearrays) with, for a snapshot to compare against later, a copy of each."""
 
-    __slots__ = ("buffers", "keep", "live", "shape", "values")
+    __slots__ = ("attributes", "containers", "copies", "keep", "live", "places", "values")
 
     def __init__(self) -> None:
-        # (container identity, key) -> (container, is-attribute, value)
-        self.values: dict[tuple[int, Any], tuple[Any, bool, Any]] = {}
+        # Place n: (container identity, key), the container, whether the key names an
+        # attribute, and the value (or a (_SEEN, identity) pair).
+        self.places: list[tuple[int, Any]] = []
+        self.containers: list[Any] = []
+        self.attributes: list[bool] = []
+        self.values: list[Any] = []
         # The containers themselves, so their identities stay theirs while compared.
         self.keep: list[Any] = []
-        # Every bytearray reached, as (identity, length), and their bytes joined.
-        self.shape: list[tuple[int, int]] = []
+        # Every bytearray reached, and its bytes at the time (when the snapshot is to be
+        # compared against later).
         self.live: list[bytearray] = []
-        # Their bytes at the time (when the snapshot is to be compared against later).
-        self.buffers: bytes | None = None
+        self.copies: list[bytes] | None = None
 
 
-#: Exact types read as values (checked first, as most values are of these).
-_LEAF_TYPES = frozenset({int, str, bytes, bool, float, type(None)})
 _SLOTS: dict[type, tuple[str, ...]] = {}
 
 
@@ -104,29 +96,63 @@ def _slots(cls: type) -> tuple[str, ...]:
     return names
 
 
-def snapshot(root: Any, skip: Iterable[Any] = (), *, before: bool = True) -> Snapshot:
+def snapshot(
+    root: Any,
+    skip: Iterable[Any] = (),
+    *,
+    before: bool = True,
+    previous: Snapshot | None = None,
+) -> Snapshot:
     """Read everything reachable from ``root``, leaving out the objects in ``skip``
     (and what only they reach). A snapshot that is only ever the ``after`` of
     :func:`diff` (``before`` false) keeps its buffers as they are, uncopied: diff reads
-    them at once. The garbage collector waits meanwhile: the thousands of small
-    tuples made here would start it several times over the whole lab."""
+    them at once. Copies of ``previous`` whose buffers have not changed since are
+    kept rather than made again (the engine's DMA memory is megabytes, and a step
+    writes a few hundred bytes of it). The garbage collector waits meanwhile: the
+    thousands of small tuples made here would start it several times over the lab."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _snapshot(root, skip, before)
+        snap = _snapshot(root, skip)
     finally:
         if paused:
             gc.enable()
+    if before:
+        copied: dict[int, bytes] = {}
+        if previous is not None and previous.copies is not None:
+            copied = {
+                id(buf): copy for buf, copy in zip(previous.live, previous.copies, strict=True)
+            }
+        copies = []
+        for buf in snap.live:
+            copy = copied.get(id(buf))
+            if copy is None or buf != copy:
+                copy = bytes(buf)
+            copies.append(copy)
+        snap.copies = copies
+    return snap
 
 
-def _snapshot(root: Any, skip: Iterable[Any], before: bool) -> Snapshot:
+def _snapshot(root: Any, skip: Iterable[Any]) -> Snapshot:
     snap = Snapshot()
-    values = snap.values
+    places, containers, attributes, values = (
+        snap.places,
+        snap.containers,
+        snap.attributes,
+        snap.values,
+    )
     keep = snap.keep
-    buffers: list[bytearray] = []
+    buffers = snap.live
     seen: set[int] = {id(obj) for obj in skip}
     stack: list[Any] = [root]
     leaf_types = _LEAF_TYPES
+
+    def place(ident: int, key: Any, obj: Any, attribute: bool, value: Any) -> None:
+        places.append((ident, key))
+        containers.append(obj)
+        attributes.append(attribute)
+        values.append(value)
+
     while stack:
         obj = stack.pop()
         ident = id(obj)
@@ -139,7 +165,24 @@ def _snapshot(root: Any, skip: Iterable[Any], before: bool) -> Snapshot:
         items: Iterable[tuple[Any, Any]]
         if kind is dict:
             items = obj.items()
-        elif kind is list or kind is tuple or kind is deque:
+        elif kind is tuple:
+            # A tuple's items never change in place: the whole tuple is one value.
+            atoms = []
+            for value in obj:
+                if type(value) in leaf_types or isinstance(value, _LEAVES):
+                    atoms.append(value)
+                elif not isinstance(value, _OPAQUE):
+                    base = value.obj if isinstance(value, memoryview) else value
+                    atoms.append((_SEEN, id(base)))
+                    stack.append(base)
+            place(ident, None, obj, False, tuple(atoms))
+            continue
+        elif kind is list and all(type(value) in leaf_types for value in obj):
+            # A list of plain values is one value: an item that moved is not replayed,
+            # as if it were not a counter (lists hold none).
+            place(ident, None, obj, False, tuple(obj))
+            continue
+        elif kind is list or kind is deque:
             items = enumerate(obj)
         elif kind is bytearray:
             buffers.append(obj)
@@ -148,7 +191,8 @@ def _snapshot(root: Any, skip: Iterable[Any], before: bool) -> Snapshot:
             continue
         elif kind is set or kind is frozenset:
             # Members stand for themselves: a set that gains or loses one has changed.
-            items = [(("member", _key(value)), value) for value in obj]
+            # (an unchanged set iterates in the same order)
+            items = [(_key(value), value) for value in obj]
         else:
             attribute = True
             state = getattr(obj, "__dict__", None)
@@ -160,57 +204,50 @@ def _snapshot(root: Any, skip: Iterable[Any], before: bool) -> Snapshot:
                     continue
         for key, value in items:
             if type(value) in leaf_types or isinstance(value, _LEAVES):
-                values[(ident, key)] = (obj, attribute, value)
+                places.append((ident, key))
+                containers.append(obj)
+                attributes.append(attribute)
+                values.append(value)
             elif isinstance(value, _OPAQUE):
                 continue
             elif isinstance(value, random.Random):
-                values[(ident, key)] = (obj, attribute, value.getstate())
+                place(ident, key, obj, attribute, value.getstate())
             elif isinstance(value, memoryview):
                 # A view stands for the buffer it shows, read once (the engine's memory
                 # is megabytes, each region with a view on it).
                 base = value.obj
-                values[(ident, key)] = (obj, attribute, _Seen(id(base)))
+                place(ident, key, obj, attribute, (_SEEN, id(base)))
                 stack.append(base)
             else:
-                values[(ident, key)] = (obj, attribute, _Seen(id(value)))
+                place(ident, key, obj, attribute, (_SEEN, id(value)))
                 stack.append(value)
-    snap.shape = [(id(buf), len(buf)) for buf in buffers]
-    snap.live = buffers
-    if before:
-        snap.buffers = b"".join(buffers)
     return snap
 
 
 def _key(value: Any) -> Any:
-    return value if isinstance(value, _LEAVES) else ("object", id(value))
+    return value if isinstance(value, _LEAVES) else (_SEEN, id(value))
 
 
 def diff(before: Snapshot, after: Snapshot) -> list[Delta] | None:
-    """The integer moves from ``before`` to ``after`` (taken now, if its buffers were
-    not copied); None when anything else changed (a buffer's bytes included)."""
-    old = before.values
-    new = after.values
-    if old.keys() != new.keys() or before.shape != after.shape or before.buffers is None:
+    """The integer moves from ``before`` to ``after`` (its buffers read as they are
+    now, if they were not copied); None when anything else changed (a buffer's bytes
+    included)."""
+    if before.copies is None or before.places != after.places:
         return None
-    if after.buffers is not None:
-        if after.buffers != before.buffers:
+    if len(before.live) != len(after.live):
+        return None
+    for buf, was in zip(after.live, before.copies, strict=True):
+        if buf != was:  # (what the buffer holds now: a memcmp)
             return None
-    else:
-        was = memoryview(before.buffers)
-        at = 0
-        for buf in after.live:
-            end = at + len(buf)
-            if buf != was[at:end]:  # (bytearray first: a memcmp)
-                return None
-            at = end
     deltas: list[Delta] = []
-    for place, (container, attribute, value) in new.items():
-        was = old[place][2]
-        if value == was and type(value) is type(was):
+    for n, (was, value) in enumerate(zip(before.values, after.values, strict=True)):
+        if value is was or (value == was and type(value) is type(was)):
             continue
         if type(value) is not int or type(was) is not int:
             return None
-        deltas.append(Delta(container, place[1], value - was, attribute))
+        deltas.append(
+            Delta(after.containers[n], after.places[n][1], value - was, after.attributes[n])
+        )
     return deltas
 
 
