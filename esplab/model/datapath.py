@@ -347,13 +347,8 @@ class Datapath(ReceivePath):
             step = self._esp_output_step(walk, node, state, packet, dev_name, info, forwarded)
             if step is None:
                 return
-            rec = walk.recorder
-            if rec is not None:
-                rec.enter(walk)
-            out = step(walk, packet)
-            if rec is not None:
-                then = (node, states[i + 1 :], dev_name, nexthop, hops, forwarded)
-                rec.leave(walk, step, packet, out, then, output=True)
+            then = (node, states[i + 1 :], dev_name, nexthop, hops, forwarded)
+            out = walk.run_step(step, packet, then, output=True)
             if out is None:
                 return
             packet = out

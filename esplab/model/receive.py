@@ -206,12 +206,7 @@ class ReceivePath:
             step = self._esp_input_step(walk, node, dev_name, packet, info, dst)
             if step is None:
                 return
-            rec = walk.recorder
-            if rec is not None:
-                rec.enter(walk)
-            inner = step(walk, packet)
-            if rec is not None:
-                rec.leave(walk, step, packet, inner, (node, dev_name, hops), output=False)
+            inner = walk.run_step(step, packet, (node, dev_name, hops), output=False)
             if inner is not None:
                 self._inner_input(walk, node, dev_name, inner, hops)
             return

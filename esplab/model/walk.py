@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from esplab.errors import DecodeError, EsplabError
 from esplab.model.esp_ip import IpInfo, fragment_offset, parse_ip
@@ -84,6 +84,19 @@ class Walk:
         self.arrived: bytes | None = None
         # Notes the steps a flow cache redoes, on the walk that records a plan.
         self.recorder: Recorder | None = None
+
+    def run_step(
+        self, step: EspStep, packet: bytes, then: tuple[Any, ...], *, output: bool
+    ) -> bytes | None:
+        """Run the ESP step (``output``, else input) on ``packet``; a recording walk
+        notes it, with ``then``, what the walk does next with the result."""
+        rec = self.recorder
+        if rec is None:
+            return step(self, packet)
+        rec.enter(self)
+        out = step(self, packet)
+        rec.leave(self, step, packet, out, then, output=output)
+        return out
 
     def add(self, stage: Stage) -> Stage:
         stages = self.stages
