@@ -115,15 +115,15 @@ def flow_cache(path: str) -> tuple[float, float]:
     datapath = s.lab.datapath
     for _ in range(1000):  # every slot of the engine's ring holds a DMA buffer by now
         datapath.send("ap", "wan", data)
-    cache = FlowCache(datapath)
-    cache.send("ap", "wan", data, first=True)
+    cache = FlowCache(datapath, "ap", "wan", data)
+    cache.send(first=True)
     start = time.perf_counter()
-    cache.send("ap", "wan", data, first=False)
+    cache.send()
     record = time.perf_counter() - start
     assert cache.plan is not None
     start = time.perf_counter()
     for _ in range(10000):
-        cache.send("ap", "wan", data, first=False)
+        cache.send()
     return record * 1e3, 10000 / (time.perf_counter() - start)
 
 

@@ -119,10 +119,10 @@ class Datapath(ReceivePath):
         if opts is None and count >= MIN_RUN and not lab.settings.tracing and not lab.xdp_state:
             from esplab.model.flowcache import FlowCache
 
-            cache = FlowCache(self)
+            cache = FlowCache(self, node, dev, packet)
         for n in range(count):
             if cache is not None:
-                journey = cache.send(node, dev, packet, first=n == 0)
+                journey = cache.send(first=n == 0)
             else:
                 journey = self.send(node, dev, packet, None if opts is None else opts(n))
             run.add(journey)
@@ -491,6 +491,7 @@ class Datapath(ReceivePath):
                 )
                 return None
         datapath = verdict.datapath
+        run: EspStep | None = None
         if datapath in OFFLOADED:
             run = engine_output_step(self.lab, walk, node, state, dev_name, datapath, info)
             if run is None:
@@ -499,26 +500,20 @@ class Datapath(ReceivePath):
         if self._use_engine_aead(node):
             from esplab.model.engine_path import aead_output_step
 
-            aead = aead_output_step(self.lab, node, state)
-            if aead is not None:
-                return aead
-        return partial(self._sw_output, node, state, sa, meta, verdict.reason)
+            run = aead_output_step(self.lab, node, state)
+        if run is None:
+            run = partial(self._sw_encrypt, node, state, sa, meta, verdict.reason)
+        return partial(self._sw_output, node, state, sa, run)
 
     def _sw_output(
-        self,
-        node: Node,
-        state: XfrmState,
-        sa: EspSA,
-        meta: dict[str, str],
-        reason: str,
-        walk: Walk,
-        packet: bytes,
+        self, node: Node, state: XfrmState, sa: EspSA, run: EspStep, walk: Walk, packet: bytes
     ) -> bytes | None:
-        """Software ESP output of ``packet`` with ``sa`` (an :data:`EspStep`)."""
+        """Software ESP output of ``packet`` (``run``: generic software ESP, or the
+        engine as its AEAD), with the kernel's refusals: a bad pin, the SA's hard
+        lifetime, sequence numbers exhausted."""
         tap = f"{node.name}.xfrm.state"
-        runtime = self.lab.sa_runtime(node.name)
         try:
-            out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
+            return run(walk, packet)
         except (BadArgument, DecodeError) as exc:
             counter = refused_counter(walk, state)
             node.xfrm.mib.bump(counter)
@@ -527,11 +522,24 @@ class Datapath(ReceivePath):
         except KernelError as exc:
             counter = _output_counter(exc)
             node.xfrm.mib.bump(counter)
-            runtime.sync(state, sa)
+            self.lab.sa_runtime(node.name).sync(state, sa)
             walk.drop(tap, node.name, str(exc), counter, "software ESP refused the packet")
             expire(node, state, counter)
             return None
-        runtime.sync(state, sa)
+
+    def _sw_encrypt(
+        self,
+        node: Node,
+        state: XfrmState,
+        sa: EspSA,
+        meta: dict[str, str],
+        reason: str,
+        walk: Walk,
+        packet: bytes,
+    ) -> bytes:
+        """Generic software ESP output of ``packet`` with ``sa``."""
+        out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
+        self.lab.sa_runtime(node.name).sync(state, sa)
         seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
         walk.add(
             LazyTextStage(

@@ -159,11 +159,8 @@ def _esp_headers(
     return bytes(head6) + body, read
 
 
-#: build_skb's transport-mode skbs with a given sequence number (packet offload's
-#: headers always take 1), by (SA, packet, number): the same bytes every time, so
-#: only the checks and counts run again. A few flows at a time.
-_SKBS: dict[tuple[EspSA, bytes, int], tuple[tuple[bytes, int, int], tuple[int, int, int]]] = {}
-_SKBS_MAX = 64
+#: How many skbs an SA keeps (see build_skb).
+_SKBS_MAX = 16
 
 
 def build_skb(
@@ -173,10 +170,13 @@ def build_skb(
 
     The headers come from the software ESP output mode (the kernel's xfrm mode
     output + esp header build); the IV room is zeros and the payload stays plain.
-    ``info`` is ``parse_ip(packet)`` when the caller has it.
+    ``info`` is ``parse_ip(packet)`` when the caller has it. A transport-mode skb
+    with a given sequence number (packet offload's headers always take 1) is the same
+    bytes every time: the SA keeps it (``EspSA.headers``), and only the checks and
+    counts run again.
     """
     if seq is not None:
-        hit = _SKBS.get((sa, packet, seq))
+        hit = sa.headers.get((packet, seq))
         if hit is not None:
             skb, (version, hlen, size) = hit
             esp_core._check_size(sa, version, hlen, size, False)
@@ -192,9 +192,9 @@ def build_skb(
         payload, proto = packet[info.hlen :], info.proto
     built = esp[: off + 8] + bytes(sa.iv_size) + payload, off, proto
     if seq is not None and read is not None:
-        if len(_SKBS) >= _SKBS_MAX:
-            _SKBS.clear()
-        _SKBS[(sa, packet, seq)] = built, read
+        if len(sa.headers) >= _SKBS_MAX:
+            sa.headers.clear()
+        sa.headers[(packet, seq)] = built, read
     return built
 
 

@@ -61,10 +61,15 @@ def checksum(data: bytes) -> int:
     return ~s & 0xFFFF
 
 
-@lru_cache(maxsize=1024)
 def ipv4_fix(header: bytes, total_length: int, protocol: int) -> bytes:
-    """``header`` (with options) with a new total length, protocol and checksum
-    (remembered: a flow's packets fix the same header the same way)."""
+    """``header`` (with options) with a new total length, protocol and checksum."""
+    return _ipv4_fix(bytes(header), total_length, protocol)
+
+
+@lru_cache(maxsize=1024)
+def _ipv4_fix(header: bytes, total_length: int, protocol: int) -> bytes:
+    """``ipv4_fix`` of a header as bytes, remembered: a flow's packets fix the same
+    header the same way."""
     h = header[:2] + total_length.to_bytes(2, "big") + header[4:9] + bytes((protocol,))
     h += b"\x00\x00" + header[12:]
     return h[:10] + checksum(h).to_bytes(2, "big") + h[12:]

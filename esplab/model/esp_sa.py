@@ -199,6 +199,11 @@ class EspSA:
     outer_src: bytes = field(init=False, repr=False)
     outer_dst: bytes = field(init=False, repr=False)
     ident_counter: int = field(init=False, repr=False, default=0)
+    # Headers built for this SA that are the same every time (engine_path.build_skb's
+    # skbs for a pinned sequence number, by packet and number), a few flows at a time.
+    headers: dict[tuple[bytes, int], tuple[tuple[bytes, int, int], tuple[int, int, int]]] = field(
+        init=False, repr=False, default_factory=dict, compare=False
+    )
 
     def __post_init__(self) -> None:
         # RFC 4303 2.1 reserves SPI 0 for local use, but published vectors use it

@@ -86,8 +86,9 @@ class _Live:
     then: tuple[Any, ...]
     secpath: list[Any]
     arrived: bytes | None
-    # ESP output: the result must keep the recorded length and headers up to the SPI.
-    prefix: int = 0
+    # ESP output: the result must keep the recorded length and headers up to the SPI
+    # (where the IP headers end, where the SPI ends).
+    prefix: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -118,6 +119,7 @@ class Recorder:
         self.first_id = lab.journeys.next_id
         self.epoch_at = lab.xfrm_epoch.value
         self.last: bytes | None = None
+        self.found: tuple[list[Any], bytes | None] = ([], None)
         self.snap = self._snapshot()
 
     def _snapshot(self, before: bool = True) -> statediff.Snapshot:
@@ -130,6 +132,8 @@ class Recorder:
         """A live step starts: close the fixed stretch before it."""
         if not self.ok:
             return
+        # What the step finds in the walk (the replay sets the same before running it).
+        self.found = (list(walk.secpath), walk.arrived)
         deltas = statediff.diff(self.snap, self._snapshot(before=False))
         if deltas is None:
             self.ok = False
@@ -154,15 +158,22 @@ class Recorder:
         if result is None:  # a live step that dropped makes no plan
             self.ok = False
             return
+        if self.last is not None and packet != self.last:
+            # After a live step the walk carries what it made: a later step's packet
+            # that differs from it was changed on the way (a forwarded packet's TTL),
+            # and a replay could not make that change again.
+            self.ok = False
+            return
+        secpath, arrived = self.found
         live = _Live(
             output,
             step,
             packet,
-            chained=self.last is not None and packet == self.last,
+            chained=self.last is not None,
             result=result,
             then=then,
-            secpath=list(walk.secpath),
-            arrived=walk.arrived,
+            secpath=secpath,
+            arrived=arrived,
         )
         if output:
             live.prefix = _esp_prefix(result)
@@ -195,59 +206,72 @@ class Recorder:
         )
 
 
-def _same_headers(packet: bytes, recorded: bytes, prefix: int) -> bool:
-    """``packet`` is as long as ``recorded`` and has its headers up to ``prefix``, but
-    for an IPv4 header's identification and checksum (a tunnel's outer header takes a
-    new identification each packet, which no later stage of the walk reads)."""
+def _same_headers(packet: bytes, recorded: bytes, prefix: tuple[int, int]) -> bool:
+    """``packet`` is as long as ``recorded`` and has its headers up to the SPI, but for
+    the values that change with every packet and that no later stage of the walk
+    reads: an IPv4 header's identification and checksum (a tunnel's outer header takes
+    a new identification each packet) and ESP in UDP's checksum (``prefix``: where the
+    IP header ends, where the SPI ends)."""
     if len(packet) != len(recorded):
+        return False
+    hlen, end = prefix
+    if end > hlen + 8:  # ESP in UDP: the UDP header but its checksum
+        if packet[hlen : hlen + 6] != recorded[hlen : hlen + 6]:
+            return False
+        if packet[hlen + 8 : end] != recorded[hlen + 8 : end]:
+            return False
+    elif packet[hlen:end] != recorded[hlen:end]:
         return False
     if packet[0] >> 4 == 4:
         return (
             packet[:4] == recorded[:4]
             and packet[6:10] == recorded[6:10]
-            and packet[12:prefix] == recorded[12:prefix]
+            and packet[12:hlen] == recorded[12:hlen]
         )
-    return packet[:prefix] == recorded[:prefix]
+    return packet[:hlen] == recorded[:hlen]
 
 
-def _esp_prefix(packet: bytes) -> int:
-    """The length of ``packet``'s headers up to and with the ESP SPI (IP, the UDP
+def _esp_prefix(packet: bytes) -> tuple[int, int]:
+    """Where ``packet``'s IP headers end, and where its ESP SPI ends (after the UDP
     header of ESP in UDP)."""
     info = parse_ip(packet)
-    return info.hlen + (8 if info.proto == 17 else 0) + 4
+    return info.hlen, info.hlen + (8 if info.proto == 17 else 0) + 4
 
 
 class FlowCache:
-    """Sends one packet many times: walks it, records a plan, replays the plan."""
+    """Sends ``packet`` from ``node`` (out of ``dev``) many times: walks it, records a
+    plan, replays the plan. ``walked`` counts the journeys walked, ``replayed`` those
+    that started as replays (one whose ESP step came out otherwise finished as a walk)."""
 
-    def __init__(self, datapath: Datapath) -> None:
+    def __init__(self, datapath: Datapath, node: str, dev: str | None, packet: bytes) -> None:
         self.datapath = datapath
+        self.node, self.dev, self.packet = node, dev, packet
         self.plan: FlowPlan | None = None
         self.tries = RECORD_TRIES
         self.walked = 0
         self.replayed = 0
 
-    def send(self, node: str, dev: str | None, packet: bytes, first: bool) -> Journey:
+    def send(self, first: bool = False) -> Journey:
         """One journey of the run (``first``: the run's first packet, walked for real)."""
         plan = self.plan
         if plan is not None:
             if plan.epoch.value == plan.at:
-                journey = self._replay(plan, node, dev, packet)
+                journey = self._replay(plan)
                 self.replayed += 1
                 return journey
             self.plan = None
         self.walked += 1
         if first or not self.tries:
-            return self.datapath.send(node, dev, packet)
+            return self.datapath.send(self.node, self.dev, self.packet)
         self.tries -= 1
-        journey, self.plan = self.datapath.record(node, dev, packet)
+        journey, self.plan = self.datapath.record(self.node, self.dev, self.packet)
         return journey
 
-    def _replay(self, plan: FlowPlan, node: str, dev: str | None, packet: bytes) -> Journey:
+    def _replay(self, plan: FlowPlan) -> Journey:
         datapath = self.datapath
         lab = datapath.lab
         if plan.dev is not None and not plan.dev.up:
-            datapath.check_dev(node, dev)  # (raises ENETDOWN, as the walk's send does)
+            datapath.check_dev(self.node, self.dev)  # (ENETDOWN, as the walk's send)
         journey = lab.journeys.new(plan.origin)
         walk = Walk(lab, journey, _NO_PINS)
         stages = walk.stages

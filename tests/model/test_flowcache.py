@@ -12,7 +12,7 @@ import pytest
 from esplab.commands.handlers.journey import packet_bytes
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.model.flowcache import MIN_RUN, FlowCache
+from esplab.model.flowcache import MIN_RUN, FlowCache, _Live
 from esplab.model.journey import Journey
 from tests.commands import seed
 from tests.model.labstate import differences
@@ -43,6 +43,8 @@ SEL6 = "src 2001:db8:2::1/128 dst 2001:db8:2::2/128"
 TUN_SEL = "src 198.51.100.64/26 dst 203.0.113.0/24"
 LAN = ("198.51.100.65", "198.51.100.66")
 PKT = " offload packet dev wan"
+PC2_HOST = ("198.51.100.66", "192.0.2.2")
+PC2_SEL = "src 198.51.100.66/32 dst 192.0.2.2/32"
 UDP6 = 'IPv6(dst="2001:db8:2::2")/UDP(sport=1234,dport=5201)/Raw(b"y"*40)'
 TO_DUMMY = 'IP(dst="203.0.113.1")/UDP(sport=7,dport=9)/Raw(b"z"*100)'
 
@@ -121,6 +123,43 @@ SCENARIOS: dict[str, tuple[list[str], str, str | None, str, bool]] = {
         "lan2",
         'IP(dst="198.51.100.66")/UDP(sport=1,dport=2)/Raw(b"l"*64)',
         True,
+    ),
+    "ipv6 nat-t (the udp checksum changes per packet)": (
+        [
+            _sa(*V6, 0x3100, extra=" encap espinudp 4500 4500 ::"),
+            _pol(SEL6, *V6, 0x3100, "out"),
+            "host " + _sa(*V6, 0x3100, extra=" encap espinudp 4500 4500 ::"),
+        ],
+        "ap",
+        "wan",
+        UDP6,
+        True,
+    ),
+    "sw+aead sequence numbers run out": (
+        [
+            "set crypto-provider eip93",
+            _sa(*V4, 0x1000, extra=" replay-oseq 0xfffffff0"),
+            _pol(SEL4, *V4, 0x1000, "out"),
+            "host " + _sa(*V4, 0x1000),
+        ],
+        "ap",
+        "wan",
+        seed.UDP,
+        True,
+    ),
+    # ESP that the ap forwards between its ends (TTL minus one on the way): the host's
+    # step takes what the ap changed, which a replay cannot make again.
+    "esp forwarded through the ap": (
+        [
+            "pc2 " + _sa(*PC2_HOST, 0x6000, extra=" replay-window 32"),
+            "pc2 " + _pol(PC2_SEL, *PC2_HOST, 0x6000, "out"),
+            "host " + _sa(*PC2_HOST, 0x6000, extra=" replay-window 32"),
+            "host " + _pol(PC2_SEL, *PC2_HOST, 0x6000, "in"),
+        ],
+        "pc2",
+        "eth0",
+        'IP(dst="192.0.2.2")/UDP(sport=1,dport=2)/Raw(b"f"*50)',
+        False,
     ),
     "no neighbour: a drop": ([], "ap", "wan", 'IP(dst="192.0.2.99")/UDP()', True),
     "packet offload hard limit mid-run": (
@@ -234,9 +273,9 @@ def test_replayed_journeys_and_lab_match_walking_each_packet(name: str) -> None:
     setup, node, dev, expr, replays = SCENARIOS[name]
     fast, slow = _lab(setup), _lab(setup)
     data = packet_bytes(fast, expr, node, dev)
-    cache = FlowCache(fast.lab.datapath)
+    cache = FlowCache(fast.lab.datapath, node, dev, data)
     for n in range(N):
-        cache.send(node, dev, data, first=n == 0)
+        cache.send(first=n == 0)
     for _ in range(N):
         slow.lab.datapath.send(node, dev, data)
     assert [_view(j) for j in fast.lab.journeys] == [_view(j) for j in slow.lab.journeys]
@@ -282,3 +321,30 @@ def test_pinned_sequence_numbers_are_walked_every_time() -> None:
         esp = journey.stage("ap.esp") if journey is not None else None
         seqs.append(esp.meta["seq"] if esp is not None else None)
     assert seqs == list(range(100, 100 + MIN_RUN))
+
+
+def test_a_replayed_step_finds_the_walk_as_the_recorded_one_did() -> None:
+    # The secpath an input step finds is the one before it ran (empty here), not the
+    # one it left.
+    s = _lab(seed.software())
+    data = packet_bytes(s, seed.UDP, "ap", "wan")
+    cache = FlowCache(s.lab.datapath, "ap", "wan", data)
+    cache.send(first=True)
+    cache.send()
+    assert cache.plan is not None
+    steps = [item for item in cache.plan.items if isinstance(item, _Live)]
+    assert [(step.output, step.secpath) for step in steps] == [(True, []), (False, [])]
+    journey = cache.send()
+    assert journey.delivered and cache.replayed == 1
+
+
+def test_sw_aead_counts_a_refused_packet_and_goes_on() -> None:
+    # Sequence numbers exhausted (XfrmOutStateSeqError) under the engine's authenc, as
+    # under generic software ESP: a drop with its counter, not a failed command.
+    s = _lab(["set crypto-provider eip93", seed.SA_OUT + " replay-oseq 0xfffffffe"])
+    s.execute(seed.POL_OUT)
+    s.execute("host " + seed.SA_OUT)
+    result = s.execute(f"send ap wan {seed.UDP} count 3")
+    assert isinstance(result, JourneyResult)
+    assert result.summary.startswith("3 packets: 1 delivered")
+    assert s.lab.node("ap").xfrm.mib["XfrmOutStateSeqError"] == 2

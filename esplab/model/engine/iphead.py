@@ -18,10 +18,15 @@ __all__ = ["decapsulate", "fix_ipv4", "fix_outer", "locate_esp"]
 _HEADER_WORDS = struct.Struct("!10H")  # an IPv4 header without options
 
 
-@lru_cache(maxsize=1024)
 def fix_ipv4(head: bytes, total_length: int, protocol: int) -> bytes:
-    """``ipv4_fix`` (new total length, protocol and checksum) with fewer copies
-    (remembered: a flow's packets fix the same header the same way)."""
+    """``ipv4_fix`` (new total length, protocol and checksum) with fewer copies."""
+    return _fix_ipv4(bytes(head), total_length, protocol)
+
+
+@lru_cache(maxsize=1024)
+def _fix_ipv4(head: bytes, total_length: int, protocol: int) -> bytes:
+    """``fix_ipv4`` of a header as bytes, remembered: a flow's packets fix the same
+    header the same way."""
     if len(head) == 20:  # no options: the ten words at once
         w0, _, w2, w3, w4, _, w6, w7, w8, w9 = _HEADER_WORDS.unpack(head)
         w4 = w4 & 0xFF00 | protocol
