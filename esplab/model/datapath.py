@@ -116,7 +116,9 @@ class Datapath(ReceivePath):
         run = SendRun()
         lab = self.lab
         cache = None
-        if opts is None and count >= MIN_RUN and not lab.settings.tracing and not lab.xdp_state:
+        # (XDP programs on a port see every frame: such a lab walks every packet)
+        xdp = lab.xdp_state is not None
+        if opts is None and count >= MIN_RUN and not lab.settings.tracing and not xdp:
             from esplab.model.flowcache import FlowCache
 
             cache = FlowCache(self, node, dev, packet)
