@@ -17,55 +17,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
-from esplab.errors import BadArgument, DecodeError, KernelError
-from esplab.model import esp as esp_core
-from esplab.model.engine_path import engine_output_step
+from esplab.errors import KernelError
 from esplab.model.esp_ip import IpInfo, parse_ip
+from esplab.model.esp_output import esp_output_step
 from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import count_conduit, dsa_tx_stages, ether_frame
 from esplab.model.netdev import NetDev
 from esplab.model.node import Node
-from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
-from esplab.model.pmtu import too_big, tunnel_too_big
+from esplab.model.pmtu import too_big
 from esplab.model.receive import ReceivePath
 from esplab.model.walk import (
-    EspStep,
     SendOptions,
     Walk,
     addrs,
-    expire,
     flow_key,
     policy_refused,
-    refused_counter,
-    software_sa,
     tapname,
 )
 from esplab.model.xfrm.objects import XfrmState
 
 if TYPE_CHECKING:
-    from esplab.model.esp_sa import EspSA
     from esplab.model.flowcache import FlowPlan, Recorder
     from esplab.model.lab import Lab
 
 __all__ = ["Datapath", "SendOptions", "SendRun"]
 
-OFFLOADED = ("crypto", "packet")
-
-_NO_OFFLOAD = OffloadVerdict("sw", "no offload requested", "C")
 _NO_PINS = SendOptions()
-OUTPUT_REFUSED = "xfrm output refused the packet before the device saw it"
-
-
-def _output_counter(exc: KernelError) -> str:
-    """The MIB counter of an xfrm output refusal: sequence numbers exhausted
-    (EOVERFLOW), the SA's hard lifetime reached (EINVAL), anything else [C]."""
-    if exc.errno_name == "EOVERFLOW":
-        return "XfrmOutStateSeqError"
-    return "XfrmOutStateExpired" if exc.errno_name == "EINVAL" else "XfrmOutStateProtoError"
 
 
 @dataclass
@@ -346,7 +326,7 @@ class Datapath(ReceivePath):
         (``info``: the packet's parsed header, for the first state). A recording walk
         (:mod:`~esplab.model.flowcache`) notes each ESP step as one to run again."""
         for i, state in enumerate(states):
-            step = self._esp_output_step(walk, node, state, packet, dev_name, info, forwarded)
+            step = esp_output_step(self, walk, node, state, packet, dev_name, info, forwarded)
             if step is None:
                 return
             then = (node, states[i + 1 :], dev_name, nexthop, hops, forwarded)
@@ -429,137 +409,6 @@ class Datapath(ReceivePath):
         )
         self._input(walk, node, "lo", packet, hops + 1)
 
-    def _esp_output_step(
-        self,
-        walk: Walk,
-        node: Node,
-        state: XfrmState,
-        packet: bytes,
-        dev_name: str,
-        info: IpInfo | None = None,
-        forwarded: bool = False,
-    ) -> EspStep | None:
-        """The decisions of ESP output with ``state`` for ``packet`` (``info``: its
-        parsed header, when the caller has it; ``forwarded``: the node forwards it rather
-        than sends it): the SA's software view, a tunnel's MTU, offload_ok. Returns the
-        step that protects the packet on the datapath the state selects, or None when
-        a decision dropped it. The decisions hold for any packet of the same length
-        and headers; what changes per packet is in the step."""
-        meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
-        verdict = _NO_OFFLOAD
-        refused = self.lab.fallback_reason(state)
-        if state.offload is None and refused is not None:
-            verdict = OffloadVerdict(
-                "sw",
-                f"not offloaded: {refused}, so the state was "
-                "added for software (the driver returned EOPNOTSUPP for "
-                "a crypto offload request; airoha-dsa-xfrm.md 3.3, 6.11)",
-            )
-        sa = software_sa(walk, node, state, f"{node.name}.xfrm.state", "XfrmOutStateProtoError")
-        if sa is None:
-            return None
-        if state.mode == "tunnel" and tunnel_too_big(
-            self, walk, node, state, sa, packet, dev_name, info, forwarded
-        ):
-            return None
-        if state.offload is not None:
-            out_dev = node.dev(dev_name)
-            if info is None:
-                info = parse_ip(packet)
-            outer = 0 if state.mode != "tunnel" else (20 if state.dst.version == 4 else 40)
-            outer += 8 if state.encap is not None else 0
-            size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
-            verdict = offload_ok(state, out_dev, packet, size)
-            walk.add(
-                Stage(
-                    f"{dev_name}.xfrmdev",
-                    dev_name,
-                    f"offload_ok: {'yes' if verdict.datapath in OFFLOADED else 'no'} "
-                    f"({verdict.reason})",
-                    why=verdict.why or verdict.reason,
-                    fidelity=verdict.fidelity,
-                    meta=meta,
-                )
-            )
-            if verdict.datapath == "drop":
-                node.xfrm.mib.bump("XfrmOutError")
-                walk.drop(
-                    f"{dev_name}.xfrmdev",
-                    dev_name,
-                    "packet offload cannot send it",
-                    "XfrmOutError",
-                    f"{verdict.reason}; packet offload has no software "
-                    "fallback (seed 001; airoha-dsa-xfrm.md 3.2, 6.18)",
-                )
-                return None
-        datapath = verdict.datapath
-        run: EspStep | None = None
-        if datapath in OFFLOADED:
-            run = engine_output_step(self.lab, walk, node, state, dev_name, datapath, info)
-            if run is None:
-                return None
-            return partial(self._offload_output, node, state, dev_name, run)
-        if self._use_engine_aead(node):
-            from esplab.model.engine_path import aead_output_step
-
-            run = aead_output_step(self.lab, node, state)
-        if run is None:
-            run = partial(self._sw_encrypt, node, state, sa, meta, verdict.reason)
-        return partial(self._sw_output, node, state, sa, run)
-
-    def _sw_output(
-        self, node: Node, state: XfrmState, sa: EspSA, run: EspStep, walk: Walk, packet: bytes
-    ) -> bytes | None:
-        """Software ESP output of ``packet`` (``run``: generic software ESP, or the
-        engine as its AEAD), with the kernel's refusals: a bad pin, the SA's hard
-        lifetime, sequence numbers exhausted."""
-        tap = f"{node.name}.xfrm.state"
-        try:
-            return run(walk, packet)
-        except (BadArgument, DecodeError) as exc:
-            counter = refused_counter(walk, state)
-            node.xfrm.mib.bump(counter)
-            walk.drop(tap, node.name, str(exc), counter, "the ESP output refused this packet")
-            return None
-        except KernelError as exc:
-            counter = _output_counter(exc)
-            node.xfrm.mib.bump(counter)
-            self.lab.sa_runtime(node.name).sync(state, sa)
-            walk.drop(tap, node.name, str(exc), counter, "software ESP refused the packet")
-            expire(node, state, counter)
-            return None
-
-    def _sw_encrypt(
-        self,
-        node: Node,
-        state: XfrmState,
-        sa: EspSA,
-        meta: dict[str, str],
-        reason: str,
-        walk: Walk,
-        packet: bytes,
-    ) -> bytes:
-        """Generic software ESP output of ``packet`` with ``sa``."""
-        out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
-        self.lab.sa_runtime(node.name).sync(state, sa)
-        seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
-        walk.add(
-            LazyTextStage(
-                f"{node.name}.esp",
-                node.name,
-                "software ESP: spi {:#010x} seq {} ({})",
-                "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + reason,
-                "C",
-                None,
-                out,
-                "ip",
-                meta={**meta, "seq": seq, "datapath": "sw"},
-                args=(state.spi, seq, state.mode),
-            )
-        )
-        return out
-
-    # -- L2 and the wire ---------------------------------------------------------
     def _transmit(
         self,
         walk: Walk,
@@ -649,37 +498,3 @@ class Datapath(ReceivePath):
             walk.journey.verdict = f"sent out {dev_name} (nothing connected)"
             return
         self._receive(walk, self.lab.node(peer[0]), peer[1], frame, hops + 1)
-
-    def _offload_output(
-        self,
-        node: Node,
-        state: XfrmState,
-        dev_name: str,
-        run: EspStep,
-        walk: Walk,
-        packet: bytes,
-    ) -> bytes | None:
-        """Crypto or packet offload output of ``packet`` through the engine (``run``,
-        from :func:`~esplab.model.engine_path.engine_output_step`), with the kernel's
-        refusals before the device sees it."""
-        try:
-            return run(walk, packet)
-        except KernelError as exc:
-            # The kernel's own checks before the device sees the packet (xfrm_output_one:
-            # xfrm_state_check_expire, the sequence number overflow) [C].
-            counter = _output_counter(exc)
-            node.xfrm.mib.bump(counter)
-            walk.drop(f"{node.name}.xfrm.state", node.name, str(exc), counter, OUTPUT_REFUSED)
-            expire(node, state, counter)
-            return None
-        except (BadArgument, DecodeError) as exc:
-            counter = refused_counter(walk, state)
-            node.xfrm.mib.bump(counter)
-            walk.drop(
-                f"{dev_name}.xfrmdev",
-                dev_name,
-                str(exc),
-                counter,
-                "the ESP output refused this packet",
-            )
-            return None

@@ -42,6 +42,7 @@ __all__ = [
     "engine_output_step",
     "record_stages",
     "software_finish",
+    "uses_engine_aead",
 ]
 
 SW_INPUT = object()  # engine_input's answer when the driver does not take the packet
@@ -445,6 +446,12 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
         return None
     lab.aead_tfms[id(state)] = (state, tfm)
     return tfm
+
+
+def uses_engine_aead(lab: Lab, node: Node) -> bool:
+    """The node's software ESP runs on the engine's authenc (the ap, with the
+    crypto-provider setting eip93: the sw+aead datapath)."""
+    return node.role == "ap" and lab.settings.crypto_provider == "eip93"
 
 
 def aead_output_step(lab: Lab, node: Node, state: XfrmState) -> EspStep | None:

@@ -14,6 +14,7 @@ from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
 
 from esplab.model import esp as esp_core
+from esplab.model.engine_path import uses_engine_aead
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import (
@@ -460,13 +461,10 @@ class ReceivePath:
                 return False
         return True
 
-    def _use_engine_aead(self, node: Node) -> bool:
-        return node.role == "ap" and self.lab.settings.crypto_provider == "eip93"
-
     def _sw_input_step(self, walk: Walk, node: Node, state: XfrmState) -> EspStep | None:
         """Software XFRM input with ``state``: through the engine's authenc on an ap
         that uses it (sw+aead), else generic software ESP."""
-        if self._use_engine_aead(node):
+        if uses_engine_aead(self.lab, node):
             return partial(self._aead_input, node, state)
         return self._generic_input_step(walk, node, state)
 
