@@ -9,12 +9,10 @@ starts at a wire; the sending half (route, XFRM output, transmit) is in
 
 from __future__ import annotations
 
-from functools import partial
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
 
-from esplab.model import esp as esp_core
-from esplab.model.engine_path import uses_engine_aead
+from esplab.model.esp_input import esp_input_step
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Journey, LazyTextStage, Stage
 from esplab.model.l2 import (
@@ -25,25 +23,19 @@ from esplab.model.node import Node, is_loopback, raw_loopback
 from esplab.model.pmtu_cache import too_big_report
 from esplab.model.receive_l2 import frame_checks, untag
 from esplab.model.walk import (
-    IPPROTO_UDP,
-    EspStep,
     SendOptions,
     Walk,
     addrs,
     decrease_ttl,
-    expire,
     flow_key,
     icmp_time_exceeded,
     is_natt,
     no_icmp,
-    software_sa,
     tapname,
 )
-from esplab.model.xfrm.objects import XfrmState
 from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
-    from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
 
 __all__ = ["MAX_HOPS", "ReceivePath"]
@@ -204,7 +196,7 @@ class ReceivePath:
             )
             return
         if local and (info.proto == IPPROTO_ESP or is_natt(info, packet)):
-            step = self._esp_input_step(walk, node, dev_name, packet, info, dst)
+            step = esp_input_step(self.lab, walk, node, dev_name, packet, info, dst)
             if step is None:
                 return
             inner = walk.run_step(step, packet, (node, dev_name, hops), output=False)
@@ -362,47 +354,6 @@ class ReceivePath:
         )
 
     # -- IPsec input and the engine ------------------------------------------------
-    def _esp_input_step(
-        self,
-        walk: Walk,
-        node: Node,
-        dev_name: str,
-        packet: bytes,
-        info: IpInfo,
-        dst: IPv4Address | IPv6Address,
-    ) -> EspStep | None:
-        """The decisions of XFRM input for an ESP packet addressed to ``node`` (at
-        ``dst``): its SPI and state. Returns the step that checks and opens the packet
-        (the inner packet, or None), or None when a decision dropped it."""
-        off = info.hlen + (8 if info.proto == IPPROTO_UDP else 0)
-        if len(packet) < off + 8:
-            node.xfrm.mib.bump("XfrmInHdrError")
-            walk.drop(
-                f"{node.name}.xfrm",
-                node.name,
-                "ESP header truncated",
-                "XfrmInHdrError",
-                "no room for SPI and sequence number (xfrm_parse_spi)",
-            )
-            return None
-        spi = int.from_bytes(packet[off : off + 4], "big")
-        state = node.xfrm.lookup_state_input(dst, spi, IPPROTO_ESP)
-        if state is None:
-            node.xfrm.mib.bump("XfrmInNoStates")
-            walk.drop(
-                f"{node.name}.xfrm",
-                node.name,
-                f"no SA for spi {spi:#010x} dst {dst}",
-                "XfrmInNoStates",
-                "xfrm_state_lookup found nothing (XfrmInNoStates)",
-            )
-            return None
-        if state.offload is not None and state.offload.dev == dev_name:
-            run: EspStep | None = partial(self._offload_input, node, state, dev_name)
-        else:
-            run = self._sw_input_step(walk, node, state)
-        return None if run is None else partial(_secpath, state, run)
-
     def _policy_check(self, walk: Walk, node: Node, key: FlowKey, local: bool) -> bool:
         """``__xfrm_policy_check`` for the flow ``key``: the inbound (or forward) policy
         must be satisfied by the states that decrypted the packet (airoha-dsa-xfrm.md
@@ -460,82 +411,3 @@ class ReceivePath:
                 )
                 return False
         return True
-
-    def _sw_input_step(self, walk: Walk, node: Node, state: XfrmState) -> EspStep | None:
-        """Software XFRM input with ``state``: through the engine's authenc on an ap
-        that uses it (sw+aead), else generic software ESP."""
-        if uses_engine_aead(self.lab, node):
-            return partial(self._aead_input, node, state)
-        return self._generic_input_step(walk, node, state)
-
-    def _aead_input(self, node: Node, state: XfrmState, walk: Walk, packet: bytes) -> bytes | None:
-        from esplab.model.engine_path import SW_INPUT, aead_input
-
-        out = aead_input(self.lab, walk, node, state, packet)
-        if out is not SW_INPUT:
-            return out if isinstance(out, bytes) else None
-        step = self._generic_input_step(walk, node, state)
-        return None if step is None else step(walk, packet)
-
-    def _generic_input_step(self, walk: Walk, node: Node, state: XfrmState) -> EspStep | None:
-        sa = software_sa(walk, node, state, f"{node.name}.xfrm", "XfrmInStateProtoError")
-        if sa is None:
-            return None
-        return partial(self._sw_open, node, state, sa, f"{state.spi:#010x}")
-
-    def _sw_open(
-        self, node: Node, state: XfrmState, sa: EspSA, spi: str, walk: Walk, packet: bytes
-    ) -> bytes | None:
-        """Software ESP input of ``packet`` with ``sa`` (an :data:`EspStep`; ``spi``:
-        the state's SPI as stages show it)."""
-        runtime = self.lab.sa_runtime(node.name)
-        res = esp_core.decrypt(sa, packet)
-        runtime.sync(state, sa)
-        if not res.ok:
-            if res.mib:
-                node.xfrm.mib.bump(res.mib)
-            walk.drop(
-                f"{node.name}.xfrm",
-                node.name,
-                f"{res.reason}: {res.detail}",
-                res.mib,
-                "software ESP input (esp_input / xfrm_input)",
-                data=packet,
-            )
-            expire(node, state, res.mib)
-            return None
-        walk.add(
-            LazyTextStage(
-                f"{node.name}.xfrm",
-                node.name,
-                "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
-                "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)",
-                "C",
-                None,
-                res.packet if walk.snap else None,
-                "ip",
-                meta={"spi": spi, "seq": res.seq, "datapath": "sw"},
-                args=(state.spi, res.seq, res.next_header, res.pad_len),
-            )
-        )
-        return res.packet
-
-    def _offload_input(
-        self, node: Node, state: XfrmState, dev_name: str, walk: Walk, packet: bytes
-    ) -> bytes | None:
-        from esplab.model.engine_path import SW_INPUT, engine_input
-
-        inner = engine_input(self.lab, walk, node, state, packet, dev_name)
-        if inner is SW_INPUT:
-            step = self._sw_input_step(walk, node, state)
-            return None if step is None else step(walk, packet)
-        return inner if isinstance(inner, bytes) else None
-
-
-def _secpath(state: XfrmState, run: EspStep, walk: Walk, packet: bytes) -> bytes | None:
-    """``run`` the input step of ``state``; what it opened carries the state in the
-    skb's secpath (what the policy check reads)."""
-    inner = run(walk, packet)
-    if inner is not None:
-        walk.secpath.append(state)
-    return inner
