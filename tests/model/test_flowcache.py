@@ -36,6 +36,24 @@ def _pol(sel: str, src: str, dst: str, spi: int, d: str, mode: str = "transport"
     )
 
 
+def _packet_offload(extra: str = "") -> list[str]:
+    """The ap's packet offload SA (with ``extra``) and policy on wan, the host's SA."""
+    return [
+        _sa(*V4, 0x1000, extra=extra + PKT + " dir out"),
+        _pol(SEL4, *V4, 0x1000, "out") + " priority 10" + PKT,
+        "host " + _sa(*V4, 0x1000),
+    ]
+
+
+def _software(ap: str = "", host: str = "") -> list[str]:
+    """The ap's software SA (with ``ap``) and policy, the host's SA (with ``host``)."""
+    return [
+        _sa(*V4, 0x1000, extra=ap),
+        _pol(SEL4, *V4, 0x1000, "out"),
+        "host " + _sa(*V4, 0x1000, extra=host),
+    ]
+
+
 V4 = ("192.0.2.1", "192.0.2.2")
 V6 = ("2001:db8:2::1", "2001:db8:2::2")
 SEL4 = "src 192.0.2.1/32 dst 192.0.2.2/32"
@@ -54,11 +72,7 @@ SCENARIOS: dict[str, tuple[list[str], str, str | None, str, bool]] = {
     "sw": (seed.software(), "ap", "wan", seed.UDP, True),
     "crypto offload": (seed.software(" offload dev wan dir out"), "ap", "wan", seed.UDP, True),
     "packet offload": (
-        [
-            _sa(*V4, 0x1000, extra=PKT + " dir out"),
-            _pol(SEL4, *V4, 0x1000, "out") + " priority 10" + PKT,
-            "host " + _sa(*V4, 0x1000),
-        ],
+        _packet_offload(),
         "ap",
         "wan",
         seed.UDP,
@@ -136,12 +150,7 @@ SCENARIOS: dict[str, tuple[list[str], str, str | None, str, bool]] = {
         True,
     ),
     "sw+aead sequence numbers run out": (
-        [
-            "set crypto-provider eip93",
-            _sa(*V4, 0x1000, extra=" replay-oseq 0xfffffff0"),
-            _pol(SEL4, *V4, 0x1000, "out"),
-            "host " + _sa(*V4, 0x1000),
-        ],
+        ["set crypto-provider eip93", *_software(" replay-oseq 0xfffffff0")],
         "ap",
         "wan",
         seed.UDP,
@@ -163,55 +172,35 @@ SCENARIOS: dict[str, tuple[list[str], str, str | None, str, bool]] = {
     ),
     "no neighbour: a drop": ([], "ap", "wan", 'IP(dst="192.0.2.99")/UDP()', True),
     "packet offload hard limit mid-run": (
-        [
-            _sa(*V4, 0x1000, extra=" limit packet-hard 10" + PKT + " dir out"),
-            _pol(SEL4, *V4, 0x1000, "out") + " priority 10" + PKT,
-            "host " + _sa(*V4, 0x1000),
-        ],
+        _packet_offload(" limit packet-hard 10"),
         "ap",
         "wan",
         seed.UDP,
         True,
     ),
     "soft limit mid-run": (
-        [
-            _sa(*V4, 0x1000, extra=" limit packet-soft 5"),
-            _pol(SEL4, *V4, 0x1000, "out"),
-            "host " + _sa(*V4, 0x1000),
-        ],
+        _software(" limit packet-soft 5"),
         "ap",
         "wan",
         seed.UDP,
         True,
     ),
     "receiver's hard limit mid-run": (
-        [
-            _sa(*V4, 0x1000),
-            _pol(SEL4, *V4, 0x1000, "out"),
-            "host " + _sa(*V4, 0x1000, extra=" limit packet-hard 7"),
-        ],
+        _software(host=" limit packet-hard 7"),
         "ap",
         "wan",
         seed.UDP,
         True,
     ),
     "esn with a replay window": (
-        [
-            _sa(*V4, 0x1000, extra=" flag esn replay-window 64"),
-            _pol(SEL4, *V4, 0x1000, "out"),
-            "host " + _sa(*V4, 0x1000, extra=" flag esn replay-window 64"),
-        ],
+        _software(" flag esn replay-window 64", " flag esn replay-window 64"),
         "ap",
         "wan",
         seed.UDP,
         True,
     ),
     "sequence numbers run out": (
-        [
-            _sa(*V4, 0x1000, extra=" replay-oseq 0xfffffff0"),
-            _pol(SEL4, *V4, 0x1000, "out"),
-            "host " + _sa(*V4, 0x1000),
-        ],
+        _software(" replay-oseq 0xfffffff0"),
         "ap",
         "wan",
         seed.UDP,
@@ -226,11 +215,7 @@ SCENARIOS: dict[str, tuple[list[str], str, str | None, str, bool]] = {
         False,
     ),
     "too big for packet offload (offload_ok drops it)": (
-        [
-            _sa(*V4, 0x1000, extra=PKT + " dir out"),
-            _pol(SEL4, *V4, 0x1000, "out") + " priority 10" + PKT,
-            "host " + _sa(*V4, 0x1000),
-        ],
+        _packet_offload(),
         "ap",
         "wan",
         'IP(dst="192.0.2.2",flags="DF")/UDP()/Raw(b"b"*1460)',
