@@ -425,13 +425,16 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
     """The engine's authenc transform for a software SA (sw+aead), or None when the
     eip93 driver has no authenc for its algorithms (then generic software crypto runs).
     An ESN SA takes ``authencesn(...)`` (esp_init_authenc), which the eip93 driver
-    does not register (it has ``authenc(...)`` only) [D]: it runs in software."""
+    does not register (it has ``authenc(...)`` only) [D]: it runs in software. So does
+    an SA with UDP encapsulation [M]: the kernel's ESP would hand the engine the ESP
+    after the UDP header, but the lab's authenc path finds ESP right after the IP
+    header only."""
     from esplab.errors import KernelError
 
     entry = lab.aead_tfms.get(id(state))
     if entry is not None and entry[0] is state:
         return entry[1]
-    if state.enc is None or state.auth is None or "esn" in state.flags:
+    if state.enc is None or state.auth is None or "esn" in state.flags or state.encap:
         return None
     try:
         tfm = lab.eip93.aead_setkey(
@@ -469,6 +472,7 @@ def _aead_tx(
 ) -> bytes | None:
     runtime = lab.sa_runtime(node.name)
     sa = runtime.get(state)
+    esp_core.check_pins(sa, walk.opts.seq, walk.opts.iv)  # (as software ESP: first)
     skb, off, proto = build_skb(sa, packet, walk.opts.seq)
     runtime.sync(state, sa)
     outcome = lab.eip93.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)

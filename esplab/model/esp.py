@@ -50,6 +50,7 @@ __all__ = [
     "Lifetime",
     "Mode",
     "UdpEncap",
+    "check_pins",
     "check_seq",
     "decrypt",
     "encrypt",
@@ -152,6 +153,15 @@ def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None) -> byte
     return esp
 
 
+def check_pins(sa: EspSA, seq: int | None, iv: bytes | None) -> None:
+    """Refuse a pinned sequence number or IV that ``sa`` cannot take, before anything
+    is counted or consumed (:class:`BadArgument`)."""
+    if seq is not None:
+        check_seq(sa, seq)
+    if iv is not None and len(iv) != sa.iv_size:
+        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for this SA")
+
+
 def encrypt(
     sa: EspSA,
     packet: bytes,
@@ -173,11 +183,7 @@ def encrypt(
     exhausted (counted as ``XfrmOutStateSeqError``), ``EINVAL`` after the hard
     lifetime (``XfrmOutStateExpired``).
     """
-    # Refuse bad arguments before anything is counted or consumed.
-    if seq is not None:
-        check_seq(sa, seq)
-    if iv is not None and len(iv) != sa.iv_size:
-        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for this SA")
+    check_pins(sa, seq, iv)
     tunnel = sa.mode == "tunnel"
     info = parse_ip(packet, esp_split=not tunnel, after_fragment=sa.esp_after_v6_fragment)
     if tunnel:

@@ -4,9 +4,9 @@
 same every time: the route, the policy lookup, offload_ok, the neighbour, the device
 counters, the peer's receive and delivery. What differs is the ESP work (sequence
 number, IV, keystream, ICV, replay window, lifetime), which the walk does in ESP
-steps (:data:`~esplab.model.walk.EspStep`): ``Datapath._esp_output_step`` and
-``ReceivePath._esp_input_step`` take the decisions and return the step, which the
-walk then runs on the packet.
+steps (:data:`~esplab.model.walk.EspStep`): :func:`~esplab.model.esp_output.
+esp_output_step` and :func:`~esplab.model.esp_input.esp_input_step` take the
+decisions and return the step, which the walk then runs on the packet.
 
 A :class:`Recorder` rides along one real walk (the second of the run, so the first
 has built every cache and flow entry) and cuts it into alternating parts: fixed

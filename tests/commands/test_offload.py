@@ -201,6 +201,36 @@ def test_sw_aead_datapath_same_bytes_and_engine_stages() -> None:
     assert "eip93.cdr" in aead.taps() and "ap.esp" not in aead.taps()
 
 
+NATT = " encap espinudp 4500 4500 0.0.0.0"
+
+
+@pytest.mark.parametrize("provider", ["software", "eip93"])
+def test_esp_in_udp_runs_on_generic_software_crypto_under_sw_aead(provider: str) -> None:
+    # The lab's authenc path finds ESP right after the IP header only, so an SA with
+    # UDP encapsulation takes generic software ESP both ways [M], whatever the provider.
+    s = Session()
+    s.execute(f"set crypto-provider {provider}")
+    for line in (seed.SA_OUT + NATT, seed.SA_IN + NATT, seed.POL_OUT, seed.POL_BACK_HOST):
+        s.execute(line)
+    s.execute("host " + seed.SA_OUT + NATT)
+    s.execute("host " + seed.SA_IN + NATT)
+    out = send(s, f"send ap wan {seed.UDP}")
+    back = send(s, 'send host eth0 IP(dst="192.0.2.1")/UDP(sport=5,dport=6)/Raw(b"r"*48)')
+    assert out.delivered and back.delivered, (out.verdict, back.verdict)
+    assert "ap.esp" in out.taps() and "eip93.cdr" not in out.taps()
+    assert "eip93.cdr" not in back.taps()
+
+
+@pytest.mark.parametrize("provider", ["software", "eip93"])
+def test_a_bad_pinned_iv_is_refused_before_the_sa_counts(provider: str) -> None:
+    s = session()
+    s.execute(f"set crypto-provider {provider}")
+    j = send(s, f"send ap wan {seed.UDP} iv 0x0001020304050607")  # AES-CBC takes 16
+    assert j.dropped is not None and "IV of 8 bytes" in j.dropped.decision
+    (state,) = [x for x in s.lab.node("ap").xfrm.states if x.spi == 0x1000]
+    assert (state.replay.oseq, state.curlft.packets) == (0, 0)
+
+
 def test_deleting_a_sw_aead_state_frees_its_engine_transform() -> None:
     # esp_destroy frees the AEAD; the eip93 driver's cra_exit unmaps and frees the
     # transform's SA record (eip93-aead.c eip93_aead_cra_exit).

@@ -29,6 +29,9 @@ def test_crypto_offload_drops_and_counts_what_xfrm_output_refuses(
     result = s.execute(f"send ap wan {seed.UDP} count 3")
     assert isinstance(result, JourneyResult)
     assert result.summary.startswith(f"3 packets: {delivered} delivered")
+    # The run's count; "delivered" itself is the last journey's, as for one packet.
+    assert result.data["delivered_count"] == delivered
+    assert result.data["delivered"] is False
     last = s.lab.journeys.get(result.data["journeys"][-1])
     assert last is not None and last.dropped is not None
     assert last.dropped.counters == {counter: 1}

@@ -292,7 +292,8 @@ def _send(session: Session, inv: Invocation) -> Result:
         show_summary=True,
         data={
             "journeys": run.ids,
-            "delivered": delivered,
+            # ("delivered" is the last journey's, from journey_data below)
+            "delivered_count": delivered,
             "sent": sent,
             "interrupted": sent < req.count,
             **journey_data(last),
