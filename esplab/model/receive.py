@@ -77,6 +77,24 @@ def _martian(
     )
 
 
+def _hold_fragment(walk: Walk, node: Node, packet: bytes, info: IpInfo) -> None:
+    """ip_local_deliver / ipv6_frag_rcv: a fragment addressed to the node waits for
+    the others, and reassembly is not modelled: it goes no further [M] (ReasmReqds
+    [C]). A tunnel's inner fragment comes back to IP input and waits the same way."""
+    counter = "Ip6ReasmReqds" if info.version == 6 else "ReasmReqds"
+    walk.drop(
+        f"{node.name}.ip",
+        node.name,
+        "IP fragment held for reassembly, which the lab does not model",
+        counter,
+        "a fragment addressed to the node waits in the reassembly queue for the "
+        "rest of its packet (ip_defrag, ipv6_frag_rcv); the lab does not reassemble, "
+        "so nothing is delivered",
+        "M",
+        data=packet,
+    )
+
+
 class ReceivePath:
     """From a wire to delivery (the Datapath's receiving half)."""
 
@@ -180,20 +198,7 @@ class ReceivePath:
         walk.secpath = []
         local = node.owns_raw(raw_dst)
         if local and info.fragment:
-            # ip_local_deliver / ipv6_frag_rcv: a fragment waits for the others, and
-            # reassembly is not modelled: it goes no further [M] (ReasmReqds [C]).
-            counter = "Ip6ReasmReqds" if info.version == 6 else "ReasmReqds"
-            walk.drop(
-                f"{node.name}.ip",
-                node.name,
-                "IP fragment held for reassembly, which the lab does not model",
-                counter,
-                "a fragment addressed to the node waits in the reassembly queue for the "
-                "rest of its packet (ip_defrag, ipv6_frag_rcv); the lab does not reassemble, "
-                "so nothing is delivered",
-                "M",
-                data=packet,
-            )
+            _hold_fragment(walk, node, packet, info)
             return
         if local and (info.proto == IPPROTO_ESP or is_natt(info, packet)):
             step = esp_input_step(self.lab, walk, node, dev_name, packet, info, dst)
@@ -207,7 +212,8 @@ class ReceivePath:
 
     def _inner_input(self, walk: Walk, node: Node, dev_name: str, packet: bytes, hops: int) -> None:
         """What XFRM input decapsulated goes through IP input again (ip_rcv,
-        ip_route_input): martian addresses, then delivery or forwarding."""
+        ip_route_input): martian addresses, a fragment held, then delivery or
+        forwarding."""
         info = parse_ip(packet)
         src, dst = addrs(packet)
         raw_dst = packet[16:20] if info.version == 4 else packet[24:40]
@@ -215,6 +221,9 @@ class ReceivePath:
             _martian(walk, node, src, dst)
             return
         local = node.owns_raw(raw_dst)
+        if local and info.fragment:
+            _hold_fragment(walk, node, packet, info)
+            return
         self._local_or_forward(walk, node, dev_name, packet, info, src, dst, local, hops)
 
     def _local_or_forward(

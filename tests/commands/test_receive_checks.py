@@ -90,3 +90,24 @@ def test_a_tagged_frame_of_another_protocol_is_untagged_then_finds_no_handler() 
     j = s.lab.datapath.send_frame("ap", "wan", frame)
     assert j.verdict == "dropped at host.rx: no protocol handler for EtherType 0x88b5"
     assert (host.counters.rx_dropped, host.counters.rx_otherhost_dropped) == (1, 0)
+
+
+def test_a_tunnels_inner_fragment_waits_for_reassembly_too() -> None:
+    # After decapsulation the inner packet goes through IP input again (xfrm_input
+    # re-injects it), where ip_local_deliver holds a fragment as for any other.
+    keys = "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 enc aes 0x" + "00" * 16
+    sa = (
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x2000 reqid 2 "
+        f"mode tunnel {keys}"
+    )
+    sel = "src 192.0.2.1/32 dst 203.0.113.0/24"
+    tmpl = "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 2 mode tunnel"
+    s = Session()
+    for line in (sa, f"ip xfrm policy add {sel} dir out {tmpl}", "host " + sa):
+        s.execute(line)
+    s.execute(f"host ip xfrm policy add {sel} dir in {tmpl}")
+    j = send(s, 'send ap wan IP(dst="203.0.113.1", flags="MF")/UDP(dport=9)/Raw(b"x"*64)')
+    dropped = j.dropped
+    assert dropped is not None and dropped.tap == "host.ip", j.verdict
+    assert dropped.counters == {"ReasmReqds": 1}
+    assert "host.xfrm" in j.taps() and not s.lab.node("host").flows
