@@ -54,3 +54,13 @@ def test_compare_offers_the_outbound_spis_of_the_node(session: Session) -> None:
     session.execute(f"compare 0x1000 {seed.UDP}")
     assert candidates(session, f"compare 0x1000 {seed.UDP} ") == ["seq", "iv"]
     assert candidates(session, f"compare 0x1000 {seed.UDP} seq 2 ") == ["iv"]
+
+
+def test_completing_xsk_leaves_the_xdp_side_unmade() -> None:
+    # Completion only reads: offering socket names must not bring the XDP side into
+    # being (a lab with it walks every packet of a send count).
+    s = Session()
+    assert candidates(s, "xsk bind ") == []
+    assert s.lab.xdp_state is None
+    s.execute("xsk create s1")
+    assert "s1" in candidates(s, "xsk bind ")

@@ -411,7 +411,9 @@ _XSK: dict[str, Callable[[XdpLab, str, str, list[str]], Result]] = {
 def _xsk_complete(session: Session, words: list[str]) -> list[str]:
     if not words:
         return list(XSK_SUBCOMMANDS)
-    names = sorted(lab_xdp(session.lab).sockets)
+    # (completion reads the XDP side, and does not bring it into being)
+    state = session.lab.xdp_state
+    names = sorted(state.sockets) if isinstance(state, XdpLab) else []
     sub, n = words[0], len(words)
     if sub == "list":
         return []
