@@ -1,4 +1,5 @@
-"""The offload datapaths through the EIP-93 (crypto, packet, sw+aead), joined to the walk.
+"""The offload datapaths through the EIP-93 (crypto, packet), joined to the walk; sw+aead
+is in :mod:`~esplab.model.aead_path`.
 
 * ``attach_engine`` gives an ap port its ``xdo_dev_state_add``/``delete``: the
   driver programs an SA record in the engine's memory; the driver's stages are
@@ -34,15 +35,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SW_INPUT",
-    "aead_input",
-    "aead_output_step",
+    "add_stages",
     "attach_engine",
     "build_skb",
     "engine_input",
     "engine_output_step",
     "record_stages",
     "software_finish",
-    "uses_engine_aead",
 ]
 
 SW_INPUT = object()  # engine_input's answer when the driver does not take the packet
@@ -199,7 +198,7 @@ def build_skb(
     return built
 
 
-def _add_stages(walk: Any, outcome: Any) -> None:
+def add_stages(walk: Any, outcome: Any) -> None:
     """The driver's and the engine's stages of ``outcome``, in the walk. A finished,
     successful outcome's stages are final, so they may be built when read; others
     (a failure, a job the engine still holds) are taken as they are now."""
@@ -294,7 +293,7 @@ def _packet_tx(
 def _tx_done(walk: Any, outcome: Any, node: Node) -> bytes | None:
     """The driver's and engine's stages, and the ESP packet or the drop of a failure
     (the MIB counter on ``node``, the sender)."""
-    _add_stages(walk, outcome)
+    add_stages(walk, outcome)
     if outcome.ok:
         return bytes(outcome.data)
     if outcome.mib:
@@ -317,7 +316,7 @@ def engine_input(
     outcome = drv.rx(packet, dev=dev_name)
     if outcome is None:
         return SW_INPUT
-    _add_stages(walk, outcome)
+    add_stages(walk, outcome)
     if not outcome.ok:
         if outcome.mib:
             node.xfrm.mib.bump(outcome.mib)
@@ -419,112 +418,6 @@ def software_finish(
         )
     )
     return inner
-
-
-def _tfm(lab: Lab, state: XfrmState) -> Any:
-    """The engine's authenc transform for a software SA (sw+aead), or None when the
-    eip93 driver has no authenc for its algorithms (then generic software crypto runs).
-    An ESN SA takes ``authencesn(...)`` (esp_init_authenc), which the eip93 driver
-    does not register (it has ``authenc(...)`` only) [D]: it runs in software. So does
-    an SA with UDP encapsulation [M]: the kernel's ESP would hand the engine the ESP
-    after the UDP header, but the lab's authenc path finds ESP right after the IP
-    header only."""
-    from esplab.errors import KernelError
-
-    entry = lab.aead_tfms.get(id(state))
-    if entry is not None and entry[0] is state:
-        return entry[1]
-    if state.enc is None or state.auth is None or "esn" in state.flags or state.encap:
-        return None
-    try:
-        tfm = lab.eip93.aead_setkey(
-            enc=state.enc.name,
-            enc_key=state.enc.key,
-            auth=state.auth.name,
-            auth_key=state.auth.key,
-            authsize=state.auth.icv_bits // 8,
-            spi=state.spi,
-        )
-    except KernelError:
-        return None
-    lab.aead_tfms[id(state)] = (state, tfm)
-    return tfm
-
-
-def uses_engine_aead(lab: Lab, node: Node) -> bool:
-    """The node's software ESP runs on the engine's authenc (the ap, with the
-    crypto-provider setting eip93: the sw+aead datapath)."""
-    return node.role == "ap" and lab.settings.crypto_provider == "eip93"
-
-
-def aead_output_step(lab: Lab, node: Node, state: XfrmState) -> EspStep | None:
-    """sw+aead TX: the step that runs the kernel's ESP with the engine as its AEAD, or
-    None when the driver has no transform for these algorithms (generic software
-    crypto then runs)."""
-    tfm = _tfm(lab, state)
-    if tfm is None:
-        return None
-    return partial(_aead_tx, lab, node, state, tfm)
-
-
-def _aead_tx(
-    lab: Lab, node: Node, state: XfrmState, tfm: Any, walk: Any, packet: bytes
-) -> bytes | None:
-    runtime = lab.sa_runtime(node.name)
-    sa = runtime.get(state)
-    esp_core.check_pins(sa, walk.opts.seq, walk.opts.iv)  # (as software ESP: first)
-    skb, off, proto = build_skb(sa, packet, walk.opts.seq)
-    runtime.sync(state, sa)
-    outcome = lab.eip93.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
-    _add_stages(walk, outcome)
-    if not outcome.ok:
-        if outcome.mib:
-            node.xfrm.mib.bump(outcome.mib)
-        walk.drop(
-            "eip93.driver",
-            "eip93",
-            f"authenc on the engine failed: {outcome.reason}",
-            outcome.mib,
-            "; ".join(outcome.errors),
-        )
-        return None
-    return bytes(outcome.data)
-
-
-def aead_input(
-    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
-) -> bytes | object | None:
-    """sw+aead RX: the engine checks the ICV and decrypts; software does the rest."""
-    tfm = _tfm(lab, state)
-    if tfm is None:
-        return SW_INPUT
-    off = locate_esp(packet)[0]
-    outcome = lab.eip93.sw_aead_rx(tfm, packet, esp_offset=off)
-    _add_stages(walk, outcome)
-    if not outcome.ok:
-        if outcome.mib:
-            node.xfrm.mib.bump(outcome.mib)
-        if outcome.mib == "XfrmInStateProtoError":
-            lab.sa_runtime(node.name).count(state, integrity_failed=1)
-        walk.drop(
-            f"{node.name}.xfrm",
-            node.name,
-            f"authenc on the engine: {outcome.reason}",
-            outcome.mib,
-            "; ".join(outcome.errors),
-        )
-        return None
-    return software_finish(
-        lab,
-        walk,
-        node,
-        state,
-        packet,
-        outcome.seq or 0,
-        bytes(outcome.data),
-        outcome.next_header or 0,
-        "sw+aead",
-    )
 
 
 def protected_length(packet: bytes, mode: str, info: IpInfo | None = None) -> int:

@@ -13,7 +13,8 @@ from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
 from esplab.model import esp as esp_core
-from esplab.model.engine_path import SW_INPUT, aead_input, engine_input, uses_engine_aead
+from esplab.model.aead_path import aead_input, uses_engine_aead
+from esplab.model.engine_path import SW_INPUT, engine_input
 from esplab.model.esp_ip import IpInfo
 from esplab.model.journey import LazyTextStage
 from esplab.model.node import Node

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
-from esplab.model.engine_path import aead_output_step, engine_output_step, uses_engine_aead
+from esplab.model.aead_path import aead_output_step, uses_engine_aead
+from esplab.model.engine_path import engine_output_step
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import LazyTextStage, Stage
 from esplab.model.node import Node
