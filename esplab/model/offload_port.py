@@ -8,7 +8,7 @@ ports borrow the conduit's engine) [C for that series, M for its use here]:
 * ``state_add`` returns EOPNOTSUPP (so crypto offload falls back to software)
   unless ESP-HW is on (checked here) and the driver takes the SA: ESP in
   transport or tunnel mode, no NAT-T, no TFC padding, no AEAD, algorithms the
-  EIP-93ies has (the driver's own checks, ``esplab.model.engine.xmit.state_add``) [C];
+  EIP-93ies has (the driver's own checks, ``esplab.model.engine.sa_add.state_add``) [C];
 * ESN: JM patch 3 ("net: airoha: add EIP93-backed ESP XFRM offload", airoha_xfrm.c)
   sets ``.xdo_dev_state_advance_esn = airoha_xfrm_state_advance_esn`` in
   ``airoha_xfrmdev_ops``; that calls patch 2's ``eip93_ipsec_state_advance_esn``
@@ -19,7 +19,7 @@ ports borrow the conduit's engine) [C for that series, M for its use here]:
   3.1 and 4 ("drivers write 0 and ESN is unsupported") describe the mainline and
   vschagen drivers, not patch 2. The model's engine does not put sa_seqnum[1] into
   the ICV, so its backend declines ESN SAs and they run in software
-  (``esplab.model.engine.xmit.ESN_NOT_OFFLOADED_WHY``) [M];
+  (``esplab.model.engine.sa_add.ESN_NOT_OFFLOADED_WHY``) [M];
 * packet offload and policy offload are accepted on the ap's ports: a
   labelled design choice (DESIGN.md: the packet datapath is modelled) [M].
 

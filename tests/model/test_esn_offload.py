@@ -17,7 +17,7 @@ from scapy.layers.ipsec import ESP, IPSecIntegrityError, SecurityAssociation
 
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
-from esplab.model.engine.xmit import ESN_NOT_OFFLOADED_WHY
+from esplab.model.engine.sa_add import ESN_NOT_OFFLOADED_WHY
 from esplab.model.journey import Journey
 from tests.commands import seed
 from tests.commands.results import journey as send

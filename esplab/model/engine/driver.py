@@ -24,7 +24,7 @@ from typing import Any
 from esplab.errors import EngineError, KernelError, NotFound, RingFull
 from esplab.layers.crypto_desc import DESCRIPTOR_SIZE, PE_READY
 from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
-from esplab.model.engine import aead, xmit
+from esplab.model.engine import aead, sa_add, xmit
 from esplab.model.engine import regs as R
 from esplab.model.engine.aead import AeadTfm
 from esplab.model.engine.choices import DriverSettings
@@ -446,8 +446,9 @@ class EIP93Driver:
     # --- offloaded SAs -------------------------------------------------------------
 
     def state_add(self, **kwargs: Any) -> StateAdd:
-        """``xdo_dev_state_add`` for an ESP SA; see :func:`~esplab.model.engine.xmit.state_add`."""
-        return xmit.state_add(self, **kwargs)
+        """``xdo_dev_state_add`` for an ESP SA; see
+        :func:`~esplab.model.engine.sa_add.state_add`."""
+        return sa_add.state_add(self, **kwargs)
 
     def lookup(self, spi: int, direction: str | None = None) -> OffloadedSA:
         """The offloaded SA with this SPI (and direction); NotFound lists the SPIs."""
