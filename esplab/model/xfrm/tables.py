@@ -20,7 +20,6 @@ from esplab.model.xfrm.objects import (
     IPPROTO_AH,
     IPPROTO_COMP,
     IPPROTO_ESP,
-    POLICY_DIRS,
     Address,
     Flow,
     PolicyId,
@@ -37,6 +36,12 @@ from esplab.model.xfrm.offload import (
     no_devices,
     offload_policy,
     offload_state,
+)
+from esplab.model.xfrm.policy_rules import (
+    check_priority_rule,
+    check_ptype,
+    gen_index,
+    policy_by_id,
 )
 from esplab.model.xfrm.stats import XfrmMib
 from esplab.model.xfrm.validate import construct_policy, construct_state
@@ -73,8 +78,8 @@ class XfrmSettings:
         the exact chain whatever their priority.
       * ``"rfc"`` (the seed series as posted, seed 001 patch 6): in one direction,
         offloaded and software policies keep separate priority ranges, else
-        ``-EINVAL`` (see ``_check_priority_rule`` for which way round); lookups
-        order all policies by priority.
+        ``-EINVAL`` (see :func:`~esplab.model.xfrm.policy_rules.check_priority_rule`
+        for which way round); lookups order all policies by priority.
     ``sub_policy``: ``CONFIG_XFRM_SUB_POLICY``; the kernel then dumps the policy
     type and ``ip xfrm policy`` prints ``ptype main`` (reference 5.4 [U]).
     """
@@ -282,59 +287,6 @@ class XfrmNode:
         """In dump order: newest first (``__xfrm_policy_link`` uses ``list_add``)."""
         return tuple(reversed(self._policies))
 
-    def _gen_index(self, pol: XfrmPolicy) -> int:
-        """``xfrm_gen_index``: a requested free index, else generator | dir, step 8."""
-        dirnum = POLICY_DIRS[pol.dir] + (3 if pol.socket else 0)
-        used = {p.index for p in self._policies}
-        want = pol.index
-        while True:
-            if want:
-                idx, want = want, 0
-            else:
-                idx = self._index_gen | dirnum
-                self._index_gen += 8
-            idx = idx or 8
-            if idx not in used:
-                return idx
-
-    def _check_priority_rule(self, pol: XfrmPolicy, replacing: XfrmPolicy | None) -> None:
-        """The seed series rule (seed 001 patch 6, ``__xfrm_policy_check_hw_priority``).
-
-        Per direction, every packet-offload policy needs a priority *number* strictly
-        above every software policy's: adding an offloaded policy with
-        ``max(sw) >= hw`` or a software one with ``sw >= min(hw)`` is ``-EINVAL``.
-        The patch code (v2, ``__xfrm_policy_check_hw_priority``: for an offloaded
-        policy ``left = max_sw_prio; right = policy->priority; if (left >= right)
-        return -EINVAL``) says so [C]; its cover letter calls it giving offloaded
-        policies "higher priorities", and reference 3.6 reads that as numerically
-        lower, which the code contradicts. The RFC kept running max/min values that
-        started at 0; the lab compares with the policies present (our choice), and
-        ignores socket policies.
-        """
-        if self.settings.policy_priority_rule != "rfc" or pol.socket:
-            return
-        peers = [
-            p for p in self._policies if p is not replacing and not p.socket and p.dir == pol.dir
-        ]
-        if pol.is_packet_offload:
-            sw = [p.priority for p in peers if not p.is_packet_offload]
-            if sw and max(sw) >= pol.priority:
-                raise KernelError(
-                    "EINVAL",
-                    f"offloaded policy priority {pol.priority} must be above every software "
-                    f"priority in dir {pol.dir} (highest: {max(sw)})",
-                    hint=f"use a priority above {max(sw)} (policy_priority_rule=rfc)",
-                )
-        else:
-            hw = [p.priority for p in peers if p.is_packet_offload]
-            if hw and pol.priority >= min(hw):
-                raise KernelError(
-                    "EINVAL",
-                    f"software policy priority {pol.priority} must be below every offloaded "
-                    f"priority in dir {pol.dir} (lowest: {min(hw)})",
-                    hint=f"use a priority below {min(hw)} (policy_priority_rule=rfc)",
-                )
-
     def add_policy(
         self,
         req: XfrmPolicy,
@@ -345,7 +297,7 @@ class XfrmNode:
     ) -> XfrmPolicy:
         """``XFRM_MSG_NEWPOLICY`` (``-EEXIST`` on the same selector+dir+mark+if_id+type)
         or, with ``update``, ``XFRM_MSG_UPDPOLICY`` (replaces it, keeping its index)."""
-        self._check_ptype(req.ptype)
+        check_ptype(req.ptype, sub_policy=self.settings.sub_policy)
         pol = construct_policy(req, now=self.clock())
         dev = offload_policy(pol, offload, resolve or self.resolve_dev) if offload else None
         old = next((p for p in self._policies if p.key() == pol.key()), None)
@@ -356,7 +308,7 @@ class XfrmNode:
                     f"policy dir {pol.dir} for this selector exists (index {old.index})",
                     hint="use 'ip xfrm policy update' or delete it first",
                 )
-            self._check_priority_rule(pol, old)
+            check_priority_rule(self._policies, pol, old, rule=self.settings.policy_priority_rule)
         except KernelError:
             if dev is not None:
                 dev.policy_delete(pol)
@@ -365,7 +317,7 @@ class XfrmNode:
             pol.index = old.index
             self._unlink_policy(old)
         else:
-            pol.index = self._gen_index(pol)
+            pol.index, self._index_gen = gen_index(self._policies, pol, self._index_gen)
         self._pos_gen += 1
         pol.pos = self._pos_gen
         self._policies.append(pol)
@@ -374,37 +326,11 @@ class XfrmNode:
             self._bound[id(pol)] = dev
         return pol
 
-    def _check_ptype(self, ptype: str) -> None:
-        """``verify_policy_type`` (net/xfrm/xfrm_user.c): ``XFRM_POLICY_TYPE_SUB`` is
-        accepted only ``#ifdef CONFIG_XFRM_SUB_POLICY``, else ``-EINVAL`` ("Invalid policy
-        type"); new, get, delete and flush all go through ``copy_from_user_policy_type``."""
-        if ptype == "sub" and not self.settings.sub_policy:
-            raise KernelError(
-                "EINVAL",
-                "Invalid policy type: ptype sub needs CONFIG_XFRM_SUB_POLICY",
-                hint="set sub_policy on for this node, or use ptype main",
-            )
-
     def find_policy(self, pid: PolicyId) -> XfrmPolicy | None:
-        """``xfrm_policy_bysel_ctx`` / ``xfrm_policy_byid`` (socket policies are not
-        reachable either way)."""
-        self._check_ptype(pid.ptype)
-        want = (pid.mark.value, pid.mark.mask) if pid.mark else (0, 0)
-        for p in self._policies:
-            have = (p.mark.value, p.mark.mask) if p.mark else (0, 0)
-            if (
-                p.socket
-                or p.dir != pid.dir
-                or p.ptype != pid.ptype
-                or p.if_id != pid.if_id
-                or have != want
-            ):
-                continue
-            if (pid.sel is not None and p.sel == pid.sel) or (
-                pid.sel is None and p.index == pid.index
-            ):
-                return p
-        return None
+        """The policy ``pid`` names, if any (see
+        :func:`~esplab.model.xfrm.policy_rules.policy_by_id`)."""
+        check_ptype(pid.ptype, sub_policy=self.settings.sub_policy)
+        return policy_by_id(self._policies, pid)
 
     def get_policy(self, pid: PolicyId) -> XfrmPolicy:
         """``XFRM_MSG_GETPOLICY``: ``-ENOENT`` when missing (fact 6.26)."""
@@ -435,7 +361,7 @@ class XfrmNode:
 
     def flush_policies(self, ptype: str = "main") -> list[XfrmPolicy]:
         """``XFRM_MSG_FLUSHPOLICY``: every non-socket policy of the type."""
-        self._check_ptype(ptype)
+        check_ptype(ptype, sub_policy=self.settings.sub_policy)
         return self.delete_policies(lambda p: p.ptype == ptype)
 
     def policy_counts(self) -> dict[str, int]:
