@@ -4,7 +4,8 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.packet import Raw
 
-from esplab.commands.packetexpr import MAX_BYTES, build_packet, detached
+from esplab.commands.packetexpr import build_packet, detached
+from esplab.commands.packetliterals import MAX_BYTES
 from esplab.errors import PacketExpressionError
 
 
