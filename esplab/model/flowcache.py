@@ -17,14 +17,15 @@ as a fixed stretch's stages are the same for every packet of the flow), makes th
 same counter moves, and runs the same ESP steps for real.
 
 A stretch that changed anything but integers, a walk that started another journey
-(an ICMP error), a live step that dropped, or a change to any node's SAD or SPD
-(``Lab.xfrm_epoch``) means no plan, or the end of one: the next packet is walked for
-real.
+(an ICMP error), a live step that dropped, a live step that took a packet the walk
+changed after the step before it (ESP forwarded between its ends: a TTL one lower),
+or a change to any node's SAD or SPD (``Lab.xfrm_epoch``) means no plan, or the end
+of one: the next packet is walked for real.
 
 Each live step's result is checked against the recorded one before the next fixed
 stretch is replayed: the ESP packet must have the recorded length and headers up to
-its SPI (an IPv4 header's identification and checksum aside), the decapsulated
-packet the recorded bytes. If it does not, the rest of the
+its SPI (an IPv4 header's identification and checksum, and ESP in UDP's checksum,
+aside), the decapsulated packet the recorded bytes. If it does not, the rest of the
 journey is walked for real from that point (the same continuation the walk calls)
 and the plan is dropped.
 
