@@ -215,7 +215,8 @@ class _Builder(LiteralReader):
             raise self.fail(
                 node,
                 f"unknown name '{node.id}'",
-                valid=sorted([*self.layers, *self.named]),
+                # the names `let` made come first: the layers are many
+                valid=[*sorted(self.named), *sorted(self.layers)],
                 value=node.id,
             )
         if isinstance(node, ast.Call):

@@ -92,6 +92,17 @@ def test_an_expression_with_spaces_still_takes_its_options(session: Session) -> 
     assert result.data["sent"] == 2 and len(session.lab.journeys) == 2
 
 
+def test_an_unknown_name_lists_the_let_names_first(session: Session) -> None:
+    from esplab.errors import PacketExpressionError
+
+    session.execute('let probe = IP(dst="192.0.2.2")/UDP(dport=9)')
+    with pytest.raises(PacketExpressionError) as info:
+        session.execute("send ap wan prob")
+    assert "unknown name 'prob'" in str(info.value)
+    assert "; valid: probe, AH, " in str(info.value)
+    _untouched(session)
+
+
 def test_a_bad_field_value_is_refused_before_sending(session: Session) -> None:
     from esplab.errors import PacketExpressionError
 
