@@ -53,3 +53,13 @@ def test_what_is_not_modelled_is_named(line: str, why: str) -> None:
     with pytest.raises(BadArgument) as err:
         _session().execute(line)
     assert why in str(err.value)
+
+
+def test_a_double_dash_ends_the_options() -> None:
+    # ip.c main(): strcmp(opt, "--") == 0 ends the option loop; the next word is the
+    # object, even one that starts with a dash.
+    s = _session()
+    assert text(s, "ip -- route") == text(s, "ip route")
+    assert text(s, "ip -s -- xfrm state") == text(s, "ip -s xfrm state")
+    with pytest.raises(BadArgument, match='Object "-s" is unknown'):
+        s.execute("ip -- -s link")

@@ -79,7 +79,7 @@ def _one_step(tmp_path: Path, run: str) -> list[str]:
             "ip -f inet7 route",
             "lab.yaml:5:16: 'run' does not parse: invalid address family \"inet7\"",
         ),
-        ("ip -- route", "lab.yaml:5:13: 'run' does not parse: Option \"-\" is unknown"),
+        ("ip - route", "lab.yaml:5:13: 'run' does not parse: Option \"-\" is unknown"),
         ("ip -s -f", "lab.yaml:5:16: 'run' does not parse: invalid address family \"\""),
         (
             "ip --family inet6 xfrm stat lsit",
@@ -328,7 +328,7 @@ def test_check_reads_references_as_the_run_does(line: str) -> None:
     [
         "ip -s -f",
         "ip -f inet7 route",
-        "ip -- route",
+        "ip - route",
         "ip --family inet5 xfrm state",
         "ip -s",
         "ip -x route",

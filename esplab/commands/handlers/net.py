@@ -127,8 +127,7 @@ _MODELLED = [
 
 
 def _option(opt: str) -> str:
-    # A bare "-" (or "--", read as "-") is refused as unknown, as esplab always has
-    # (ip.c would end the options at "--").
+    # A bare "-" is refused as unknown ("--" ends the options before it gets here).
     for name, means, exact in _OPTIONS if opt != "-" else ():
         if opt == name if exact else matches(opt, name):
             if means is None:
@@ -142,15 +141,18 @@ def _option(opt: str) -> str:
 
 def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
     """iproute2's global options, before the object (ip/ip.c ``main``), abbreviated as
-    ip.c reads them: -s (repeated counts), -d, -4/-6, -f|-family FAMILY, -br. Returns
-    the options, their words as ip.c reads them, and the words from the object on.
-    ``-d`` is for ip xfrm only, which ignores it as iproute2 does (ip/ipxfrm.c never
-    reads show_details); link, addr, route and neigh details are not modelled. Pure:
-    the lab checker parses run lines with it too."""
+    ip.c reads them: -s (repeated counts), -d, -4/-6, -f|-family FAMILY, -br; ``--``
+    ends them. Returns the options, their words as ip.c reads them, and the words from
+    the object on. ``-d`` is for ip xfrm only, which ignores it as iproute2 does
+    (ip/ipxfrm.c never reads show_details); link, addr, route and neigh details are not
+    modelled. Pure: the lab checker parses run lines with it too."""
     opts = IpOpts()
     read: list[str] = []
     at = 0
     while at < len(words) and words[at].startswith("-"):
+        if words[at] == "--":  # ip.c: "--" ends the options, and is not one
+            at += 1
+            break
         opt = words[at]
         opt = opt[1:] if opt.startswith("--") else opt
         at += 1
