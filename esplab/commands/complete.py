@@ -238,7 +238,9 @@ def _send_words(session: Session, node: str, args: list[str]) -> list[str]:
         return [*session.node_names(), *session.lab.nodes[node].devs]
     if len(args) == 1 and args[0] in session.lab.nodes:
         return list(session.lab.nodes[args[0]].devs)
-    return [] if args[-1] in _SEND_OPTIONS else list(_SEND_OPTIONS)
+    if args[-1] in _SEND_OPTIONS:
+        return []
+    return [option for option in _SEND_OPTIONS if option not in args]  # each once
 
 
 def _explain_words(session: Session, node: str, args: list[str]) -> list[str]:
@@ -352,7 +354,13 @@ def complete(session: Session, text: str) -> Completions:
     elif command.name in _EXTRA:
         options = _EXTRA[command.name](session, where, args)
     elif current.startswith("-"):
-        options = [s for p in command.params if p.kind in ("flag", "option") for s in p.spellings]
+        # The flags and options not given yet (each is read once).
+        options = [
+            s
+            for p in command.params
+            if p.kind in ("flag", "option") and not any(w in p.spellings for w in args)
+            for s in p.spellings
+        ]
     else:
         param = _positional_param(command.params, args)
         if param is not None and param.name in _FILE_PARAMS and not param.choices:

@@ -64,3 +64,14 @@ def test_completing_xsk_leaves_the_xdp_side_unmade() -> None:
     assert s.lab.xdp_state is None
     s.execute("xsk create s1")
     assert "s1" in candidates(s, "xsk bind ")
+
+
+def test_options_already_given_are_not_offered_again() -> None:
+    s = Session()
+    assert candidates(s, "send ap wan IP() count 5 ") == ["seq", "iv"]
+    assert candidates(s, "send ap wan IP() count 5 iv 0x00000000000000000000000000000000 ") == [
+        "seq"
+    ]
+    assert candidates(s, "ping -") == ["--count", "-c"]
+    assert candidates(s, "ping -c 3 -") == []
+    assert candidates(s, "save --name x -") == ["--description"]
