@@ -478,7 +478,7 @@ class Datapath(ReceivePath):
         tname = tapname(node, dev_name)
         walk.add(Stage(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1}))
         if dev.kind == "dsa-user" and dev.switch_port is not None:
-            count_conduit(node, dev, len(frame), tx=True)
+            count_conduit(node, dev, frame, tx=True)
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
         else:
             walk.add(

@@ -243,15 +243,55 @@ def dsa_rx_stages(frame: bytes, port: int, dev: str, snapshots: bool) -> list[St
     ]
 
 
-def count_conduit(node: Node, user: NetDev, size: int, *, tx: bool) -> None:
-    """A user port's frame crosses the conduit (GDM1) with its special tag: the
-    conduit's MIB counts it (see ``CONDUIT_COUNTS``) [D]."""
+def count_conduit(node: Node, user: NetDev, frame: bytes, *, tx: bool) -> None:
+    """A user port's ``frame`` crosses the conduit (GDM1) with its special tag: the
+    conduit's MIB counts it (see ``CONDUIT_COUNTS``) [D]; and the switch, the front
+    port's MIB and the CPU port's (:func:`count_switch_ports`)."""
     if user.conduit is None:
         return
-    counters = node.dev(user.conduit).counters
+    conduit = node.dev(user.conduit)
+    counters = conduit.counters
+    size = len(frame)
     if tx:
         counters.tx_packets += 1
         counters.tx_bytes += size + DSA_TAG_LEN
     else:
         counters.rx_packets += 1
         counters.rx_bytes += size + DSA_TAG_LEN
+    count_switch_ports(user, conduit, frame, tx=tx)
+
+
+#: The MT7530 MIB's size buckets (mt7530_mib[]), by the largest frame each takes.
+_SIZES = ((64, "64"), (127, "65To127"), (255, "128To255"), (511, "256To511"), (1023, "512To1023"))
+
+
+def _mib_frame(mib: dict[str, int], way: str, frame: bytes, size: int) -> None:
+    """Count one frame of ``size`` bytes in a port's MIB, ``way`` "Tx" or "Rx": its
+    destination class (the group bit of the destination MAC; all ones is broadcast)
+    and its size bucket."""
+    if frame[:6] == b"\xff\xff\xff\xff\xff\xff":
+        kind = "Broadcast"
+    else:
+        kind = "Multicast" if frame[0] & 1 else "Unicast"
+    name = f"{way}{kind}"
+    mib[name] = mib.get(name, 0) + 1
+    bucket = next((f"{way}PktSz{label}" for top, label in _SIZES if size <= top), None)
+    if bucket is None:  # the largest bucket's names differ (mt7530.c's own spelling)
+        bucket = "Tx1024ToMax" if way == "Tx" else "RxPktSz1024ToMax"
+    mib[bucket] = mib.get(bucket, 0) + 1
+
+
+def count_switch_ports(user: NetDev, conduit: NetDev, frame: bytes, *, tx: bool) -> None:
+    """The switch's MIB counters for ``frame`` between ``user``'s front port and the CPU
+    port (``ethtool -S``): going out (``tx``), the CPU port receives it with the 4-byte
+    special tag and the front port sends it; coming in, the front port receives it
+    and the CPU port sends it tagged [D]. Each counts the frame's destination class
+    and size bucket; sizes are the model's frame lengths, without an FCS, as the byte
+    counters are [U]."""
+    size = len(frame)
+    if tx:
+        _mib_frame(conduit.port_mib, "Rx", frame, size + DSA_TAG_LEN)
+        _mib_frame(user.port_mib, "Tx", frame, size)
+    else:
+        _mib_frame(user.port_mib, "Rx", frame, size)
+        _mib_frame(conduit.port_mib, "Tx", frame, size + DSA_TAG_LEN)

@@ -95,6 +95,9 @@ class NetDev:
     qdma: int | None = None
     counters: DevCounters = field(default_factory=DevCounters)
     stats: dict[str, int] = field(default_factory=dict)
+    # A switch port's MIB counters by mt7530 name (the front port of a DSA user
+    # device, the CPU port on its conduit), as l2.count_switch_ports counts them.
+    port_mib: dict[str, int] = field(default_factory=dict)
     # ``mac`` as bytes, for the receive path's destination check (and what it was
     # made from, so a changed address is noticed).
     _mac_raw: tuple[str, bytes] = field(default=("", b""), init=False, repr=False, compare=False)

@@ -131,7 +131,7 @@ class ReceivePath:
                 )
             )
             if dev.up:  # a disabled switch port passes nothing to the CPU
-                count_conduit(node, dev, len(frame), tx=False)
+                count_conduit(node, dev, frame, tx=False)
                 walk.extend(dsa_rx_stages(frame, dev.switch_port, dev_name, walk.snap))
         if not dev.up:
             dev.counters.rx_dropped += 1

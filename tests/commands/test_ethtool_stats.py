@@ -67,7 +67,29 @@ def test_bytes_follow_the_frames_and_the_tag() -> None:
     assert eth0["p06_RxBytes"] == wire + 4
     assert eth0["p06_TxBytes"] == 0
     # Counters the model does not keep read 0.
-    assert lan2["TxUnicast"] == 0 and eth0["p06_RxUnicast"] == 0
+    assert lan2["TxCollision"] == 0 and eth0["p06_RxPause"] == 0
+
+
+def test_frames_count_by_destination_class_and_size() -> None:
+    # mt7530_mib[]: TxUnicast/Multicast/Broadcast by the destination MAC's group bit
+    # (all ones: broadcast) and TxPktSz64 ... Tx1024ToMax by length; the same for Rx.
+    # Going out of lan2, front port 2 sends and CPU port 6 receives (4 bytes longer).
+    s = Session()
+    s.execute(SEND)  # 62 bytes: unicast, 64 or less
+    s.execute('send ap lan2 Ether(dst="ff:ff:ff:ff:ff:ff")/IP(dst="198.51.100.66")/UDP()')
+    s.execute('send ap lan2 Ether(dst="01:00:5e:00:00:01")/IP(dst="224.0.0.1")/UDP()')
+    s.execute('send ap lan2 IP(dst="198.51.100.66")/UDP()/Raw(b"y"*1100)')  # 1142 bytes
+    s.execute('send pc2 eth0 IP(dst="198.51.100.65")/UDP()/Raw(b"z"*100)')  # 142 bytes in
+    lan2, eth0 = stats(s, "lan2").data, stats(s, "eth0").data
+    sent = {k: lan2[k] for k in ("TxUnicast", "TxMulticast", "TxBroadcast")}
+    assert sent == {"TxUnicast": 2, "TxMulticast": 1, "TxBroadcast": 1}
+    assert (lan2["TxPktSz64"], lan2["Tx1024ToMax"]) == (3, 1)
+    assert (lan2["RxUnicast"], lan2["RxPktSz128To255"]) == (1, 1)
+    cpu = {k: eth0[f"p06_{k}"] for k in ("RxUnicast", "RxMulticast", "RxBroadcast")}
+    assert cpu == {"RxUnicast": 2, "RxMulticast": 1, "RxBroadcast": 1}
+    # With the tag, the 62-byte frame is 66 bytes at the CPU port: 65To127 there.
+    assert (eth0["p06_RxPktSz64"], eth0["p06_RxPktSz65To127"]) == (2, 1)
+    assert (eth0["p06_TxUnicast"], eth0["p06_TxPktSz128To255"]) == (1, 1)
 
 
 def test_ip_s_link_keeps_the_rtnl_counters() -> None:
