@@ -262,22 +262,39 @@ def count_conduit(node: Node, user: NetDev, frame: bytes, *, tx: bool) -> None:
 
 
 #: The MT7530 MIB's size buckets (mt7530_mib[]), by the largest frame each takes.
-_SIZES = ((64, "64"), (127, "65To127"), (255, "128To255"), (511, "256To511"), (1023, "512To1023"))
+_SIZE_BUCKETS = (
+    (64, "64"),
+    (127, "65To127"),
+    (255, "128To255"),
+    (511, "256To511"),
+    (1023, "512To1023"),
+)
+#: The MIB names a frame counts in, by direction: its destination class, its size
+#: bucket, and the largest bucket (spelt Tx1024ToMax but RxPktSz1024ToMax in mt7530.c).
+_MIB_NAMES = {
+    way: (
+        (f"{way}Unicast", f"{way}Multicast", f"{way}Broadcast"),
+        tuple((top, f"{way}PktSz{label}") for top, label in _SIZE_BUCKETS),
+        "Tx1024ToMax" if way == "Tx" else "RxPktSz1024ToMax",
+    )
+    for way in ("Tx", "Rx")
+}
+_BROADCAST = b"\xff" * 6
 
 
 def _mib_frame(mib: dict[str, int], way: str, frame: bytes, size: int) -> None:
     """Count one frame of ``size`` bytes in a port's MIB, ``way`` "Tx" or "Rx": its
     destination class (the group bit of the destination MAC; all ones is broadcast)
     and its size bucket."""
-    if frame[:6] == b"\xff\xff\xff\xff\xff\xff":
-        kind = "Broadcast"
-    else:
-        kind = "Multicast" if frame[0] & 1 else "Unicast"
-    name = f"{way}{kind}"
+    classes, buckets, largest = _MIB_NAMES[way]
+    group = frame[0] & 1
+    name = classes[0] if not group else classes[2 if frame[:6] == _BROADCAST else 1]
     mib[name] = mib.get(name, 0) + 1
-    bucket = next((f"{way}PktSz{label}" for top, label in _SIZES if size <= top), None)
-    if bucket is None:  # the largest bucket's names differ (mt7530.c's own spelling)
-        bucket = "Tx1024ToMax" if way == "Tx" else "RxPktSz1024ToMax"
+    bucket = largest
+    for top, label in buckets:
+        if size <= top:
+            bucket = label
+            break
     mib[bucket] = mib.get(bucket, 0) + 1
 
 
