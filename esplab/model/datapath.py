@@ -24,7 +24,7 @@ from esplab.errors import KernelError
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.esp_output import esp_output_step
 from esplab.model.journey import Journey, LazyTextStage, Stage
-from esplab.model.l2 import count_conduit, dsa_tx_stages, ether_frame
+from esplab.model.l2 import count_conduit, count_cpu_port, dsa_tx_stages, ether_frame
 from esplab.model.netdev import NetDev
 from esplab.model.node import Node
 from esplab.model.pmtu import too_big
@@ -481,6 +481,8 @@ class Datapath(ReceivePath):
             count_conduit(node, dev, frame, tx=True)
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
         else:
+            if dev.kind == "gdm" and node.is_conduit(dev_name):
+                count_cpu_port(dev, frame)  # sent on the conduit itself, untagged
             walk.add(
                 Stage(
                     f"{tname}.wire",

@@ -251,14 +251,28 @@ def count_conduit(node: Node, user: NetDev, frame: bytes, *, tx: bool) -> None:
         return
     conduit = node.dev(user.conduit)
     counters = conduit.counters
-    size = len(frame)
+    tagged = len(frame) + tag_growth(frame, tx=tx)
     if tx:
         counters.tx_packets += 1
-        counters.tx_bytes += size + DSA_TAG_LEN
+        counters.tx_bytes += tagged
     else:
         counters.rx_packets += 1
-        counters.rx_bytes += size + DSA_TAG_LEN
+        counters.rx_bytes += tagged
     count_switch_ports(user, conduit, frame, tx=tx)
+
+
+#: The TPIDs the MTK tagger merges with (802.1Q, 802.1ad): layers.dsa.mtk_tag_xmit.
+_VLAN_TPIDS = (b"\x81\x00", b"\x88\xa8")
+
+
+def tag_growth(frame: bytes, *, tx: bool) -> int:
+    """The bytes the MTK special tag adds to ``frame`` on the link between GDM1 and the
+    CPU port: towards the switch an 802.1Q or 802.1ad frame keeps its length (the tag
+    takes the TPID's place) and any other grows by 4 (mtk_tag_xmit, 2.2); towards the
+    CPU the switch always pushes 4 bytes (mtk_tag_to_cpu, 2.3) [C]."""
+    if tx and frame[12:14] in _VLAN_TPIDS:
+        return 0
+    return DSA_TAG_LEN
 
 
 #: The MT7530 MIB's size buckets (mt7530_mib[]), by the largest frame each takes.
@@ -270,45 +284,59 @@ _SIZE_BUCKETS = (
     (1023, "512To1023"),
 )
 #: The MIB names a frame counts in, by direction: its destination class, its size
-#: bucket, and the largest bucket (spelt Tx1024ToMax but RxPktSz1024ToMax in mt7530.c).
+#: bucket, the largest bucket (spelt Tx1024ToMax but RxPktSz1024ToMax in mt7530.c),
+#: and the byte counter.
 _MIB_NAMES = {
     way: (
         (f"{way}Unicast", f"{way}Multicast", f"{way}Broadcast"),
         tuple((top, f"{way}PktSz{label}") for top, label in _SIZE_BUCKETS),
         "Tx1024ToMax" if way == "Tx" else "RxPktSz1024ToMax",
+        f"{way}Bytes",
     )
     for way in ("Tx", "Rx")
 }
 _BROADCAST = b"\xff" * 6
+#: The shortest frame on the wire without its FCS (802.3: 64 bytes with it).
+_MIN_FRAME = 60
+_FCS_LEN = 4
 
 
 def _mib_frame(mib: dict[str, int], way: str, frame: bytes, size: int) -> None:
     """Count one frame of ``size`` bytes in a port's MIB, ``way`` "Tx" or "Rx": its
-    destination class (the group bit of the destination MAC; all ones is broadcast)
-    and its size bucket."""
-    classes, buckets, largest = _MIB_NAMES[way]
+    destination class (the group bit of the destination MAC; all ones is broadcast),
+    its size bucket and its bytes. The buckets take the frame as 802.3 sizes it,
+    padded to the minimum and with its FCS, as the MAC counts it [D]; the bytes are
+    the frame's as the model holds it, without an FCS, as ``ip -s link`` counts them
+    (whether the MIB counts the FCS in its bytes is not known) [U]."""
+    classes, buckets, largest, octets = _MIB_NAMES[way]
     group = frame[0] & 1
     name = classes[0] if not group else classes[2 if frame[:6] == _BROADCAST else 1]
     mib[name] = mib.get(name, 0) + 1
+    wire = max(size, _MIN_FRAME) + _FCS_LEN
     bucket = largest
     for top, label in buckets:
-        if size <= top:
+        if wire <= top:
             bucket = label
             break
     mib[bucket] = mib.get(bucket, 0) + 1
+    mib[octets] = mib.get(octets, 0) + size
 
 
 def count_switch_ports(user: NetDev, conduit: NetDev, frame: bytes, *, tx: bool) -> None:
     """The switch's MIB counters for ``frame`` between ``user``'s front port and the CPU
-    port (``ethtool -S``): going out (``tx``), the CPU port receives it with the 4-byte
+    port (``ethtool -S``): going out (``tx``), the CPU port receives it with the
     special tag and the front port sends it; coming in, the front port receives it
-    and the CPU port sends it tagged [D]. Each counts the frame's destination class
-    and size bucket; sizes are the model's frame lengths, without an FCS, as the byte
-    counters are [U]."""
-    size = len(frame)
+    and the CPU port sends it tagged [D]."""
+    tagged = len(frame) + tag_growth(frame, tx=tx)
     if tx:
-        _mib_frame(conduit.port_mib, "Rx", frame, size + DSA_TAG_LEN)
-        _mib_frame(user.port_mib, "Tx", frame, size)
+        _mib_frame(conduit.port_mib, "Rx", frame, tagged)
+        _mib_frame(user.port_mib, "Tx", frame, len(frame))
     else:
-        _mib_frame(user.port_mib, "Rx", frame, size)
-        _mib_frame(conduit.port_mib, "Tx", frame, size + DSA_TAG_LEN)
+        _mib_frame(user.port_mib, "Rx", frame, len(frame))
+        _mib_frame(conduit.port_mib, "Tx", frame, tagged)
+
+
+def count_cpu_port(conduit: NetDev, frame: bytes) -> None:
+    """A frame the conduit sends as it is, with no user port's tag: the CPU port
+    receives it all the same, and its MIB counts it [D]."""
+    _mib_frame(conduit.port_mib, "Rx", frame, len(frame))

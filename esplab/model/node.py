@@ -168,6 +168,7 @@ class Node:
     )
     _owned: frozenset[IPAddress] | None = field(default=None, init=False, repr=False, compare=False)
     _owned_raw: frozenset[bytes] | None = field(default=None, init=False, repr=False, compare=False)
+    _conduits: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
     _route_text: dict[int, tuple[Route, str]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -356,6 +357,16 @@ class Node:
                 iface.ip for dev in self.devs.values() for iface in dev.addrs
             )
         return addr in owned or is_loopback(addr)
+
+    def is_conduit(self, name: str) -> bool:
+        """``name`` is a DSA conduit: a user port of the node names it (the node's
+        devices are fixed when it is built)."""
+        conduits = self._conduits
+        if conduits is None:
+            conduits = self._conduits = frozenset(
+                d.conduit for d in self.devs.values() if d.conduit is not None
+            )
+        return name in conduits
 
     def owns_raw(self, raw: bytes) -> bool:
         """:meth:`owns` for an address as it stands in a header (4 or 16 bytes): the

@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from esplab.model.journey import Journey, Stage
+from esplab.model.l2 import count_conduit
 from esplab.model.xdp.consts import AttachMode
 from esplab.model.xdp.port import Port
 from esplab.model.xdp.program import XskRedirect
@@ -142,9 +143,11 @@ def rx(xl: XdpLab, node: str, dev: str, frame: bytes, journey: Journey) -> bool:
     if action == "xdp_pass":
         return False
     if action == "xdp_tx":
-        netdev = xl.lab.node(node).dev(dev)
+        the_node = xl.lab.node(node)
+        netdev = the_node.dev(dev)
         netdev.counters.tx_packets += 1
         netdev.counters.tx_bytes += len(out)
+        count_conduit(the_node, netdev, out, tx=True)  # a user port's: through the switch
         record(
             xl.lab,
             journey,

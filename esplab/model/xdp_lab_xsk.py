@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument, KernelError
 from esplab.model.journey import Journey, Stage
+from esplab.model.l2 import count_conduit
 from esplab.model.xdp.consts import (
     ETH_FCS_SIZE,
     U32_MASK,
@@ -432,9 +433,11 @@ def _send_journey(
     record(
         lab, journey, Stage(f"{name}.xmit", dev, how, why="af_xdp.md 2.6", meta={"socket": name})
     )
-    netdev = lab.node(ls.node).dev(dev)
+    the_node = lab.node(ls.node)
+    netdev = the_node.dev(dev)
     netdev.counters.tx_packets += 1
     netdev.counters.tx_bytes += len(frame)
+    count_conduit(the_node, netdev, frame, tx=True)  # a user port's: through the switch
     record(
         lab,
         journey,

@@ -72,10 +72,11 @@ def test_bytes_follow_the_frames_and_the_tag() -> None:
 
 def test_frames_count_by_destination_class_and_size() -> None:
     # mt7530_mib[]: TxUnicast/Multicast/Broadcast by the destination MAC's group bit
-    # (all ones: broadcast) and TxPktSz64 ... Tx1024ToMax by length; the same for Rx.
-    # Going out of lan2, front port 2 sends and CPU port 6 receives (4 bytes longer).
+    # (all ones: broadcast) and TxPktSz64 ... Tx1024ToMax by the frame's 802.3 size
+    # (padded to 60 bytes, plus the 4-byte FCS); the same for Rx. Going out of lan2,
+    # front port 2 sends and CPU port 6 receives (with the 4-byte special tag).
     s = Session()
-    s.execute(SEND)  # 62 bytes: unicast, 64 or less
+    s.execute(SEND)  # 62 bytes: 66 on the wire, unicast
     s.execute('send ap lan2 Ether(dst="ff:ff:ff:ff:ff:ff")/IP(dst="198.51.100.66")/UDP()')
     s.execute('send ap lan2 Ether(dst="01:00:5e:00:00:01")/IP(dst="224.0.0.1")/UDP()')
     s.execute('send ap lan2 IP(dst="198.51.100.66")/UDP()/Raw(b"y"*1100)')  # 1142 bytes
@@ -83,13 +84,36 @@ def test_frames_count_by_destination_class_and_size() -> None:
     lan2, eth0 = stats(s, "lan2").data, stats(s, "eth0").data
     sent = {k: lan2[k] for k in ("TxUnicast", "TxMulticast", "TxBroadcast")}
     assert sent == {"TxUnicast": 2, "TxMulticast": 1, "TxBroadcast": 1}
-    assert (lan2["TxPktSz64"], lan2["Tx1024ToMax"]) == (3, 1)
-    assert (lan2["RxUnicast"], lan2["RxPktSz128To255"]) == (1, 1)
+    # 42-byte frames are padded to 64: PktSz64; 62 bytes are 66: 65To127.
+    buckets = (lan2["TxPktSz64"], lan2["TxPktSz65To127"], lan2["Tx1024ToMax"])
+    assert buckets == (2, 1, 1)
+    assert (lan2["RxUnicast"], lan2["RxPktSz128To255"], lan2["RxBytes"]) == (1, 1, 142)
     cpu = {k: eth0[f"p06_{k}"] for k in ("RxUnicast", "RxMulticast", "RxBroadcast")}
     assert cpu == {"RxUnicast": 2, "RxMulticast": 1, "RxBroadcast": 1}
-    # With the tag, the 62-byte frame is 66 bytes at the CPU port: 65To127 there.
     assert (eth0["p06_RxPktSz64"], eth0["p06_RxPktSz65To127"]) == (2, 1)
-    assert (eth0["p06_TxUnicast"], eth0["p06_TxPktSz128To255"]) == (1, 1)
+    assert (eth0["p06_TxUnicast"], eth0["p06_TxPktSz128To255"], eth0["p06_TxBytes"]) == (
+        1,
+        1,
+        146,
+    )
+
+
+def test_a_vlan_frame_keeps_its_length_through_the_tagger() -> None:
+    # mtk_tag_xmit merges the tag with an 802.1Q header (2.2): no bytes are added on the
+    # GDM1 <-> CPU port link, so the conduit and the CPU port count the frame as sent.
+    s = Session()
+    s.execute('send ap lan2 Ether(dst="02:00:00:00:00:02")/Dot1Q(vlan=5)/IP(dst="198.51.100.66")')
+    frame = s.lab.node("ap").devs["lan2"].counters.tx_bytes
+    eth0 = stats(s, "eth0").data
+    assert eth0["p06_RxBytes"] == frame == s.lab.node("ap").devs["eth0"].counters.tx_bytes
+
+
+def test_frames_around_the_switch_count_too() -> None:
+    # A frame the conduit sends itself (no user port's tag) still reaches CPU port 6.
+    s = Session()
+    s.execute('send ap eth0 Ether(dst="02:00:00:00:00:09")/IP(src="192.0.2.1",dst="192.0.2.9")')
+    eth0 = stats(s, "eth0").data
+    assert (eth0["p06_RxUnicast"], eth0["p06_RxPktSz64"], eth0["p06_RxBytes"]) == (1, 1, 34)
 
 
 def test_ip_s_link_keeps_the_rtnl_counters() -> None:
@@ -100,3 +124,19 @@ def test_ip_s_link_keeps_the_rtnl_counters() -> None:
     assert "    TX:  bytes packets errors dropped carrier collsns\n            62       1" in (
         result.text
     )
+
+
+def test_xdp_and_af_xdp_transmits_cross_the_switch_and_count() -> None:
+    # XDP_TX on lan2 sends the frame back out through the conduit and the switch; so
+    # does an AF_XDP socket's transmit: front port Tx, CPU port Rx with the tag.
+    s = Session()
+    s.execute("xdp attach lan2 skb tx")
+    s.execute('send pc2 eth0 IP(dst="198.51.100.65")/UDP()/Raw(b"x"*100)')  # 142 bytes
+    lan2, eth0 = stats(s, "lan2").data, stats(s, "eth0").data
+    assert (lan2["TxUnicast"], lan2["TxBytes"]) == (1, lan2["tx_bytes"]) == (1, 142)
+    assert (eth0["p06_RxUnicast"], eth0["p06_RxBytes"]) == (1, 146)
+    s = Session()
+    for line in ("xsk create s0", "xsk bind s0 lan2 0 copy", "xsk send s0 1 size 100"):
+        s.execute(line)
+    lan2, eth0 = stats(s, "lan2").data, stats(s, "eth0").data
+    assert (lan2["TxUnicast"], lan2["TxBytes"], eth0["p06_RxBytes"]) == (1, 96, 100)

@@ -163,21 +163,16 @@ MT7530_MIB = (
 )
 
 
-def _port_mib(dev: NetDev, tx_bytes: int, rx_bytes: int) -> dict[str, int]:
-    """One switch port's MIB from what the model counts (``dev``: the user device of
-    the front port, or the conduit for the CPU port).
-
-    Counted: the frames each way by destination class (unicast, multicast,
-    broadcast) and size bucket (``l2.count_switch_ports``) [D], and TxBytes and
-    RxBytes, the bytes of the frames the port's MAC sent and received [D]; whether
-    the MIB counts the 4-byte FCS as well is not known, and the model's frames have
-    none [U]. Everything else reads 0 [M]: the model has no collisions, pause frames,
-    CRC errors or switch-internal drops (the switch forwards every frame it is given;
-    a port that is down takes none, see ``receive.py``)."""
+def _port_mib(dev: NetDev) -> dict[str, int]:
+    """One switch port's MIB (``dev``: the user device of the front port, or the
+    conduit for the CPU port), as the frames that crossed the switch were counted
+    (``l2.count_switch_ports``): by destination class (unicast, multicast,
+    broadcast), size bucket and bytes [D]. Everything else reads 0 [M]: the model has
+    no collisions, pause frames, CRC errors or switch-internal drops (the switch
+    forwards every frame it is given; a port that is down takes none, see
+    ``receive.py``)."""
     mib = dict.fromkeys(MT7530_MIB, 0)
     mib.update((name, n) for name, n in dev.port_mib.items() if name in mib)
-    mib["TxBytes"] = tx_bytes
-    mib["RxBytes"] = rx_bytes
     return mib
 
 
@@ -194,15 +189,14 @@ def _nic_stats(node: Node, dev: NetDev) -> dict[str, int]:
             "tx_bytes": counters.tx_bytes,
             "rx_packets": counters.rx_packets,
             "rx_bytes": counters.rx_bytes,
-            **_port_mib(dev, counters.tx_bytes, counters.rx_bytes),
+            **_port_mib(dev),
         }
     if dev.kind == "gdm":
         if not any(d.conduit == dev.name for d in node.devs.values()):
             return {}
         # The CPU port faces the conduit: what GDM1 transmits, the port receives, and
-        # the other way round [D]; both carry the 4-byte special tag, as the
-        # conduit's counters do (l2.count_conduit).
-        mib = _port_mib(dev, tx_bytes=counters.rx_bytes, rx_bytes=counters.tx_bytes)
+        # the other way round [D], with the special tag (l2.count_switch_ports).
+        mib = _port_mib(dev)
         return {f"p{MT7530_CPU_PORT:02d}_{name}": value for name, value in mib.items()}
     # The peers' NICs and lo: a generic driver whose strings are the rtnl counters
     # and the device's extra counters, a labelled design choice [M].
