@@ -95,10 +95,13 @@ def _verb(word: str, table: tuple[tuple[str, Verb | None], ...], obj: str) -> Ve
 
 
 def _options(cur: Cursor) -> tuple[int, int]:
-    """``ip`` options before the object: ``-s`` (repeatable), ``-4``/``-6``, ``-f FAMILY``."""
+    """``ip`` options before the object: ``-s`` (repeatable), ``-4``/``-6``, ``-f FAMILY``;
+    ``--`` ends them."""
     stats = family = 0
     while (opt := cur.peek()) is not None and opt.startswith("-"):
         cur.take()
+        if opt == "--":  # ip.c: the end of the options, and no option itself
+            break
         word = opt.lstrip("-")
         if word and (matches(word, "stats") or matches(word, "statistics")):
             stats += 1

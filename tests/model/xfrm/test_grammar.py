@@ -246,3 +246,12 @@ def test_unknown_device_is_invalid_device_name() -> None:
     with pytest.raises(BadArgument, match="Invalid device name"):
         ip(node, "ip xfrm policy add dir out dev lan9")
     assert snapshot(node) == before
+
+
+def test_a_double_dash_ends_ips_options() -> None:
+    # ip.c main(): "--" ends the options; load and SA files read lines as the prompt does.
+    assert parse(f"ip -s -- xfrm state add {SA} {AUTH} {ENC}") == parse(
+        f"ip -s xfrm state add {SA} {AUTH} {ENC}"
+    )
+    with pytest.raises(BadArgument, match='Object "-4" is unknown'):
+        parse("ip -- -4 xfrm state")
