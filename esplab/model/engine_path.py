@@ -253,8 +253,11 @@ def _crypto_tx(
     walk: Any,
     packet: bytes,
 ) -> bytes | None:
-    # Crypto offload: the kernel assigns the sequence number (3.9) [C].
+    # Crypto offload: the kernel assigns the sequence number (3.9) [C]. Pins are
+    # refused before anything is counted, as software ESP does.
     sa = runtime.get(state)
+    esp_core.check_pins(sa, walk.opts.seq, None)
+    drv.check_iv(hw, walk.opts.iv)
     skb, off, proto = build_skb(sa, packet, walk.opts.seq, info)
     runtime.sync(state, sa)
     outcome = drv.crypto_tx(hw, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
@@ -278,6 +281,8 @@ def _packet_tx(
     pinned = walk.opts.seq
     if pinned is not None:
         esp_core.check_seq(scratch, pinned)  # the engine's counter is 32 bits
+    if walk.opts.iv is not None:
+        drv.check_iv(hw, walk.opts.iv)  # before the lifetime counts the packet
     skb, off, proto = build_skb(scratch, packet, 1, info)
     if pinned is not None:
         drv.memory.write(hw.sa_addr + 0x6C, ((pinned - 1) & 0xFFFFFFFF).to_bytes(4, "little"))

@@ -221,14 +221,28 @@ def test_esp_in_udp_runs_on_generic_software_crypto_under_sw_aead(provider: str)
     assert "eip93.cdr" not in back.taps()
 
 
-@pytest.mark.parametrize("provider", ["software", "eip93"])
-def test_a_bad_pinned_iv_is_refused_before_the_sa_counts(provider: str) -> None:
-    s = session()
+@pytest.mark.parametrize(
+    ("provider", "offload", "policy"),
+    [
+        ("software", "", ""),
+        ("eip93", "", ""),
+        ("software", " offload dev wan dir out", ""),
+        ("software", " offload packet dev wan dir out", " priority 10 offload packet dev wan"),
+    ],
+)
+def test_a_bad_pinned_iv_is_refused_before_the_sa_counts(
+    provider: str, offload: str, policy: str
+) -> None:
+    # Software ESP refuses a pin before it counts anything (esp.check_pins); so do the
+    # engine's datapaths, whose IV size is the engine's.
+    s = session(offload, policy)
     s.execute(f"set crypto-provider {provider}")
     j = send(s, f"send ap wan {seed.UDP} iv 0x0001020304050607")  # AES-CBC takes 16
     assert j.dropped is not None and "IV of 8 bytes" in j.dropped.decision
     (state,) = [x for x in s.lab.node("ap").xfrm.states if x.spi == 0x1000]
-    assert (state.replay.oseq, state.curlft.packets) == (0, 0)
+    assert (state.replay.oseq, state.curlft.packets, state.curlft.bytes) == (0, 0, 0)
+    sent = send(s, f"send ap wan {seed.UDP}")  # and the next packet is the first
+    assert sent.delivered and state.curlft.packets == 1
 
 
 def test_deleting_a_sw_aead_state_frees_its_engine_transform() -> None:

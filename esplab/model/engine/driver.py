@@ -530,6 +530,11 @@ class EIP93Driver:
 
     # --- datapaths (see xmit.py and aead.py) -----------------------------------------
 
+    def check_iv(self, sa: OffloadedSA, iv: bytes | None) -> None:
+        """A pinned IV for ``sa``'s TX must fit its cipher; see
+        :func:`~esplab.model.engine.xmit.check_iv` (callers check before they count)."""
+        xmit.check_iv(sa, iv)
+
     def crypto_tx(
         self,
         sa: OffloadedSA,

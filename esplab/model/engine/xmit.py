@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from esplab.model.engine.driver import EIP93Driver
 
 __all__ = [
+    "check_iv",
     "decapsulate",
     "esp_rx",
     "esp_tx",
@@ -73,6 +74,12 @@ def _drop(
     return Outcome(False, stages=stages, reason=reason, mib=mib, **fields)
 
 
+def check_iv(sa: OffloadedSA, iv: bytes | None) -> None:
+    """A pinned IV must be the size the SA's cipher takes (:class:`BadArgument`)."""
+    if iv is not None and len(iv) != sa.iv_size:
+        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for {sa.enc}")
+
+
 def esp_tx(
     drv: EIP93Driver,
     sa: OffloadedSA,
@@ -93,8 +100,7 @@ def esp_tx(
         raise BadArgument(f"SA {sa.spi:#x} is inbound; TX needs an outbound SA")
     if sa.offload != offload:
         raise BadArgument(f"SA {sa.spi:#x} is a {sa.offload} offload SA, not {offload}")
-    if iv is not None and len(iv) != sa.iv_size:
-        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for {sa.enc}")
+    check_iv(sa, iv)
     off = locate_esp(skb)[0] if esp_offset is None else esp_offset
     start = off + 8 + sa.iv_size
     if len(skb) < start:
