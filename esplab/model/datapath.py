@@ -96,8 +96,8 @@ class Datapath(ReceivePath):
         run = SendRun()
         lab = self.lab
         cache = None
-        # (XDP programs on a port see every frame: such a lab walks every packet)
-        xdp = lab.xdp_state is not None
+        # (an XDP program sees the frames its port receives: walk every packet)
+        xdp = lab.xdp_state is not None and lab.xdp_state.programs_attached()
         if opts is None and count >= MIN_RUN and not lab.settings.tracing and not xdp:
             from esplab.model.flowcache import FlowCache
 

@@ -333,3 +333,23 @@ def test_sw_aead_counts_a_refused_packet_and_goes_on() -> None:
     assert isinstance(result, JourneyResult)
     assert result.summary.startswith("3 packets: 1 delivered")
     assert s.lab.node("ap").xfrm.mib["XfrmOutStateSeqError"] == 2
+
+
+def test_only_an_attached_xdp_program_keeps_a_run_from_the_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[int] = []
+    original = FlowCache._replay
+
+    def counted(self: FlowCache, *args: Any) -> Journey:
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(FlowCache, "_replay", counted)
+    s = _lab(seed.software())
+    s.execute("xsk list")  # brings the XDP side into being, attaches nothing
+    s.execute(f"send ap wan {seed.UDP} count {MIN_RUN}")
+    assert len(calls) == MIN_RUN - 2
+    s.execute("xdp attach lan2 skb pass")  # a program (on a port this flow never uses)
+    s.execute(f"send ap wan {seed.UDP} count {MIN_RUN}")
+    assert len(calls) == MIN_RUN - 2  # every packet walked
