@@ -36,6 +36,15 @@ def test_crypto_offload_drops_and_counts_what_xfrm_output_refuses(
     assert last is not None and last.dropped is not None
     assert last.dropped.counters == {counter: 1}
     assert s.lab.node("ap").xfrm.mib[counter] == 3 - delivered
+    # One packet's data has the same keys (a lab checks a run the same way).
+    one = s.execute(f"send ap wan {seed.UDP}")
+    assert isinstance(one, JourneyResult)
+    assert {k: one.data[k] for k in ("sent", "delivered_count", "interrupted")} == {
+        "sent": 1,
+        "delivered_count": 0,
+        "interrupted": False,
+    }
+    assert one.data["journeys"] == [one.data["id"]]
 
 
 def test_a_state_past_its_hard_limit_is_deleted() -> None:

@@ -276,28 +276,28 @@ def _send(session: Session, inv: Invocation) -> Result:
             )
     last = run.last
     assert last is not None  # count is at least 1, and the first packet always goes
+    sent = len(run.ids)
+    result_data = {
+        "journeys": run.ids,
+        # ("delivered" is the last journey's, from journey_data below)
+        "delivered_count": run.delivered,
+        "sent": sent,
+        "interrupted": sent < req.count,
+        **journey_data(last),
+    }
     if req.count == 1:
         return JourneyResult(
-            summary=f"journey {last.id}: {last.verdict}", journeys=[last], data=journey_data(last)
+            summary=f"journey {last.id}: {last.verdict}", journeys=[last], data=result_data
         )
-    sent = len(run.ids)
-    delivered = run.delivered
     head = f"{sent} packets"
     if sent < req.count:
         head = f"interrupted after {sent} of {req.count} packets"
         session.replay = _with_count(inv, sent)
     return JourneyResult(
-        summary=f"{head}: {delivered} delivered; last journey {last.id}: {last.verdict}",
+        summary=f"{head}: {run.delivered} delivered; last journey {last.id}: {last.verdict}",
         journeys=[last],
         show_summary=True,
-        data={
-            "journeys": run.ids,
-            # ("delivered" is the last journey's, from journey_data below)
-            "delivered_count": delivered,
-            "sent": sent,
-            "interrupted": sent < req.count,
-            **journey_data(last),
-        },
+        data=result_data,
     )
 
 
