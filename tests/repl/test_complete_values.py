@@ -75,3 +75,11 @@ def test_options_already_given_are_not_offered_again() -> None:
     assert candidates(s, "ping -") == ["--count", "-c"]
     assert candidates(s, "ping -c 3 -") == []
     assert candidates(s, "save --name x -") == ["--description"]
+
+
+def test_ip_completion_reads_the_global_options_as_ip_does() -> None:
+    s = Session()
+    assert candidates(s, "ip -f ") == ["inet", "inet6"]
+    assert candidates(s, "ip -f inet ro") == ["route"]  # inet is the family, not an object
+    assert candidates(s, "ip -- ") == ["link", "address", "route", "neighbour", "xfrm"]
+    assert candidates(s, "ip -- -") == []  # after "--" only the object

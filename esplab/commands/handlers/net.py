@@ -215,9 +215,18 @@ _IP_OBJECTS: dict[str, Callable[[Session, Node, IpArgs, IpOpts], Result]] = {
 
 
 def _ip_complete(session: Session, words: list[str]) -> list[str]:
-    words = [w for w in words if not w.startswith("-")]
+    if words and words[-1] in ("-f", "-family", "--family"):
+        return list(FAMILIES)
+    try:
+        _, _, rest = ip_global_options(words)  # the object on, as the command reads it
+    except BadArgument:
+        return []
+    if not rest:
+        # After "--" the next word is the object, whatever it looks like.
+        return list(OBJECTS) if "--" in words else [*OBJECTS, "-s", "-4", "-6", "-br"]
+    words = [w for w in rest if not w.startswith("-")]
     if not words:
-        return [*OBJECTS, "-s", "-4", "-6", "-br"]
+        return []
     try:
         obj: str | None = ip_object(words[0])
     except BadArgument:
