@@ -40,7 +40,7 @@ from esplab.model.walk import (
 from esplab.model.xfrm.objects import XfrmState
 
 if TYPE_CHECKING:
-    from esplab.model.flowcache import FlowPlan, Recorder
+    from esplab.model.flowcache import FlowPlan
     from esplab.model.lab import Lab
 
 __all__ = ["Datapath", "SendOptions", "SendRun"]
@@ -74,7 +74,7 @@ class Datapath(ReceivePath):
         self, node: str, dev: str | None, packet: bytes, opts: SendOptions | None = None
     ) -> Journey:
         """Send ``packet`` (an IP packet) from ``node``, out of ``dev`` if given."""
-        return self._send(node, dev, packet, opts or _NO_PINS, None)
+        return self._send(node, dev, packet, opts or _NO_PINS).journey
 
     def send_many(
         self,
@@ -104,7 +104,7 @@ class Datapath(ReceivePath):
             cache = FlowCache(self, node, dev, packet)
         for n in range(count):
             if cache is not None:
-                journey = cache.send(first=n == 0)
+                journey = cache.send()
             else:
                 journey = self.send(node, dev, packet, None if opts is None else opts(n))
             run.add(journey)
@@ -115,13 +115,12 @@ class Datapath(ReceivePath):
     def record(self, node: str, dev: str | None, packet: bytes) -> tuple[Journey, FlowPlan | None]:
         """Send ``packet`` once, recording the walk's plan (None when it cannot be
         replayed)."""
-        holder: list[Recorder] = []
-        journey = self._send(node, dev, packet, _NO_PINS, holder)
-        recorder = holder[0]
+        walk = self._send(node, dev, packet, _NO_PINS, record=True)
+        recorder = walk.recorder
+        assert recorder is not None
+        walk.recorder = None  # (the walk and its recorder held each other)
         out_dev = None if dev is None else self.lab.node(node).dev(dev)
-        plan = recorder.finish(recorder.walk, out_dev)
-        recorder.walk.recorder = None  # (the walk and its recorder held each other)
-        return journey, plan
+        return walk.journey, recorder.finish(walk, out_dev)
 
     def check_dev(self, node: str, dev: str | None) -> Node:
         """The sending node, when ``dev`` (if given) is up: else ENETDOWN."""
@@ -138,18 +137,19 @@ class Datapath(ReceivePath):
         dev: str | None,
         packet: bytes,
         opts: SendOptions,
-        recording: list[Recorder] | None,
-    ) -> Journey:
+        *,
+        record: bool = False,
+    ) -> Walk:
+        """The walk of one packet sent (``record``: with a recorder riding along)."""
         lab = self.lab
         src = self.check_dev(node, dev)
         lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
         walk = Walk(lab, journey, opts)
-        if recording is not None:
+        if record:
             from esplab.model.flowcache import Recorder
 
             walk.recorder = Recorder(lab, journey, walk)
-            recording.append(walk.recorder)
         walk.add(
             Stage(
                 f"{node}.out",
@@ -163,7 +163,7 @@ class Datapath(ReceivePath):
         self._output(walk, src, packet, dev, hops=0)
         if not journey.verdict:
             journey.verdict = "no verdict"
-        return journey
+        return walk
 
     def send_frame(self, node: str, dev: str, frame: bytes) -> Journey:
         """Send an Ethernet frame as it is (VLAN tags included) out of ``node``'s ``dev``:

@@ -252,8 +252,8 @@ class FlowCache:
         self.walked = 0
         self.replayed = 0
 
-    def send(self, first: bool = False) -> Journey:
-        """One journey of the run (``first``: the run's first packet, walked for real)."""
+    def send(self) -> Journey:
+        """One journey of the run (the first is walked for real, the second recorded)."""
         plan = self.plan
         if plan is not None:
             if plan.epoch.value == plan.at:
@@ -261,6 +261,7 @@ class FlowCache:
                 self.replayed += 1
                 return journey
             self.plan = None
+        first = not (self.walked or self.replayed)
         self.walked += 1
         if first or not self.tries:
             return self.datapath.send(self.node, self.dev, self.packet)

@@ -259,8 +259,8 @@ def test_replayed_journeys_and_lab_match_walking_each_packet(name: str) -> None:
     fast, slow = _lab(setup), _lab(setup)
     data = packet_bytes(fast, expr, node, dev)
     cache = FlowCache(fast.lab.datapath, node, dev, data)
-    for n in range(N):
-        cache.send(first=n == 0)
+    for _ in range(N):
+        cache.send()
     for _ in range(N):
         slow.lab.datapath.send(node, dev, data)
     assert [_view(j) for j in fast.lab.journeys] == [_view(j) for j in slow.lab.journeys]
@@ -314,7 +314,7 @@ def test_a_replayed_step_finds_the_walk_as_the_recorded_one_did() -> None:
     s = _lab(seed.software())
     data = packet_bytes(s, seed.UDP, "ap", "wan")
     cache = FlowCache(s.lab.datapath, "ap", "wan", data)
-    cache.send(first=True)
+    cache.send()
     cache.send()
     assert cache.plan is not None
     steps = [item for item in cache.plan.items if isinstance(item, _Live)]
