@@ -11,7 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from esplab.model import esp as esp_core
-from esplab.model.engine_path import SW_INPUT, add_stages, build_skb, software_finish
+from esplab.model.engine_path import SW_INPUT, add_stages, build_skb, rx_failed, software_finish
 from esplab.model.esp_ip import locate_esp
 from esplab.model.walk import EspStep
 
@@ -104,16 +104,9 @@ def aead_input(
     outcome = lab.eip93.sw_aead_rx(tfm, packet, esp_offset=off)
     add_stages(walk, outcome)
     if not outcome.ok:
-        if outcome.mib:
-            node.xfrm.mib.bump(outcome.mib)
-        if outcome.mib == "XfrmInStateProtoError":
-            lab.sa_runtime(node.name).count(state, integrity_failed=1)
-        walk.drop(
-            f"{node.name}.xfrm",
-            node.name,
-            f"authenc on the engine: {outcome.reason}",
-            outcome.mib,
-            "; ".join(outcome.errors),
+        integrity = outcome.mib == "XfrmInStateProtoError"
+        rx_failed(
+            lab, walk, node, state, outcome, f"authenc on the engine: {outcome.reason}", integrity
         )
         return None
     return software_finish(

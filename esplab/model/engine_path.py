@@ -41,6 +41,7 @@ __all__ = [
     "engine_input",
     "engine_output_step",
     "record_stages",
+    "rx_failed",
     "software_finish",
 ]
 
@@ -313,6 +314,18 @@ def _tx_done(walk: Any, outcome: Any, node: Node) -> bytes | None:
     return None
 
 
+def rx_failed(
+    lab: Lab, walk: Any, node: Node, state: XfrmState, outcome: Any, what: str, integrity: bool
+) -> None:
+    """An ESP input the engine failed: the MIB counter the driver named, an ICV that
+    did not verify counted on the SA (``integrity``), and the drop (``what``)."""
+    if outcome.mib:
+        node.xfrm.mib.bump(outcome.mib)
+    if integrity:
+        lab.sa_runtime(node.name).count(state, integrity_failed=1)
+    walk.drop(f"{node.name}.xfrm", node.name, what, outcome.mib, "; ".join(outcome.errors))
+
+
 def engine_input(
     lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes, dev_name: str
 ) -> bytes | object | None:
@@ -323,17 +336,8 @@ def engine_input(
         return SW_INPUT
     add_stages(walk, outcome)
     if not outcome.ok:
-        if outcome.mib:
-            node.xfrm.mib.bump(outcome.mib)
-        if outcome.status.endswith("AUTH_FAILED"):
-            lab.sa_runtime(node.name).count(state, integrity_failed=1)
-        walk.drop(
-            f"{node.name}.xfrm",
-            node.name,
-            f"engine RX failed: {outcome.status}",
-            outcome.mib,
-            "; ".join(outcome.errors),
-        )
+        integrity = outcome.status.endswith("AUTH_FAILED")
+        rx_failed(lab, walk, node, state, outcome, f"engine RX failed: {outcome.status}", integrity)
         return None
     if state.is_packet_offload:
         lab.sa_runtime(node.name).count(
