@@ -19,6 +19,7 @@
     │   └── RingFull                 no free command descriptor
     ├── IntegrityError               an ICV that does not verify
     ├── CaptureFileError             a pcap/pcapng that cannot be read or written
+    ├── PeerError                    a real Linux peer that cannot start, answer or run
     └── LabFileError                 a lab file error, with file, line and column
 
 Foreign exceptions (``struct.error``, ``ValueError`` from cryptography, ``OSError``)
@@ -47,6 +48,7 @@ __all__ = [
     "NoSuchTap",
     "NotFound",
     "PacketExpressionError",
+    "PeerError",
     "RingFull",
     "UnknownCommand",
     "UsageError",
@@ -229,6 +231,11 @@ class IntegrityError(EsplabError):
 
 class CaptureFileError(EsplabError):
     """A capture file that cannot be read or written."""
+
+
+class PeerError(EsplabError):
+    """A real Linux peer (QEMU guest or network namespace) that cannot start, answer,
+    or run what was asked of it."""
 
 
 class LabFileError(EsplabError):
