@@ -346,7 +346,9 @@ def esp_input(
         return outcome
     plain = outcome.data[head:]
     pad, next_header = plain[-2], plain[-1]
-    if pad + 2 > len(plain):
+    if pad + 2 >= len(plain):
+        # Kernel esp_remove_trailer: padlen + 2 + alen >= elen is "ipsec esp packet is
+        # garbage" (-EINVAL), whichever AEAD provider ran: no payload is no packet [C].
         outcome.ok, outcome.reason, outcome.mib = False, "bad-padding", "XfrmInStateProtoError"
         drv.stats.mib[outcome.mib] += 1
         return outcome

@@ -288,7 +288,7 @@ def decrypt(
     if esp:  # esp_input: the trailer off, or a bad pad length
         plain = out[assoc_len:]
         pad, next_header = plain[-2], plain[-1]
-        if pad + 2 > len(plain):
+        if pad + 2 >= len(plain):  # as aead.esp_input: no payload is garbage
             outcome.ok, outcome.reason = False, "bad-padding"
             outcome.mib = "XfrmInStateProtoError"
             drv.stats.mib["XfrmInStateProtoError"] += 1
