@@ -145,7 +145,8 @@ class EspSA:
     ``auth`` goes with ``enc`` and may be None (no integrity, RFC 4303 3.2).
     ``oseq`` is the last sequence number sent; the next packet takes ``oseq + 1``.
     ``replay_window`` defaults to 0 as in ``ip xfrm state add`` (no anti-replay
-    check); ESN needs a window.
+    check); ESN needs a window unless ``outbound`` (a state marked ``dir out``, which
+    the kernel lets send 64-bit numbers with a window of 0: ``xfrm_init_replay``).
 
     Determinism: IVs come from ``iv_source(n) -> n bytes``, by default a
     ``random.Random`` seeded with the SPI; outer IPv4 identifications come from
@@ -174,6 +175,7 @@ class EspSA:
     tunnel_dst: str | None = None
     esn: bool = False
     replay_window: int = 0
+    outbound: bool = False
     encap: UdpEncap | None = None
     oseq: int = 0
     lifetime: Lifetime = field(default_factory=Lifetime)
@@ -227,7 +229,7 @@ class EspSA:
                 "an ESP SA needs an encryption algorithm",
                 hint="use ecb(cipher_null) for integrity only",
             )
-        self.replay = ReplayWindow(self.replay_window, self.esn)
+        self.replay = ReplayWindow(self.replay_window, self.esn, self.outbound)
         self.seq_max = (1 << 64) - 1 if self.esn else 0xFFFFFFFF
         if not 0 <= self.oseq <= self.seq_max:
             raise BadArgument(

@@ -47,12 +47,17 @@ class ReplayWindow:
 
     ``size`` is the window in packets (``replay-window``); 0 disables the check
     entirely, as in the kernel (every sequence number, 0 included, is accepted).
-    ESN needs a window: the kernel refuses ``flag esn`` with ``replay-window 0``
-    (``xfrm_init_replay``: -EINVAL) since the high bits are inferred from it.
+    ESN needs a window on input: the kernel refuses ``flag esn`` with ``replay-window
+    0`` (``xfrm_init_replay``: -EINVAL) unless the state is marked ``dir out``, since
+    the high bits are inferred from it. ``outbound`` is that mark: an outbound ESN
+    state keeps a window of 0 and sends 64-bit numbers (net/xfrm/xfrm_replay.c
+    ``xfrm_init_replay``: ``replay_window == 0 && (!x->dir || x->dir ==
+    XFRM_SA_DIR_IN)`` is EINVAL) [C].
     """
 
     size: int = 0
     esn: bool = False
+    outbound: bool = False
     top: int = 0
     bitmap: int = 0
     _mask: int = field(init=False, repr=False, compare=False, default=0)
@@ -63,11 +68,11 @@ class ReplayWindow:
                 f"replay window of {self.size} packets",
                 valid=f"0 to {MAX_REPLAY_WINDOW} (0: no anti-replay check)",
             )
-        if self.esn and self.size == 0:
+        if self.esn and self.size == 0 and not self.outbound:
             raise BadArgument(
                 "ESN with replay window 0",
-                valid=f"1 to {MAX_REPLAY_WINDOW}",
-                hint="the kernel refuses flag esn without a window (EINVAL)",
+                valid=f"1 to {MAX_REPLAY_WINDOW}, or a state marked dir out",
+                hint="the kernel refuses flag esn without a window unless dir is out (EINVAL)",
             )
         self._mask = (1 << self.size) - 1
 

@@ -37,6 +37,7 @@ def build_esp_sa(state: XfrmState, seed: str) -> EspSA:
         tunnel_dst=str(state.dst) if state.mode == "tunnel" else None,
         esn="esn" in state.flags,
         replay_window=state.replay_window,
+        outbound=state.sa_dir == "out",
         encap=UdpEncap(state.encap.sport, state.encap.dport) if state.encap else None,
         lifetime=Lifetime(
             soft_bytes=lt.soft_byte_limit,
