@@ -43,6 +43,8 @@ class Session:
     replay: str | None = None
     # The lab being walked with ``lab step`` (an esplab.lab.runner.LabRun), if any.
     lab_walk: Any = None
+    # How a real peer's QEMU guest uses KVM: "auto" (tried, then TCG), "on", "off".
+    peer_kvm: str = "auto"
 
     def __post_init__(self) -> None:
         self.lab = Lab(LabSettings(seed=self.options.seed))
@@ -51,12 +53,22 @@ class Session:
         """Start over from ``seed``: a fresh device model, no names, no history (what
         ``save`` writes starts here, under this seed)."""
         self.options = SessionOptions(seed=seed)
+        self.close_peers()
         self.lab = Lab(LabSettings(seed=seed))
         self.named.clear()
         self.history.clear()
         self.stepping = None
         self.last = None
         self.lab_walk = None
+
+    def close_peers(self) -> None:
+        """Shut down every real peer (their nodes are emulated again)."""
+        lab = getattr(self, "lab", None)
+        if lab is None:
+            return
+        while lab.real_peers:
+            _, peer = lab.real_peers.popitem()
+            peer.close()
 
     def node_names(self) -> list[str]:
         """Names a command line may start with to address another node."""
@@ -67,6 +79,16 @@ class Session:
 
     def execute(self, line: str) -> Result:
         """Parse and run one command; raises EsplabError on a user error."""
+        real = self.lab.real_peers
+        first, _, rest = line.strip().partition(" ")
+        if real and first in real and rest.strip():
+            from esplab.commands.handlers.peer import run_on_peer
+
+            self.replay = None
+            result = run_on_peer(self, first, rest.strip())
+            self.history.append(line)
+            self.last = result
+            return result
         invocation = self.parse(line)
         self.replay = None
         result = invocation.command.handler(self, invocation)

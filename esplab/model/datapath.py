@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
-from esplab.errors import KernelError
+from esplab.errors import KernelError, PeerError
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.esp_output import esp_output_step
 from esplab.model.journey import Journey, LazyTextStage, Stage
@@ -98,7 +98,14 @@ class Datapath(ReceivePath):
         cache = None
         # (an XDP program sees the frames its port receives: walk every packet)
         xdp = lab.xdp_state is not None and lab.xdp_state.programs_attached()
-        if opts is None and count >= MIN_RUN and not lab.settings.tracing and not xdp:
+        # (a real peer takes every frame itself: walk every packet)
+        if (
+            opts is None
+            and count >= MIN_RUN
+            and not lab.settings.tracing
+            and not xdp
+            and not lab.real_peers
+        ):
             from esplab.model.flowcache import FlowCache
 
             cache = FlowCache(self, node, dev, packet)
@@ -142,6 +149,11 @@ class Datapath(ReceivePath):
     ) -> Walk:
         """The walk of one packet sent (``record``: with a recorder riding along)."""
         lab = self.lab
+        if node in lab.real_peers:
+            raise PeerError(
+                f"{node} is a real Linux kernel: esplab does not send in its name",
+                hint=f"run it there: {node} ping ADDR, or peer {node} off",
+            )
         src = self.check_dev(node, dev)
         lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
@@ -499,4 +511,11 @@ class Datapath(ReceivePath):
         if peer is None:
             walk.journey.verdict = f"sent out {dev_name} (nothing connected)"
             return
+        if self.lab.real_peers and peer[0] in self.lab.real_peers:
+            self.lab.real_peers[peer[0]].carry(self, walk, frame, hops + 1)
+            return
         self._receive(walk, self.lab.node(peer[0]), peer[1], frame, hops + 1)
+
+    def receive_from_wire(self, walk: Walk, node: str, dev: str, frame: bytes, hops: int) -> None:
+        """A frame arrives at ``node``'s ``dev`` from its wire (a real peer's frames)."""
+        self._receive(walk, self.lab.node(node), dev, frame, hops)

@@ -36,13 +36,14 @@ __all__ = [
     "decode_snapshot",
 ]
 
-Fidelity = Literal["C", "D", "U", "M"]
+Fidelity = Literal["C", "D", "U", "M", "K"]
 
 FIDELITY = {
     "C": "confirmed by a source",
     "D": "derived from a source",
     "U": "uncertain: a labelled choice where sources disagree or are silent",
     "M": "modelled design: no hardware source, our choice",
+    "K": "checked against a real Linux kernel (the differential suite, or a live peer)",
 }
 
 # How a snapshot's bytes are decoded, by its kind.

@@ -86,6 +86,8 @@ class Lab:
         self.xdp_state: Any = None
         # id(XfrmState) -> (state, AeadTfm): authenc transforms for the sw+aead datapath.
         self.aead_tfms: dict[int, tuple[Any, Any]] = {}
+        # Nodes played by a real Linux kernel (esplab.peer.bridge.RealPeer), by name.
+        self.real_peers: dict[str, Any] = {}
         # Counts SAD and SPD changes on every node (what a flow cache's plan checks).
         self.xfrm_epoch = Epoch()
         for node in self.nodes.values():
