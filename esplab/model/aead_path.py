@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from esplab.model import esp as esp_core
 from esplab.model.engine_path import SW_INPUT, add_stages, build_skb, rx_failed, software_finish
 from esplab.model.esp_ip import locate_esp
+from esplab.model.esp_tfc import tfc_len
 from esplab.model.walk import EspStep
 
 if TYPE_CHECKING:
@@ -59,23 +60,28 @@ def uses_engine_aead(lab: Lab, node: Node) -> bool:
     return node.role == "ap" and lab.settings.crypto_provider == "eip93"
 
 
-def aead_output_step(lab: Lab, node: Node, state: XfrmState) -> EspStep | None:
+def aead_output_step(
+    lab: Lab, node: Node, state: XfrmState, mtu: int | None = None
+) -> EspStep | None:
     """sw+aead TX: the step that runs the kernel's ESP with the engine as its AEAD, or
     None when the driver has no transform for these algorithms (generic software
-    crypto then runs)."""
+    crypto then runs). ``mtu``: the route's, which bounds TFC padding."""
     tfm = _tfm(lab, state)
     if tfm is None:
         return None
-    return partial(_aead_tx, lab, node, state, tfm)
+    return partial(_aead_tx, lab, node, state, tfm, mtu)
 
 
 def _aead_tx(
-    lab: Lab, node: Node, state: XfrmState, tfm: Any, walk: Any, packet: bytes
+    lab: Lab, node: Node, state: XfrmState, tfm: Any, mtu: int | None, walk: Any, packet: bytes
 ) -> bytes | None:
     runtime = lab.sa_runtime(node.name)
     sa = runtime.get(state)
     esp_core.check_pins(sa, walk.opts.seq, walk.opts.iv)  # (as software ESP: first)
     skb, off, proto = build_skb(sa, packet, walk.opts.seq)
+    # esp_output's TFC zeros go before the padding the engine's caller adds, exactly as
+    # software ESP places them (esp_output_fill_trailer) [C].
+    skb += bytes(tfc_len(sa, len(skb) - off - 8 - sa.iv_size, mtu))
     runtime.sync(state, sa)
     outcome = lab.eip93.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
     add_stages(walk, outcome)

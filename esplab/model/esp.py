@@ -26,6 +26,7 @@ from esplab.model.esp_ip import (
     inner_set_ce_and_dscp,
     ipv4_fix,
     parse_ip,
+    trim_to_ip_length,
     udp6_checksum,
 )
 from esplab.model.esp_sa import (
@@ -38,6 +39,7 @@ from esplab.model.esp_sa import (
     Mode,
     UdpEncap,
 )
+from esplab.model.esp_tfc import tfc_len
 from esplab.model.replay import ReplayVerdict
 
 __all__ = [
@@ -132,11 +134,15 @@ def encrypted_len(size: int, align: int) -> int:
     return size + (-(size + 2) % align) + 2
 
 
-def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None) -> bytes:
-    """SPI || SEQ || IV || E(payload || pad || pad length || next header) || ICV."""
+def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None, tfclen: int = 0) -> bytes:
+    """SPI || SEQ || IV || E(payload || TFC || pad || pad length || next header) || ICV.
+    TFC padding is ``tfclen`` zero bytes before the padding (``esp_output_fill_trailer``:
+    ``memset(tail, 0, tfclen)``, then 1, 2, 3, ...) [C]."""
     if iv is None:
         assert sa.iv_source is not None
         iv = sa.iv_source(sa.iv_size) if sa.iv_size else b""
+    if tfclen:
+        payload += bytes(tfclen)
     plen = -(len(payload) + 2) % sa.align
     plain = payload + _PAD[:plen] + bytes((plen, nh))
     head = sa.spi_bytes + (seq & _U32).to_bytes(4, "big")
@@ -169,13 +175,15 @@ def encrypt(
     seq: int | None = None,
     iv: bytes | None = None,
     ident: int | None = None,
+    mtu: int | None = None,
 ) -> bytes:
     """ESP-protect one IPv4 or IPv6 packet.
 
     ``seq``: the (64-bit with ESN) sequence number to use, leaving the SA's counter
     alone; by default the counter is pre-incremented (the first packet is 1).
     ``iv``: the IV bytes, by default from ``sa.iv_source``. ``ident``: the outer IPv4
-    identification in tunnel mode.
+    identification in tunnel mode. ``mtu``: the route's MTU, which bounds TFC padding
+    (:func:`tfc_len`; None: only ``sa.tfcpad`` does).
 
     Raises :class:`DecodeError` for a packet that is not IP, :class:`BadArgument` for
     a bad ``seq``/``iv`` or a fragment in transport mode, and :class:`KernelError`
@@ -197,9 +205,11 @@ def encrypt(
             )
         payload = packet[info.hlen : info.end]
         nh = info.proto
-    _check_size(sa, info.version, info.hlen, len(payload), tunnel)
+    tfclen = tfc_len(sa, len(payload), mtu)
+    _check_size(sa, info.version, info.hlen, len(payload) + tfclen, tunnel)
+    # xfrm_output_one counts the payload before esp_output adds TFC padding [C].
     seq = _take_seq(sa, seq, len(payload))
-    body = _esp(sa, payload, nh, seq, iv)
+    body = _esp(sa, payload, nh, seq, iv, tfclen)
     encap = sa.encap
     proto = IPPROTO_ESP
     if encap is not None:
@@ -456,6 +466,7 @@ def _open(
             return _failed(
                 res, "mode-error", f"tunnel payload is not the IP packet next header {nh} announces"
             )
+        data = trim_to_ip_length(data)  # TFC padding goes in ip_rcv_core / ipv6_rcv
         if sa.decap_dscp or (outer_ds & 3 == 3 and not sa.noecn):  # outer CE
             data = inner_set_ce_and_dscp(data, outer_ds, ecn=not sa.noecn, dscp=sa.decap_dscp)
         res.packet = data

@@ -27,6 +27,7 @@ __all__ = [
     "ipv4_fix",
     "locate_esp",
     "parse_ip",
+    "trim_to_ip_length",
     "udp6_checksum",
     "v6_esp_split",
 ]
@@ -212,6 +213,21 @@ def v6_esp_split(packet: bytes, end: int, after_fragment: bool) -> tuple[int, in
         if off > end:
             raise DecodeError(f"IPv6 extension header runs past the payload at {off}")
     return off, nh_off, nh, frag
+
+
+def trim_to_ip_length(packet: bytes) -> bytes:
+    """``packet`` without the bytes after the length its IP header gives (TFC padding
+    after a tunnel's inner packet): ``ip_rcv_core`` / ``ipv6_rcv`` trim the skb so
+    (``pskb_trim_rcsum``) [C]. A header too short to say, or a length longer than
+    the bytes, leaves it as it is (those checks drop it later)."""
+    version = packet[0] >> 4 if packet else 0
+    if version == 4 and len(packet) >= 20:
+        size = int.from_bytes(packet[2:4], "big")
+        return packet[:size] if 20 <= size < len(packet) else packet
+    if version == 6 and len(packet) >= 40:
+        size = int.from_bytes(packet[4:6], "big") + 40
+        return packet[:size] if 40 < size < len(packet) else packet
+    return packet
 
 
 def inner_set_ce_and_dscp(inner: bytes, outer_ds: int, *, ecn: bool, dscp: bool) -> bytes:

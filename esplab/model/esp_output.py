@@ -16,6 +16,7 @@ from esplab.model import esp as esp_core
 from esplab.model.aead_path import aead_output_step, uses_engine_aead
 from esplab.model.engine_path import engine_output_step
 from esplab.model.esp_ip import IpInfo, parse_ip
+from esplab.model.esp_tfc import state_mtu
 from esplab.model.journey import LazyTextStage, Stage
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
@@ -28,12 +29,20 @@ if TYPE_CHECKING:
     from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
 
-__all__ = ["OUTPUT_REFUSED", "esp_output_step", "output_counter"]
+__all__ = ["OUTPUT_REFUSED", "TFC_WHY", "esp_output_step", "output_counter"]
 
 OFFLOADED = ("crypto", "packet")
 
 _NO_OFFLOAD = OffloadVerdict("sw", "no offload requested", "C")
 OUTPUT_REFUSED = "xfrm output refused the packet before the device saw it"
+#: What TFC padding is and who applies it (issue #21 item 2) [C].
+TFC_WHY = (
+    "TFC padding: esp_output (net/ipv4/esp4.c, net/ipv6/esp6.c) pads the payload with "
+    "zeros up to min(tfcpad, xfrm_state_mtu(route MTU)) before the ESP padding; it "
+    "applies on sw and sw+aead (both run esp_output). Crypto and packet offload never "
+    "see it: xfrm_dev_state_add refuses an offload of an SA with tfcpad ('TFC padding "
+    "can't be offloaded', EINVAL), and esp_xmit (esp4_offload.c) sets tfclen = 0"
+)
 
 
 def output_counter(exc: KernelError) -> str:
@@ -115,10 +124,12 @@ def esp_output_step(
         if run is None:
             return None
         return partial(_offload_output, node, state, dev_name, run)
+    # TFC padding is bounded by the route's MTU (esp_output: dst->child_mtu_cached).
+    mtu = (node.path_mtu(state.dst) or node.dev(dev_name).mtu) if sa.tfcpad else None
     if uses_engine_aead(lab, node):
-        run = aead_output_step(lab, node, state)
+        run = aead_output_step(lab, node, state, mtu)
     if run is None:
-        run = partial(_sw_encrypt, lab, node, state, sa, meta, verdict.reason)
+        run = partial(_sw_encrypt, lab, node, state, sa, meta, verdict.reason, mtu)
     return partial(_sw_output, lab, node, state, sa, run)
 
 
@@ -152,25 +163,34 @@ def _sw_encrypt(
     sa: EspSA,
     meta: dict[str, str],
     reason: str,
+    mtu: int | None,
     walk: Walk,
     packet: bytes,
 ) -> bytes:
-    """Generic software ESP output of ``packet`` with ``sa``."""
-    out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv)
+    """Generic software ESP output of ``packet`` with ``sa`` (``mtu``: the route's, which
+    bounds TFC padding)."""
+    out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv, mtu=mtu)
     lab.sa_runtime(node.name).sync(state, sa)
     seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
+    why = "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + reason
+    fmt = "software ESP: spi {:#010x} seq {} ({})"
+    args: tuple[object, ...] = (state.spi, seq, state.mode)
+    if sa.tfcpad:
+        fmt += ", TFC padding to {}"
+        args += (min(sa.tfcpad, state_mtu(sa, mtu)) if mtu else sa.tfcpad,)
+        why += "; " + TFC_WHY
     walk.add(
         LazyTextStage(
             f"{node.name}.esp",
             node.name,
-            "software ESP: spi {:#010x} seq {} ({})",
-            "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + reason,
+            fmt,
+            why,
             "C",
             None,
             out,
             "ip",
             meta={**meta, "seq": seq, "datapath": "sw"},
-            args=(state.spi, seq, state.mode),
+            args=args,
         )
     )
     return out

@@ -160,6 +160,10 @@ class EspSA:
     On input, ``noecn`` and ``decap_dscp`` control how the outer DS field reaches
     the inner packet.
 
+    ``tfcpad`` (``tfcpad LENGTH``, tunnel mode only as ``verify_newsa_info`` demands)
+    pads each packet's payload with zeros up to that length, bounded by the route's
+    MTU (:func:`esplab.model.esp.tfc_len`).
+
     ``strict_padding`` also rejects padding that is not 1, 2, 3, ... (RFC 4303 2.4
     default); the kernel only checks the pad length, and so does the default.
     ``esp_after_v6_fragment`` places transport-mode ESP after an IPv6 fragment
@@ -186,6 +190,7 @@ class EspSA:
     encap_dscp: bool = True
     decap_dscp: bool = False
     noecn: bool = False
+    tfcpad: int = 0
     strict_padding: bool = False
     esp_after_v6_fragment: bool = True
     stats: EspStats = field(default_factory=EspStats)
@@ -218,6 +223,13 @@ class EspSA:
             )
         if self.df not in ("copy", "set", "clear"):
             raise BadArgument(f"DF policy {self.df!r}", valid=["copy", "set", "clear"])
+        if self.tfcpad and self.mode != "tunnel":
+            # verify_newsa_info: XFRMA_TFCPAD outside tunnel mode is EINVAL [C].
+            raise BadArgument(
+                f"TFC padding ({self.tfcpad}) in {self.mode} mode", valid="tunnel mode only"
+            )
+        if not 0 <= self.tfcpad <= 0xFFFFFFFF:
+            raise BadArgument(f"TFC padding {self.tfcpad}", valid="0 to 4294967295")
         if not 0 <= self.ttl <= 255:
             raise BadArgument(f"TTL {self.ttl}", valid="0 to 255")
         if self.aead is not None and (self.enc is not None or self.auth is not None):

@@ -14,6 +14,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from esplab.model.esp_ip import IpInfo, parse_ip
+from esplab.model.esp_tfc import state_mtu as esp_state_mtu
 from esplab.model.walk import Walk, addrs, icmp_too_big, no_icmp, quoted
 
 if TYPE_CHECKING:
@@ -80,11 +81,7 @@ def state_mtu(state: XfrmState, sa: EspSA, mtu: int) -> int:
     header in tunnel mode, UDP encapsulation, ESP header, IV) and its ICV, rounded down
     to the cipher's alignment, less the pad length and next header bytes; transport
     mode keeps the IP header (``net_adj``) out of the rounding."""
-    tunnel = state.mode == "tunnel"
-    outer = (20 if state.dst.version == 4 else 40) if tunnel else 0
-    header_len = outer + (8 if state.encap is not None else 0) + 8 + sa.iv_size
-    net_adj = 0 if tunnel else (20 if state.dst.version == 4 else 40)
-    return ((mtu - header_len - sa.icv_len - net_adj) & ~(sa.align - 1)) + net_adj - 2
+    return esp_state_mtu(sa, mtu, state.dst.version)
 
 
 def tunnel_too_big(

@@ -47,6 +47,7 @@ def build_esp_sa(state: XfrmState, seed: str) -> EspSA:
         ),
         iv_source=random.Random(seed).randbytes,
         noecn="noecn" in state.flags,
+        tfcpad=state.tfcpad,
         decap_dscp="decap-dscp" in state.flags,
         # XFRM_STATE_NOPMTUDISC clears the outer DF (xfrm4_tunnel_encap_add);
         # XFRM_SA_XFLAG_DONT_ENCAP_DSCP zeroes the outer DSCP.

@@ -61,17 +61,21 @@ def run_datapaths(
     from esplab.model import esp as esp_core
     from esplab.model.engine import new_eip93
     from esplab.model.engine_path import build_skb
+    from esplab.model.esp_tfc import tfc_len
     from esplab.model.xfrm_runtime import build_esp_sa
 
     seed = session.lab.settings.seed
     out: dict[str, bytes | str] = {}
     sa = build_esp_sa(state, f"compare:{seed}")
+    mtu = _route_mtu(session, node_name, state) if sa.tfcpad else None
     try:
-        out["sw"] = esp_core.encrypt(sa, packet, seq=seq, iv=iv)
+        out["sw"] = esp_core.encrypt(sa, packet, seq=seq, iv=iv, mtu=mtu)
     except EsplabError as exc:
         return dict.fromkeys(DATAPATHS, f"software ESP refused the packet: {exc}")
     scratch = build_esp_sa(state, f"compare-skb:{seed}")
     skb, off, proto = build_skb(scratch, packet, seq)
+    # sw+aead runs esp_output too: its TFC zeros precede the padding (esp_tfc) [C].
+    skb += bytes(tfc_len(sa, len(skb) - off - 8 - sa.iv_size, mtu))
     if state.aead is not None:
         why = f"{state.aead.name} is AEAD: the EIP-93ies has no AES-GCM"
         return {**out, "sw+aead": why, "crypto": why, "packet": why}
@@ -83,6 +87,9 @@ def run_datapaths(
     else:
         out.update(_sw_aead(drv, state, skb, off, proto, iv))
     for kind in ("crypto", "packet"):
+        if state.tfcpad:
+            out[kind] = TFC_NOT_OFFLOADED
+            continue
         drv = new_eip93(seed)
         add = drv.state_add(
             dev="wan",
@@ -111,6 +118,23 @@ def run_datapaths(
         res = tx(hw, skb, proto=proto, esp_offset=off, iv=iv)
         out[kind] = bytes(res.data) if res.ok else f"engine: {res.reason}"
     return {k: (v if isinstance(v, str) else bytes(v)) for k, v in out.items()}
+
+
+#: Why no offload path pads for TFC: the kernel refuses before any driver is asked
+#: (net/xfrm/xfrm_device.c xfrm_dev_state_add), and esp_xmit has tfclen = 0 [C].
+TFC_NOT_OFFLOADED = (
+    "xfrm_dev_state_add refuses to offload an SA with tfcpad (EINVAL: TFC padding can't "
+    "be offloaded); esp_xmit has no TFC padding (tfclen = 0)"
+)
+
+
+def _route_mtu(session: Session, node_name: str, state: Any) -> int | None:
+    """The MTU of the node's route to the SA's destination (a learned path MTU first),
+    which bounds TFC padding as ``dst->child_mtu_cached`` does; None without a route."""
+    node = session.lab.node(node_name)
+    route = node.route(state.dst)
+    learned: int | None = node.path_mtu(state.dst)
+    return learned or (node.dev(route.dev).mtu if route is not None else None)
 
 
 #: Why sw+aead has nothing for an ESN SA: esp4/esp6 then ask the crypto API for

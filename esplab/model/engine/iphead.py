@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from functools import lru_cache
 
-from esplab.model.esp_ip import inner_set_ce_and_dscp, ipv4_fix, locate_esp
+from esplab.model.esp_ip import inner_set_ce_and_dscp, ipv4_fix, locate_esp, trim_to_ip_length
 
 __all__ = ["decapsulate", "fix_ipv4", "fix_outer", "locate_esp"]
 
@@ -61,7 +61,8 @@ def decapsulate(head: bytes, nh_off: int, payload: bytes, next_header: int, tunn
     if tunnel:
         ds = head[1] if head[0] >> 4 == 4 else (int.from_bytes(head[0:2], "big") >> 4) & 0xFF
         # RFC 6040 decapsulation as the kernel's software path does by default.
-        return inner_set_ce_and_dscp(payload, ds, ecn=True, dscp=False)
+        # TFC padding after the inner packet goes in ip_rcv_core / ipv6_rcv [C].
+        return inner_set_ce_and_dscp(trim_to_ip_length(payload), ds, ecn=True, dscp=False)
     if head[0] >> 4 == 4:
         return fix_ipv4(head, len(head) + len(payload), next_header) + payload
     fixed = bytearray(head)
