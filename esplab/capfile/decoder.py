@@ -83,7 +83,9 @@ class _SaRun:
         self.esn = spec.esn
         # ESN: tries left to find the high half of the first packets (see _esn_sync).
         self.sync_tries = ESN_SYNC_TRIES if spec.esn else 0
-        self.encap = spec.encap is not None
+        # UDP encapsulation: True/False, None when the SA file does not say (Wireshark
+        # esp_sa: any packet's encapsulation is the SA's, as Wireshark decrypts it).
+        self.encap = None if not spec.encap_known else spec.encap is not None
         self.src = _packed(spec.src)
         self.dst = _packed(spec.dst)
 
@@ -448,7 +450,7 @@ class Decoder:
             if self.keep_inner:
                 head = data[ip : ip + hlen]
                 rec.inner_packet = rebuild(head, version, nh_off, nh, plain[:size])
-        if run.encap != (encap is not None):
+        if run.encap is not None and run.encap != (encap is not None):
             c.encap_mismatch += 1
             rec.status = "encap-mismatch"
             rec.detail = (

@@ -72,7 +72,10 @@ class SaSpec:
     ``unchecked_icv`` it is only the length of an ICV nobody checks (Wireshark's
     ``ANY n bit authentication``). ``mode`` is None when the file does not say
     (Wireshark): decode then goes by the next header. ``seq_hi`` is the high half of
-    the receive counter an ``ip -s xfrm state`` dump showed (ESN).
+    the receive counter an ``ip -s xfrm state`` dump showed (ESN). ``encap_known`` is
+    False when the file cannot say whether the SA is UDP-encapsulated (Wireshark's
+    ``esp_sa`` has no such field, and Wireshark decrypts ESP in UDP with the same
+    record): decode then takes the packet's encapsulation as the SA's.
     """
 
     index: int
@@ -95,6 +98,7 @@ class SaSpec:
     encap: tuple[int, int] | None = None
     seq_hi: int = 0
     notes: tuple[str, ...] = ()
+    encap_known: bool = True
 
     @property
     def spi_text(self) -> str:
@@ -339,6 +343,7 @@ def _ws_record(fields: list[str], index: int, line: int, source: str) -> SaSpec:
         _ws_spi(spi, line, source),
         _ws_address(src, line, source, "source address", family),
         _ws_address(dst, line, source, "destination address", family),
+        encap_known=False,
     )
     valid_enc = list(_WS_ENC)
     if enc in _WS_UNSUPPORTED:
