@@ -14,7 +14,7 @@ from esplab.commands.handlers import all_commands, settings
 from esplab.commands.registry import Registry
 from esplab.commands.result import MessageResult, TableResult
 from esplab.commands.session import Session, SessionOptions
-from esplab.errors import BadArgument
+from esplab.errors import BadArgument, EsplabError
 from tests.commands import seed
 
 
@@ -35,6 +35,7 @@ def test_set_alone_shows_every_setting() -> None:
         "journeys",
         "captures",
         "policy-priority",
+        "sub-policy",
         "crypto-provider",
         "seed",
     ]
@@ -43,10 +44,25 @@ def test_set_alone_shows_every_setting() -> None:
         "journeys": "256",
         "captures": "1024",
         "policy-priority": "mainline",
+        "sub-policy": "off",
         "crypto-provider": "software",
         "seed": "0x5eed",
         "node": "ap",
     }
+
+
+def test_sub_policy_is_a_node_setting_that_prints_ptype_main() -> None:
+    # A kernel with CONFIG_XFRM_SUB_POLICY=y (Debian's 6.12) lists every policy with
+    # "ptype main" and accepts "ptype sub" (checked against it in tests/kernel/).
+    session = new_session()
+    session.execute("host set sub-policy on")
+    session.execute("host ip xfrm policy add src 1.1.1.1 dst 2.2.2.2 dir out")
+    session.execute("host ip xfrm policy add src 1.1.1.1 dst 2.2.2.3 dir out ptype sub")
+    listing = session.execute("host ip xfrm policy").text  # type: ignore[attr-defined]
+    assert "dir out priority 0 ptype main \n" in listing + "\n"
+    assert session.execute("set sub-policy").data["sub-policy"] == "off"  # the ap's
+    with pytest.raises(EsplabError, match="Invalid policy type"):
+        session.execute("ip xfrm policy add src 1.1.1.1 dst 2.2.2.3 dir out ptype sub")
 
 
 def test_set_one_name_shows_it() -> None:

@@ -19,6 +19,11 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "journeys": ("how many journeys the journey ring keeps", "1-1000000"),
     "captures": ("how many packets each tap's capture ring keeps", "1-1000000"),
     "policy-priority": ("the XFRM policy priority rule of the node", "mainline|rfc"),
+    "sub-policy": (
+        "CONFIG_XFRM_SUB_POLICY on the node: ptype main on every policy, ptype sub "
+        "accepted (Debian's and Ubuntu's kernels have it)",
+        "on|off",
+    ),
     "crypto-provider": (
         "who does the ap's software ESP crypto: generic code, or the "
         "EIP-93 as authenc (the sw+aead datapath)",
@@ -28,6 +33,8 @@ SETTINGS: dict[str, tuple[str, str]] = {
 }
 _RING_MAX = 1_000_000
 _RULES = ("mainline", "rfc")
+# Settings of one node (a node prefix picks it); the rest are the whole lab's.
+_NODE_SETTINGS = ("policy-priority", "sub-policy")
 _PROVIDERS = ("software", "eip93")
 # Commands that change nothing, that would rewrite the file, or that a lab refuses.
 _NOT_SAVED = frozenset({"save", "help", *NOT_LAB_STEPS})
@@ -40,6 +47,7 @@ def _values(session: Session, node: str) -> dict[str, str]:
         "journeys": str(session.lab.journeys.size),
         "captures": str(session.lab.captures.size),
         "policy-priority": session.lab.node(node).xfrm.settings.policy_priority_rule,
+        "sub-policy": "on" if session.lab.node(node).xfrm.settings.sub_policy else "off",
         "crypto-provider": s.crypto_provider,
         "seed": f"{session.options.seed:#x}",
     }
@@ -51,7 +59,7 @@ def _show(session: Session, node: str, only: str | None = None) -> Result:
     rows = [
         (
             n,
-            values[n] + (f" ({node})" if n == "policy-priority" else ""),
+            values[n] + (f" ({node})" if n in _NODE_SETTINGS else ""),
             SETTINGS[n][1],
             SETTINGS[n][0],
         )
@@ -75,13 +83,13 @@ def ring_size(name: str, text: str) -> int:
     return size
 
 
-def _on_off(text: str) -> bool:
+def _on_off(text: str, name: str = "tracing") -> bool:
     lowered = text.lower()
     if lowered in ("on", "yes", "1", "true"):
         return True
     if lowered in ("off", "no", "0", "false"):
         return False
-    raise BadArgument(f"tracing '{text}'", valid=["on", "off"], value=text)
+    raise BadArgument(f"{name} '{text}'", valid=["on", "off"], value=text)
 
 
 def _set(session: Session, inv: Invocation) -> Result:
@@ -91,10 +99,10 @@ def _set(session: Session, inv: Invocation) -> Result:
         return _show(session, node)
     if value is None:
         return _show(session, node, name)
-    if inv.node is not None and name != "policy-priority":
+    if inv.node is not None and name not in _NODE_SETTINGS:
         raise BadArgument(
             f"{name} is a setting of the whole lab, not of {inv.node}",
-            valid="a node prefix only with policy-priority",
+            valid="a node prefix only with " + " or ".join(_NODE_SETTINGS),
             hint=f"set {name} {value}",
         )
     lab = session.lab
@@ -110,6 +118,8 @@ def _set(session: Session, inv: Invocation) -> Result:
         if rule not in _RULES:
             raise BadArgument(f"policy priority rule '{value}'", valid=list(_RULES), value=value)
         lab.node(node).xfrm.settings.policy_priority_rule = rule
+    elif name == "sub-policy":
+        lab.node(node).xfrm.settings.sub_policy = _on_off(value, name)
     elif name == "crypto-provider":
         provider = value.lower()
         if provider not in _PROVIDERS:
@@ -121,7 +131,7 @@ def _set(session: Session, inv: Invocation) -> Result:
             hint="start esplab with --seed N, or give seed: in a lab file",
         )
     shown = _values(session, node)[name]
-    where = f" on {node}" if name == "policy-priority" else ""
+    where = f" on {node}" if name in _NODE_SETTINGS else ""
     return MessageResult(
         summary=f"{name} {shown}{where}", data={"setting": name, "value": shown, "node": node}
     )
@@ -195,6 +205,7 @@ def _set_complete(session: Session, words: list[str]) -> list[str]:
         return {
             "tracing": ["on", "off"],
             "policy-priority": list(_RULES),
+            "sub-policy": ["on", "off"],
             "crypto-provider": list(_PROVIDERS),
             "journeys": ["256"],
             "captures": ["1024"],

@@ -85,7 +85,7 @@ def check_ptype(ptype: str, *, sub_policy: bool) -> None:
         raise KernelError(
             "EINVAL",
             "Invalid policy type: ptype sub needs CONFIG_XFRM_SUB_POLICY",
-            hint="set sub_policy on for this node, or use ptype main",
+            hint="NODE set sub-policy on (a kernel with CONFIG_XFRM_SUB_POLICY), or use ptype main",
         )
 
 
