@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from ipaddress import ip_address
 from typing import Literal
 
-from esplab.errors import EsplabError, LabFileError
+from esplab.errors import EsplabError, LabFileError, shorten
 from esplab.model.xfrm.algos import AlgoKind, XfrmAlgo, lookup_algo
 from esplab.model.xfrm.ipxfrm import run_ip_xfrm
 from esplab.model.xfrm.objects import (
@@ -139,6 +139,40 @@ def _unreadable(line: int, raw: str, what: str) -> None:
     )
 
 
+# The form of each printed line whose words are read by position (xfrm_state_print).
+_FORMS = {
+    "replay-window": "replay-window N replay N failed N, or replay-window N flag ...",
+    "anti-replay": "anti-replay context: seq 0xN, oseq 0xN, bitmap 0xN",
+    "seq-hi": "seq-hi 0xN, seq 0xN, oseq-hi 0xN, oseq 0xN",
+    "replay_window": "replay_window N, bitmap-length N",
+    "encap": "encap type espinudp sport PORT dport PORT addr ADDR",
+    "if_id": "if_id N",
+    "tfcpad": "tfcpad N",
+    "tmpl": "tmpl src ADDR dst ADDR",
+    "level": "level required|use",
+    "sel": "sel src PREFIX dst PREFIX ...",
+    "enc": "enc NAME 0xKEY",
+    "auth": "auth NAME 0xKEY",
+    "auth-trunc": "auth-trunc NAME 0xKEY BITS",
+    "aead": "aead NAME 0xKEY BITS",
+    "comp": "comp NAME",
+}
+
+
+def _damaged(line: int, raw: str, what: str) -> _LineError:
+    """A line of a known kind whose words are missing or not numbers where they must be."""
+    text = raw.strip()
+    word = text.split()[0] if text else ""
+    form = _FORMS.get(word)
+    shown = shorten(text, 80)
+    return _LineError(
+        line,
+        f"cannot read this line of {what}: {shown!r} is cut short or damaged"
+        + (f"; expected '{form}'" if form else ""),
+        _col(raw, word),
+    )
+
+
 def _mark(words: list[str], line: int, raw: str) -> XfrmMark:
     """``mark V/M`` (xfrm_xfrma_print). An ``output-mark V[/M]`` (XFRMA_SET_MARK, which
     iproute2's xfrm_output_mark_print puts after the mark on the same line, or on a line
@@ -216,60 +250,64 @@ def _state_block(block: list[Line]) -> tuple[XfrmState, XfrmOffload | None, _Lif
     legacy_window, esn_window = 0, -1
     replay = ReplayState()
     bitmap_words = 0  # ESN bitmap words still to read, most significant first
-    for line, raw in block[1:]:
-        text = raw.strip()
-        words = text.split()
-        if bitmap_words > 0:
-            replay.bitmap = (replay.bitmap << (32 * len(words))) | int("".join(words), 16)
-            bitmap_words -= len(words)
-        elif m := _ID.fullmatch(text):
-            req.proto, req.spi = _proto(m.group(1)), int(m.group(2) or "0", 16)
-            req.reqid, req.mode = int(m.group(3)), m.group(4)
-        elif m := _STATS.fullmatch(text):
-            stats = StateStats(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-        elif words[0] == "replay-window":
-            legacy_window = int(words[1])
-            rest = " ".join(words[2:]).replace("extra_flag", " extra_flag ")
-            if m := re.search(r"seq 0x(\d+)", rest):
-                # The byte-swapped decimal iproute2 prints (printer._seq_as_printed).
-                word = int(m.group(1)) & 0xFFFFFFFF
-                req.seq = int.from_bytes(word.to_bytes(4, "little"), "big")
-            rest = re.sub(r"seq 0x\d+|\(0x[01]+\)", "", rest)
-            flag_part, _, extra_part = rest.partition("extra_flag")
-            names = flag_part.split()[1:] if flag_part.split()[:1] == ["flag"] else []
-            req.flags = _flags(names, dict(STATE_FLAGS), line)
-            req.extra_flags = _flags(extra_part.split(), dict(STATE_EXTRA_FLAGS), line)
-        elif words[0] in ("mark", "output-mark"):
-            req.mark = _mark(words, line, raw)
-        elif words[0] in ("auth", "auth-trunc", "aead", "enc", "comp"):
-            algos[_KINDS[words[0]]] = _algo(words, line)
-        elif words[0] == "encap":
-            req.encap = _encap(words)
-        elif words[0] == "lastused":
-            req.lastused = _time(" ".join(words[1:]))
-        elif text.startswith("anti-replay context:"):
-            seq, oseq, bitmap = re.findall(r"0x([0-9a-f]+)", text)
-            replay = ReplayState(seq=int(seq, 16), oseq=int(oseq, 16), bitmap=int(bitmap, 16))
-        elif text == "anti-replay esn context:":
-            continue
-        elif words[0] == "seq-hi":
-            hi, seq, ohi, oseq = (int(v, 16) for v in re.findall(r"0x([0-9a-f]+)", text))
-            replay = ReplayState(seq=seq, oseq=oseq, seq_hi=hi, oseq_hi=ohi)
-        elif words[0] == "replay_window":
-            esn_window, bitmap_words = int(words[1].rstrip(",")), int(words[3])
-        elif m := _OFFLOAD.fullmatch(text):
-            kind: Literal["crypto", "packet"] = "packet" if m.group(3) == "packet" else "crypto"
-            offload = XfrmOffload(kind, m.group(1), "in" if m.group(2) == "in" else "out")
-        elif words[0] == "if_id":
-            req.if_id = int(words[1], 0)
-        elif words[0] == "tfcpad":
-            req.tfcpad = int(words[1])
-        elif words[0] == "dir" and len(words) == 2 and words[1] in ("in", "out"):
-            req.sa_dir = "in" if words[1] == "in" else "out"
-        elif words[0] == "sel":
-            req.sel = _selector(words[1:])
-        elif not (life.feed(text) or text == "stats:"):
-            _unreadable(line, raw, "an SA")
+    line, raw = block[0]
+    try:
+        for line, raw in block[1:]:
+            text = raw.strip()
+            words = text.split()
+            if bitmap_words > 0:
+                replay.bitmap = (replay.bitmap << (32 * len(words))) | int("".join(words), 16)
+                bitmap_words -= len(words)
+            elif m := _ID.fullmatch(text):
+                req.proto, req.spi = _proto(m.group(1)), int(m.group(2) or "0", 16)
+                req.reqid, req.mode = int(m.group(3)), m.group(4)
+            elif m := _STATS.fullmatch(text):
+                stats = StateStats(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            elif words[0] == "replay-window":
+                legacy_window = int(words[1])
+                rest = " ".join(words[2:]).replace("extra_flag", " extra_flag ")
+                if m := re.search(r"seq 0x(\d+)", rest):
+                    # The byte-swapped decimal iproute2 prints (printer._seq_as_printed).
+                    word = int(m.group(1)) & 0xFFFFFFFF
+                    req.seq = int.from_bytes(word.to_bytes(4, "little"), "big")
+                rest = re.sub(r"seq 0x\d+|\(0x[01]+\)", "", rest)
+                flag_part, _, extra_part = rest.partition("extra_flag")
+                names = flag_part.split()[1:] if flag_part.split()[:1] == ["flag"] else []
+                req.flags = _flags(names, dict(STATE_FLAGS), line)
+                req.extra_flags = _flags(extra_part.split(), dict(STATE_EXTRA_FLAGS), line)
+            elif words[0] in ("mark", "output-mark"):
+                req.mark = _mark(words, line, raw)
+            elif words[0] in ("auth", "auth-trunc", "aead", "enc", "comp"):
+                algos[_KINDS[words[0]]] = _algo(words, line)
+            elif words[0] == "encap":
+                req.encap = _encap(words)
+            elif words[0] == "lastused":
+                req.lastused = _time(" ".join(words[1:]))
+            elif text.startswith("anti-replay context:"):
+                seq, oseq, bitmap = re.findall(r"0x([0-9a-f]+)", text)
+                replay = ReplayState(seq=int(seq, 16), oseq=int(oseq, 16), bitmap=int(bitmap, 16))
+            elif text == "anti-replay esn context:":
+                continue
+            elif words[0] == "seq-hi":
+                hi, seq, ohi, oseq = (int(v, 16) for v in re.findall(r"0x([0-9a-f]+)", text))
+                replay = ReplayState(seq=seq, oseq=oseq, seq_hi=hi, oseq_hi=ohi)
+            elif words[0] == "replay_window":
+                esn_window, bitmap_words = int(words[1].rstrip(",")), int(words[3])
+            elif m := _OFFLOAD.fullmatch(text):
+                kind: Literal["crypto", "packet"] = "packet" if m.group(3) == "packet" else "crypto"
+                offload = XfrmOffload(kind, m.group(1), "in" if m.group(2) == "in" else "out")
+            elif words[0] == "if_id":
+                req.if_id = int(words[1], 0)
+            elif words[0] == "tfcpad":
+                req.tfcpad = int(words[1])
+            elif words[0] == "dir" and len(words) == 2 and words[1] in ("in", "out"):
+                req.sa_dir = "in" if words[1] == "in" else "out"
+            elif words[0] == "sel":
+                req.sel = _selector(words[1:])
+            elif not (life.feed(text) or text == "stats:"):
+                _unreadable(line, raw, "an SA")
+    except (ValueError, IndexError) as exc:
+        raise _damaged(line, raw, "an SA") from exc
     req.replay_window = esn_window if esn_window >= 0 else legacy_window
     req.replay = replay
     req.lifetime = life.cfg
@@ -337,28 +375,36 @@ def _policy_block(block: list[Line]) -> tuple[XfrmPolicy, XfrmOffload | None, _L
     life = _Life()
     offload: XfrmOffload | None = None
     tmpls: list[XfrmTemplate] = []
-    for line, raw in block[2:]:
-        text = raw.strip()
-        words = text.split()
-        if words[0] == "tmpl":
-            tmpls.append(XfrmTemplate(ip_address(words[2]), ip_address(words[4])))
-        elif (m := _ID.fullmatch(text)) and tmpls:
-            spi = int(m.group(2) or "0", 16)
-            tmpls[-1] = replace(
-                tmpls[-1], proto=_proto(m.group(1)), spi=spi, reqid=int(m.group(3)), mode=m.group(4)
-            )
-        elif words[0] == "level" and tmpls:
-            tmpls[-1] = replace(tmpls[-1], level="use" if words[1] == "use" else "required")
-        elif words[0] == "enc-mask":
-            continue
-        elif words[0] == "mark":
-            req.mark = _mark(words, line, raw)
-        elif m := _OFFLOAD.fullmatch(text):
-            offload = XfrmOffload("packet", m.group(1), req.dir)
-        elif words[0] == "if_id":
-            req.if_id = int(words[1], 0)
-        elif not life.feed(text):
-            _unreadable(line, raw, "a policy")
+    line, raw = block[0]
+    try:
+        for line, raw in block[2:]:
+            text = raw.strip()
+            words = text.split()
+            if words[0] == "tmpl":
+                tmpls.append(XfrmTemplate(ip_address(words[2]), ip_address(words[4])))
+            elif (m := _ID.fullmatch(text)) and tmpls:
+                spi = int(m.group(2) or "0", 16)
+                tmpls[-1] = replace(
+                    tmpls[-1],
+                    proto=_proto(m.group(1)),
+                    spi=spi,
+                    reqid=int(m.group(3)),
+                    mode=m.group(4),
+                )
+            elif words[0] == "level" and tmpls:
+                tmpls[-1] = replace(tmpls[-1], level="use" if words[1] == "use" else "required")
+            elif words[0] == "enc-mask":
+                continue
+            elif words[0] == "mark":
+                req.mark = _mark(words, line, raw)
+            elif m := _OFFLOAD.fullmatch(text):
+                offload = XfrmOffload("packet", m.group(1), req.dir)
+            elif words[0] == "if_id":
+                req.if_id = int(words[1], 0)
+            elif not life.feed(text):
+                _unreadable(line, raw, "a policy")
+    except (ValueError, IndexError) as exc:
+        raise _damaged(line, raw, "a policy") from exc
     req.templates = tuple(tmpls)
     req.lifetime = life.cfg
     return req, offload, life
