@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from esplab.model.node import Node
     from esplab.model.xfrm.objects import XfrmState
 
-__all__ = ["aead_input", "aead_output_step", "uses_engine_aead"]
+__all__ = ["aead_input", "aead_output_step", "key_stage", "uses_engine_aead"]
 
 
 def _tfm(lab: Lab, state: XfrmState) -> Any:
@@ -54,6 +54,16 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
     return tfm
 
 
+def key_stage(walk: Any, tfm: Any) -> None:
+    """A stage saying how the driver keyed an HMAC key longer than a block, for a
+    transform that has one (mainline's truncation, or the labelled fix) [C]."""
+    if tfm.key_note:
+        from esplab.model.engine.aead import LONG_KEY_WHY
+        from esplab.model.journey import Stage
+
+        walk.add(Stage("eip93.driver", "eip93", tfm.key_note, why=LONG_KEY_WHY, fidelity="C"))
+
+
 def uses_engine_aead(lab: Lab, node: Node) -> bool:
     """The node's software ESP runs on the engine's authenc (the ap, with the
     crypto-provider setting eip93: the sw+aead datapath)."""
@@ -84,6 +94,7 @@ def _aead_tx(
     skb += bytes(tfc_len(sa, len(skb) - off - 8 - sa.iv_size, mtu))
     runtime.sync(state, sa)
     outcome = lab.eip93.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
+    key_stage(walk, tfm)
     add_stages(walk, outcome)
     if not outcome.ok:
         if outcome.mib:
@@ -108,6 +119,7 @@ def aead_input(
         return SW_INPUT
     off = locate_esp(packet)[0]
     outcome = lab.eip93.sw_aead_rx(tfm, packet, esp_offset=off)
+    key_stage(walk, tfm)
     add_stages(walk, outcome)
     if not outcome.ok:
         integrity = outcome.mib == "XfrmInStateProtoError"

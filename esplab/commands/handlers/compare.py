@@ -82,6 +82,7 @@ def run_datapaths(
     assert state.enc is not None
     auth = state.auth
     drv = new_eip93(seed)
+    drv.settings.hmac_long_key = session.lab.eip93.settings.hmac_long_key
     if "esn" in state.flags:
         out["sw+aead"] = AUTHENCESN
     else:

@@ -29,6 +29,11 @@ SETTINGS: dict[str, tuple[str, str]] = {
         "EIP-93 as authenc (the sw+aead datapath)",
         "software|eip93",
     ),
+    "hmac-long-key": (
+        "how the EIP-93 driver keys an HMAC key over 64 bytes: as mainline does (the "
+        "digest cut to the ICV length, so a peer's ICV differs) or fixed (RFC 2104)",
+        "mainline|fixed",
+    ),
     "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
 }
 _RING_MAX = 1_000_000
@@ -49,6 +54,7 @@ def _values(session: Session, node: str) -> dict[str, str]:
         "policy-priority": session.lab.node(node).xfrm.settings.policy_priority_rule,
         "sub-policy": "on" if session.lab.node(node).xfrm.settings.sub_policy else "off",
         "crypto-provider": s.crypto_provider,
+        "hmac-long-key": session.lab.eip93.settings.hmac_long_key,
         "seed": f"{session.options.seed:#x}",
     }
 
@@ -125,6 +131,14 @@ def _set(session: Session, inv: Invocation) -> Result:
         if provider not in _PROVIDERS:
             raise BadArgument(f"crypto provider '{value}'", valid=list(_PROVIDERS), value=value)
         lab.settings.crypto_provider = provider
+    elif name == "hmac-long-key":
+        rule = value.lower()
+        if rule not in ("mainline", "fixed"):
+            raise BadArgument(f"hmac-long-key '{value}'", valid=["mainline", "fixed"], value=value)
+        lab.eip93.settings.hmac_long_key = rule
+        for _state, tfm in lab.aead_tfms.values():  # keyed again on next use
+            lab.eip93.aead_free(tfm)
+        lab.aead_tfms.clear()
     else:  # seed: the parser admits only known names
         raise BadArgument(
             f"seed is read-only (it is {session.options.seed:#x})",
@@ -207,6 +221,7 @@ def _set_complete(session: Session, words: list[str]) -> list[str]:
             "policy-priority": list(_RULES),
             "sub-policy": ["on", "off"],
             "crypto-provider": list(_PROVIDERS),
+            "hmac-long-key": ["mainline", "fixed"],
             "journeys": ["256"],
             "captures": ["1024"],
         }.get(words[0], [])

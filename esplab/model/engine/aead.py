@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTHENC_AUTH",
     "AUTHENC_ENC",
+    "LONG_KEY_WHY",
     "AeadTfm",
     "decrypt",
+    "driver_hmac_key",
     "encrypt",
     "esp_input",
     "esp_output",
@@ -94,6 +96,40 @@ class AeadTfm:
     cmd1_out: int
     cmd1_in: int
     spi: int | None = None
+    #: How setkey took an HMAC key longer than a block ("" for the others).
+    key_note: str = ""
+
+
+#: mainline eip93_hmac_setkey (drivers/crypto/inside-secure/eip93/eip93-common.c) for a
+#: key over SHA256_BLOCK_SIZE: the key's digest into ipad, then ``keylen = hashlen`` with
+#: hashlen the ``ctx->authsize`` eip93_aead_setkey passes, and ``memset(ipad + keylen,
+#: 0, ...)``: the digest is cut to the ICV length. RFC 2104 keys HMAC with the whole
+#: digest, so a peer's ICV differs [C].
+LONG_KEY_WHY = (
+    "mainline eip93_hmac_setkey hashes an HMAC key longer than 64 bytes and keeps "
+    "ctx->authsize bytes of the digest (keylen = hashlen, eip93_aead_setkey passes "
+    "ctx->authsize), where RFC 2104 keeps the whole digest: the engine's ICV does not "
+    "verify at a peer; set hmac-long-key fixed for the RFC behaviour (a labelled fix)"
+)
+
+
+def driver_hmac_key(alg: str, key: bytes, authsize: int, rule: str) -> tuple[bytes, str]:
+    """The HMAC key the driver's precompute effectively uses, and a note when it is not
+    the key as given (``rule``: ``mainline`` or ``fixed``; see :data:`LONG_KEY_WHY`)."""
+    if len(key) <= 64:
+        return key, ""
+    import hashlib
+
+    digest = hashlib.new(alg, key).digest()
+    if rule == "fixed":
+        return digest, (
+            f"{len(key)}-byte HMAC key hashed to its {len(digest)}-byte {alg} digest "
+            "(RFC 2104; hmac-long-key fixed, not mainline's code)"
+        )
+    return digest[:authsize], (
+        f"{len(key)}-byte HMAC key: mainline keeps {authsize} of the {len(digest)} "
+        f"digest bytes (eip93_hmac_setkey truncates to ctx->authsize); a peer's ICV differs"
+    )
 
 
 def setkey(
@@ -135,6 +171,7 @@ def setkey(
         )
     ctr = mode == 2
     key, nonce = (enc_key[:-4], enc_key[-4:]) if ctr else (enc_key, b"\x00" * 4)
+    auth_key, key_note = driver_hmac_key(alg, auth_key, authsize, drv.settings.hmac_long_key)
     inner, outer = hmac_precompute(alg, auth_key)
     common: dict[str, Any] = dict(
         opcode=1,
@@ -181,6 +218,7 @@ def setkey(
         out.sa_cmd1,
         inb.sa_cmd1,
         spi,
+        key_note,
     )
     drv.tfms[handle] = tfm
     return tfm

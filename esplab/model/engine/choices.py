@@ -313,9 +313,13 @@ class DriverSettings:
     ``"engine"`` leaves the engine's own counter in charge, as the vschagen driver does,
     so a dropped or re-ordered packet shows as a stale number. ``esp_state_record``
     gives every ESP SA a state record the engine writes its IV back to.
-    ``ring_entries`` is the CDR/RDR size (mainline: 512).
+    ``ring_entries`` is the CDR/RDR size (mainline: 512). ``hmac_long_key``:
+    ``"mainline"`` keys an HMAC key longer than 64 bytes as mainline's
+    ``eip93_hmac_setkey`` does (the key's digest cut to ``ctx->authsize``), ``"fixed"``
+    as RFC 2104 does (the whole digest): a labelled fix, not shipped code.
     """
 
     crypto_tx_seq: Literal["sync", "engine"] = "sync"
     esp_state_record: bool = False
     ring_entries: int = 512
+    hmac_long_key: Literal["mainline", "fixed"] = "mainline"
