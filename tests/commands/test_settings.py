@@ -37,6 +37,7 @@ def test_set_alone_shows_every_setting() -> None:
         "policy-priority",
         "sub-policy",
         "crypto-provider",
+        "hmac-long-key",
         "seed",
     ]
     assert result.data == {
@@ -46,6 +47,7 @@ def test_set_alone_shows_every_setting() -> None:
         "policy-priority": "mainline",
         "sub-policy": "off",
         "crypto-provider": "software",
+        "hmac-long-key": "mainline",
         "seed": "0x5eed",
         "node": "ap",
     }
