@@ -4,8 +4,9 @@ The same plaintext, SA, IV and sequence number go through
 
 * ``sw``: the kernel's software ESP (esplab.model.esp);
 * ``sw+aead``: the kernel's ESP with the EIP-93 as ``authenc`` (basic mode);
-* ``crypto``: crypto offload (the kernel writes SPI and sequence number, the engine
-  builds padding, trailer and ICV in ESP mode);
+* ``crypto``: crypto offload as the seed-000 series' packet-engine backend does it
+  (the kernel writes SPI and sequence number, the engine builds padding, trailer and
+  ICV in ESP mode; mainline's esp_xmit would write the trailer itself);
 * ``packet``: packet offload (the engine does everything, including the number).
 
 Each offload path runs on a scratch engine of its own (same seed), so the lab's

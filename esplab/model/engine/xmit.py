@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from esplab.model.engine.driver import EIP93Driver
 
 __all__ = [
+    "CRYPTO_TX_WHY",
     "check_iv",
     "decapsulate",
     "esp_rx",
@@ -49,6 +50,22 @@ _U32 = 0xFFFFFFFF
 # Engine errors the JM driver reports as a malformed packet [M] rx-status-map.
 _MALFORMED = frozenset({"PAD_ERR", "INVALID_PK_LENGTH", "BLOCK_SIZE_ERR", "SPI", "ZERO_LENGTH"})
 _TX_MAP_WHY = "the driver maps the skb: src = payload, dst = ESP header (eip93.md 4.2)"
+#: Who writes the crypto-offload trailer (issue #21 item 3). Mainline: esp_xmit
+#: (net/ipv4/esp4_offload.c, net/ipv6/esp6_offload.c) calls esp_output_head, which
+#: writes padding, pad length and next header (esp_output_fill_trailer), reserves the
+#: ICV room and sets the IP length before the driver sees the skb [C]. The seed-000
+#: series ("xfrm: extend ESP offload infrastructure for packet engines") lets a driver
+#: opt out of that software trailer and hand the skb to a packet engine that builds it;
+#: the lab's EIP-93 backend is that series' design [M].
+CRYPTO_TX_WHY = (
+    "the skb holds headers, SPI, the kernel's sequence number, IV room and the plain "
+    "payload, with no trailer: that is the seed-000 series' packet-engine contract "
+    "(patch 1 lets a driver opt out of the software trailer; the EIP-93 then writes "
+    "padding, pad length, next header and ICV) [M]. Mainline esp_xmit -> "
+    "esp_output_head/esp_output_fill_trailer writes padding, pad length and next "
+    "header, reserves the ICV room and sets the IP length before any driver sees the "
+    "skb [C]; the wire bytes are the same. " + _TX_MAP_WHY
+)
 _RX_MAP_WHY = (
     "the driver looks up the inbound SA by SPI on this device and maps the ESP in "
     "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)"
@@ -107,9 +124,9 @@ def esp_tx(
         raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
     length = len(skb) - start
     first = (
-        "{} TX SPI {:#x}: {} bytes, next header {}",
-        _TX_MAP_WHY,
-        "C" if offload == "crypto" else "M",
+        "{} TX SPI {:#x}: {} bytes, next header {}, trailer left to the engine",
+        CRYPTO_TX_WHY if offload == "crypto" else _TX_MAP_WHY,
+        "M",
         (offload, sa.spi, length, proto),
     )
     mib = "XfrmOutStateProtoError" if offload == "crypto" else None

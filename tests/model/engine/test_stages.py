@@ -39,3 +39,20 @@ def test_behaves_like_a_stage() -> None:
     assert type(stage.packet()).__name__ == "EIP93ResultDescriptor"
     plain = LazyStage("t", "ap", "50% {literal}")  # no args: taken as it is
     assert plain.decision == "50% {literal}"
+
+
+def test_the_crypto_tx_stage_says_whose_contract_it_is() -> None:
+    # Mainline esp_xmit -> esp_output_head writes the trailer before the driver sees
+    # the skb (net/ipv4/esp4_offload.c); the engine padding is the seed-000 series'
+    # design, so the stage is M and says both (issue #21 item 3).
+    from esplab.commands.session import Session
+    from tests.commands import seed
+    from tests.commands.results import journey
+
+    s = Session()
+    for line in seed.software(" offload dev wan dir out"):
+        s.execute(line)
+    j = journey(s, f"send ap wan {seed.UDP}")
+    first = next(st for st in j.stages if st.tap == "eip93.driver")
+    assert "trailer left to the engine" in first.decision and first.fidelity == "M"
+    assert "esp_output_head" in first.why and "seed-000" in first.why
