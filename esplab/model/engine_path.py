@@ -95,7 +95,10 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
             tfcpad=state.tfcpad,
             **kw,
         )
-        record_stages(lab, f"xdo_dev_state_add {dev.name} spi {state.spi:#x}", res.stages)
+        stages = list(res.stages)
+        if res.ok and state.offload.type == "packet" and state.offload.dir == "out":
+            stages += _oseq_ignored(port, state)
+        record_stages(lab, f"xdo_dev_state_add {dev.name} spi {state.spi:#x}", stages)
         port.refused = "" if res.ok else res.reason
         if res.ok:
             lab.offloaded[id(state)] = (state, res.sa)
@@ -110,6 +113,34 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
 
     port.program = program
     port.unprogram = unprogram
+
+
+#: Packet offload and a requested output sequence start (issue #21 item 8) [M]: the
+#: engine numbers packets from its SA record's sa_seqnum, which xdo_dev_state_add
+#: writes as 0 (eip93.md 4.6), as the out-of-tree vschagen/mtk-eip93 ipsec branch does;
+#: software ESP and crypto offload start after replay-oseq.
+PACKET_OSEQ_WHY = (
+    "packet offload: the engine numbers packets from sa_seqnum, which the driver "
+    "programs as 0 whatever replay-oseq asked (as the out-of-tree mtk-eip93 ipsec "
+    "branch does; eip93.md 4.6); software ESP and crypto offload start after "
+    "replay-oseq. ip xfrm state shows the engine's number"
+)
+
+
+def _oseq_ignored(port: PortOffload, state: XfrmState) -> list[Stage]:
+    """A packet-offloaded outbound state asked for a sequence start: the engine ignores
+    it. The state then shows the engine's number (oseq 0: the first packet is 1), the
+    add warns, and a stage says so [M]."""
+    replay = state.replay
+    asked = replay.oseq | replay.oseq_hi << 32
+    if not asked:
+        return []
+    replay.oseq = replay.oseq_hi = 0
+    port.note = (
+        f"replay-oseq {asked:#x} ignored: packet offload numbers from the engine's "
+        "sa_seqnum, the first packet is 1"
+    )
+    return [Stage("eip93.driver", "eip93", port.note, why=PACKET_OSEQ_WHY, fidelity="M")]
 
 
 def _esp_headers(

@@ -84,6 +84,8 @@ class PortOffload:
     program: Callable[[XfrmState, NetDev], str | None] | None = None
     unprogram: Callable[[XfrmState, NetDev], None] | None = None
     refused: str = ""
+    # What the last programmed state's add should warn of ("" for nothing).
+    note: str = ""
     # id(state) -> (state, why): crypto-offload requests that fell back to software.
     fallbacks: dict[int, tuple[XfrmState, str]] = field(default_factory=dict)
 
@@ -112,6 +114,7 @@ class PortOffload:
 
     def state_add(self, state: XfrmState) -> str | None:
         why = refusal(state, self.dev)
+        self.note = ""
         errno: str | None = "EOPNOTSUPP" if why is not None else None
         if why is None and self.program is not None:
             errno = self.program(state, self.dev)

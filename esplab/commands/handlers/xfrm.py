@@ -60,6 +60,9 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
         x = out.states[0]
         if x.offload is not None:
             offload = f", {x.offload.type} offload on {x.offload.dev} dir {x.offload.dir}"
+            port = session.lab.port(node.name, x.offload.dev)
+            if port is not None and port.note:
+                offload += f"; warning: {port.note}"
         elif cmd.offload is not None:
             port = session.lab.port(node.name, cmd.offload.dev)
             why = port.refused if port is not None and port.refused else "no xfrmdev_ops"
