@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from esplab import __version__
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "seed_arg"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -41,7 +41,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _seed(text: str) -> int:
+# Subcommands that take --seed (before them too: esplab --seed N run LAB).
+_SEEDED = frozenset({"run"})
+
+
+def seed_arg(text: str) -> int:
     """``--seed``: an integer from 0 to 2**64 - 1 (what a lab file's ``seed:`` takes),
     decimal or 0x-hex."""
     try:
@@ -87,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--seed",
-        type=_seed,
+        type=seed_arg,
         default=None,
         help="seed for IVs, sequence starts, MACs and every random choice (default 0x5eed)",
     )
@@ -106,8 +110,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _seed_first(args: list[str]) -> list[str]:
+    """``--seed N SUBCOMMAND ...`` as ``SUBCOMMAND --seed N ...`` for a subcommand that
+    takes a seed (``run``); anything else unchanged."""
+    if args[:1] == ["--seed"] and len(args) > 2 and args[2] in _SEEDED:
+        return [args[2], "--seed", args[1], *args[3:]]
+    if args[:1] and args[0].startswith("--seed=") and len(args) > 1 and args[1] in _SEEDED:
+        return [args[1], args[0], *args[2:]]
+    return args
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list = _seed_first(list(sys.argv[1:] if argv is None else argv))
     if args_list and args_list[0] in SUBCOMMANDS:
         return _subcommand(args_list[0], args_list[1:])
     parser = build_parser()

@@ -18,18 +18,25 @@
     ├── EngineError                  the EIP-93 model refuses (memory, rings, records)
     │   └── RingFull                 no free command descriptor
     ├── IntegrityError               an ICV that does not verify
-    ├── CaptureFileError             a pcap/pcapng that cannot be read or written
+    ├── FileError                    a path that cannot be read or written as asked
+    │   └── CaptureFileError         a pcap/pcapng that cannot be read or written
     ├── PeerError                    a real Linux peer that cannot start, answer or run
     └── LabFileError                 a lab file error, with file, line and column
 
 Foreign exceptions (``struct.error``, ``ValueError`` from cryptography, ``OSError``)
 are translated at the boundary with ``raise ... from exc``; nothing else reaches
 the user as a traceback.
+
+A value echoed in a message is cut to a readable length (:func:`shorten`): a message
+never carries a whole megabyte a user pasted; every word longer than
+:data:`ECHO_MAX` characters in a message is shortened the same way, and a message
+longer than :data:`MESSAGE_MAX` loses its middle.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 __all__ = [
@@ -39,6 +46,7 @@ __all__ = [
     "DuplicateSA",
     "EngineError",
     "EsplabError",
+    "FileError",
     "IntegrityError",
     "KernelError",
     "LabFileError",
@@ -53,11 +61,30 @@ __all__ = [
     "UnknownCommand",
     "UsageError",
     "did_you_mean",
+    "shorten",
 ]
+
+#: The longest value a message echoes whole (:func:`shorten`).
+ECHO_MAX = 120
+#: The longest message (what is wrong) shown whole: past it, its middle is cut.
+MESSAGE_MAX = 2000
+_LONG_WORD = re.compile(r"[^\s'\"]{" + str(ECHO_MAX + 1) + ",}")
+
+
+def shorten(value: str, limit: int = ECHO_MAX) -> str:
+    """``value`` for a message: whole when at most ``limit`` characters, else its start
+    and end around ``...`` and its length (``aaaa...aaaa (2000339 characters)``)."""
+    if len(value) <= limit:
+        return value
+    head = max(8, limit * 2 // 3)
+    tail = max(4, limit // 6)
+    return f"{value[:head]}...{value[-tail:]} ({len(value)} characters)"
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
     """The closest of ``choices`` to ``value`` (case-insensitive), or None."""
+    if len(value) > 64:  # no name is that long, and difflib's work grows with it
+        return None
     pool = list(choices)
     lowered = {c.lower(): c for c in pool}
     match = difflib.get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.6)
@@ -67,7 +94,12 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
 def _one_line(what: str) -> str:
     """``what`` as one line: a typed value's newline or tab is shown escaped (a usage
     text, which starts with ``Usage:``, keeps its lines)."""
-    if what.isprintable() or what.startswith("Usage:"):
+    if what.startswith("Usage:"):
+        return what
+    if len(what) > ECHO_MAX:
+        what = _LONG_WORD.sub(lambda m: shorten(m.group()), what)
+        what = shorten(what, MESSAGE_MAX)
+    if what.isprintable():
         return what
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in what)
 
@@ -109,7 +141,7 @@ class EsplabError(Exception):
         elif isinstance(self.valid, str):
             parts.append("valid: " + self.valid)
         if self.hint:
-            parts.append(self.hint)
+            parts.append(_LONG_WORD.sub(lambda m: shorten(m.group()), self.hint))
         return "; ".join(parts)
 
     def __str__(self) -> str:
@@ -229,7 +261,13 @@ class IntegrityError(EsplabError):
     """An ICV that does not verify."""
 
 
-class CaptureFileError(EsplabError):
+class FileError(EsplabError):
+    """A path that cannot be read or written as asked: no such file, not a regular
+    file, too big, outside a lab's output directory, or a file that would be
+    overwritten (``esplab.files``)."""
+
+
+class CaptureFileError(FileError):
     """A capture file that cannot be read or written."""
 
 

@@ -93,9 +93,10 @@ def _ts_factors(resol: int) -> tuple[int, int]:
 class FrameReader:
     """Stream the packets of a pcap or pcapng file as :data:`Frame` tuples.
 
-    Opening checks the file's magic (CaptureFileError for anything that is not a
-    capture) and keeps the file open until the iteration ends or :meth:`close`;
-    iterating raises CaptureFileError where the file is damaged or cut
+    Opening refuses what is not a regular file (a pipe too, unless ``pipes``;
+    ``esplab.files.open_input``), checks the file's magic (CaptureFileError for
+    anything that is not a capture) and keeps the file open until the iteration
+    ends or :meth:`close`; iterating raises CaptureFileError where the file is damaged or cut
     short, after yielding every packet before that point. ``interfaces`` grows as
     pcapng interface blocks are read; ``count`` is the number of packets yielded.
     ``wire_len`` is the original length of the frame just yielded, as its record
@@ -104,14 +105,13 @@ class FrameReader:
     ``min(original, snaplen)`` bytes); draft-ietf-opsawg-pcapng 4.3-4.5, appendix A.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, pipes: bool = False) -> None:
+        from esplab.files import open_input
+
         self.name = str(path)
-        try:
-            self._fh: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed by close()
-            self.size = os.fstat(self._fh.fileno()).st_size
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-            why = getattr(exc, "strerror", None) or exc
-            raise CaptureFileError(f"cannot read {self.name}: {why}") from exc
+        # A regular file, or with ``pipes`` a pipe; never blocks in open (esplab.files).
+        self._fh: BinaryIO = open_input(path, "capture", pipes=pipes, error=CaptureFileError)
+        self.size = os.fstat(self._fh.fileno()).st_size
         self.interfaces: list[Interface] = []
         self.count = 0
         self.wire_len = 0

@@ -36,6 +36,7 @@ from esplab.capfile.records import PacketRecord, out_item
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 from esplab.console import consoles
 from esplab.errors import BadArgument, EsplabError
+from esplab.files import FilePolicy
 from esplab.pcapio import FrameReader, Interface, PcapngWriter
 
 if TYPE_CHECKING:  # rich is imported when something is printed for a person
@@ -113,8 +114,12 @@ def decode_parser() -> argparse.ArgumentParser:
         help="one JSON object per ESP packet per line, then a summary",
     )
     parser.add_argument(
-        "--out", metavar="FILE", help="write the decrypted packets, ESP removed, as pcapng"
+        "--out",
+        metavar="FILE",
+        help="write the decrypted packets, ESP removed, as pcapng (never over CAPTURE or "
+        "the SA file)",
     )
+    parser.add_argument("--force", action="store_true", help="let --out replace an existing file")
     parser.add_argument(
         "--rows",
         type=_positive,
@@ -306,10 +311,15 @@ def _decode(args: argparse.Namespace) -> int:
             valid="--jobs 1, or 0 (automatic), for a pipe",
             value=args.capture,
         )
+    # --out is never an input (nor a link to one), and replaces a file only with --force.
+    policy = FilePolicy()
+    policy.reading(args.capture, "the capture being decoded")
+    policy.reading(args.sa_file, "the SA file")
+    out_path = policy.target(args.out, "--out file", force=args.force) if args.out else None
     # Open the capture first: a file that is not a capture fails before --out exists.
-    reader = FrameReader(args.capture)
+    reader = FrameReader(args.capture, pipes=True)
     try:
-        writer = PcapngWriter(args.out) if args.out else None
+        writer = PcapngWriter(out_path) if out_path is not None else None
     except EsplabError:
         reader.close()
         raise

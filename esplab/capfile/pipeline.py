@@ -60,7 +60,7 @@ def decode_capture(
     opened); damage later in the file ends the run with ``truncated`` set. The
     result's ``interfaces`` is the reader's own list, filled as the file is read.
     """
-    reader = path if isinstance(path, FrameReader) else FrameReader(path)
+    reader = path if isinstance(path, FrameReader) else FrameReader(path, pipes=True)
     decoder = Decoder(
         sas,
         keep_inner=keep_inner,

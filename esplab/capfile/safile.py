@@ -467,12 +467,13 @@ def parse_sa_text(text: str, source: str = "<sa-file>") -> SaFile:
 
 
 def load_sa_file(path: str | Path) -> SaFile:
-    """Read an SA file; LabFileError (file, line, why) for anything unusable."""
+    """Read an SA file; LabFileError (file, line, why) for anything unusable in it,
+    FileError for a file that cannot be read (esplab.files)."""
+    from esplab.files import read_input
+
     name = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise LabFileError(name, 0, 0, f"cannot read the SA file: {exc.strerror or exc}") from exc
+    # A regular file or a pipe (--sa-file <(ip xfrm state)), at most MAX_TEXT_BYTES.
+    raw = read_input(path, "SA file", pipes=True)
     try:
         text = raw.decode()
     except UnicodeDecodeError as exc:

@@ -46,14 +46,30 @@ class Invocation:
 
 
 def parse_int(text: str, what: str) -> int:
-    """Decimal or 0x-hex integer, or a BadArgument naming ``what``."""
+    """Decimal or 0x-hex integer of at most 64 bits (the widest number the model
+    holds: an ESN sequence number), or a BadArgument naming ``what``; each command
+    then checks its own range."""
+    from esplab.errors import shorten
+
+    digits = text.strip().lstrip("+-").lower().removeprefix("0x").lstrip("0_")
+    if len(digits) > 24:  # past 64 bits whatever the base; int() of it may be refused
+        raise BadArgument(
+            f"{what} {shorten(text, 40)} is out of range ({len(text)} characters)",
+            valid="a number of at most 64 bits, decimal (4096) or hex with 0x (0x1000)",
+        )
     try:
-        return int(text, 0)
+        value = int(text, 0)
     except ValueError:
         raise BadArgument(
-            f"{what} must be a number, got '{text}'",
+            f"{what} must be a number, got '{shorten(text, 40)}'",
             valid="decimal (4096) or hex with 0x (0x1000)",
         ) from None
+    if abs(value) >= 1 << 64:
+        raise BadArgument(
+            f"{what} {text} is out of range",
+            valid="a number of at most 64 bits (up to 0xffffffffffffffff)",
+        )
+    return value
 
 
 def _usage_hint(command: Command) -> str:

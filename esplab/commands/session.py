@@ -15,6 +15,7 @@ from esplab.commands.parser import Invocation, parse
 from esplab.commands.registry import Registry
 from esplab.commands.result import ErrorResult, Result
 from esplab.errors import EsplabError
+from esplab.files import FilePolicy
 from esplab.model.lab import Lab, LabSettings
 
 __all__ = ["Session", "SessionOptions"]
@@ -43,6 +44,8 @@ class Session:
     replay: str | None = None
     # The lab being walked with ``lab step`` (an esplab.lab.runner.LabRun), if any.
     lab_walk: Any = None
+    # Where commands may write, and the files read that nothing may overwrite.
+    files: FilePolicy = field(default_factory=FilePolicy)
     # How a real peer's QEMU guest uses KVM: "auto" (tried, then TCG), "on", "off".
     peer_kvm: str = "auto"
 

@@ -37,6 +37,7 @@ from esplab.errors import LabFileError, did_you_mean
 from esplab.lab.expect import Check, evaluate
 from esplab.lab.loader import Document, PathKey, describe_value, load_document
 from esplab.lab.paths import PathError, PathPart, as_number, parse_path, path_text
+from esplab.lab.pattern import PatternError, compile_pattern
 from esplab.lab.refs import references
 from esplab.lab.runline import RunLines, RunProblem
 from esplab.lab.schema import Issue, json_type, validate
@@ -359,8 +360,8 @@ class _Meaning:
                 self.refs(where, arg)
             if op == "matches" and isinstance(arg, str) and "${" not in arg:
                 try:
-                    re.compile(arg)
-                except re.error as exc:
+                    compile_pattern(arg)
+                except PatternError as exc:
                     self.fail(where, f"'matches' is not a regular expression: {exc}")
             if (
                 op in ("gt", "ge", "lt", "le")

@@ -18,6 +18,10 @@ bad file, bad usage, or an output that cannot be written.
 * ``--pcap DIR`` exports every tap of each lab to ``DIR/<lab file stem>.pcapng``.
 * ``--junit FILE`` writes JUnit XML; ``--json`` prints the results as JSON (and
   nothing else) on stdout; ``-v`` prints each step's output.
+* ``--outdir DIR``: the only directory the labs' own commands write in (``capture
+  export``, ``save``, ``wireshark-keys``); default the current directory.
+* ``--force`` lets ``--junit`` and ``--pcap`` replace existing files; nothing ever
+  replaces a lab file being run (esplab.files).
 """
 
 from __future__ import annotations
@@ -25,13 +29,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
 from rich.text import Text
 
+from esplab.cli import seed_arg
 from esplab.console import consoles
+from esplab.errors import EsplabError, FileError
+from esplab.files import FilePolicy, user_path
 from esplab.lab.check import Lab, check_file
 from esplab.lab.report import (
     failure_text,
@@ -192,9 +200,10 @@ def run_lab(
     step_mode: bool = False,
     verbose: bool = False,
     read: Reader | None = None,
+    outdir: Path | None = None,
 ) -> LabRun:
     """Run one lab, printing as it goes when stepping or verbose; ``report()`` tells how."""
-    run = LabRun(lab)
+    run = LabRun(lab, outdir=outdir)
     if step_mode:
         out.print(Text(f"lab: {visible(lab.name)} ({visible(lab.file)})", style="bold"))
         out.print(Text(visible(lab.description.strip(), keep="\n\t")))
@@ -208,9 +217,8 @@ def run_lab(
     return run
 
 
-def _export(run: LabRun, directory: Path, used: set[str]) -> str:
+def _export(run: LabRun, directory: Path, used: set[str], policy: FilePolicy, force: bool) -> str:
     """Export every tap of the lab's session to ``directory``; the file written."""
-    from esplab.errors import EsplabError
 
     name = run.lab.stem or "lab"
     candidate, n = name, 1
@@ -218,9 +226,9 @@ def _export(run: LabRun, directory: Path, used: set[str]) -> str:
         n += 1
         candidate = f"{name}-{n}"
     used.add(candidate)
-    target = directory / f"{candidate}.pcapng"
     try:
-        run.session.execute(f"capture export {quote(str(target))}")
+        target = policy.target(directory / f"{candidate}.pcapng", "--pcap file", force=force)
+        run.session.execute(f"capture export --force {quote(str(target))}")
     except EsplabError as exc:
         raise OSError(str(exc)) from exc
     return str(target)
@@ -240,6 +248,20 @@ def main_run(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--pcap", metavar="DIR", help="export every tap to DIR/LAB.pcapng")
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    parser.add_argument(
+        "--outdir",
+        metavar="DIR",
+        help="the directory the labs' commands write in (default: the current directory)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="let --junit and --pcap replace existing files"
+    )
+    parser.add_argument(
+        "--seed",
+        type=seed_arg,
+        metavar="N",
+        help="run every lab with this seed instead of its own seed: (esplab --seed N run too)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each step's output")
     parser.add_argument("--no-color", action="store_true", help="plain output")
@@ -260,6 +282,26 @@ def main_run(argv: Sequence[str]) -> int:
             err.print(line, markup=False)
         if args.json:
             print(report_json([], errors))
+        return EXIT_USAGE
+    if args.seed is not None:
+        labs = [replace(lab, seed=args.seed) for lab in labs]
+    policy = FilePolicy()
+    for lab in labs:
+        policy.reading(lab.path, "a lab file being run")
+    outdir: Path | None = None
+    try:
+        if args.outdir:
+            outdir = user_path(args.outdir, "--outdir directory")
+            if not outdir.is_dir():
+                raise FileError(
+                    f"--outdir {args.outdir} is not a directory", valid="an existing directory"
+                )
+        if args.junit:
+            policy.target(args.junit, "--junit file", force=args.force)
+        if args.pcap:
+            user_path(args.pcap, "--pcap directory")
+    except EsplabError as exc:
+        err.print(f"esplab run: {exc}", markup=False)
         return EXIT_USAGE
     if args.pcap:  # before any lab runs: a path that cannot hold the captures is usage
         pcaps = Path(args.pcap)
@@ -286,14 +328,20 @@ def main_run(argv: Sequence[str]) -> int:
     used: set[str] = set()
     for lab in labs:
         run = run_lab(
-            lab, out, err, step_mode=args.step, verbose=args.verbose and not args.json, read=read
+            lab,
+            out,
+            err,
+            step_mode=args.step,
+            verbose=args.verbose and not args.json,
+            read=read,
+            outdir=outdir,
         )
         report = run.report()
         if args.pcap:
             try:
                 directory = Path(args.pcap)
                 directory.mkdir(parents=True, exist_ok=True)
-                report.pcap = _export(run, directory, used)
+                report.pcap = _export(run, directory, used, policy, args.force)
             except OSError as exc:
                 err.print(
                     f"esplab run: cannot write captures to {args.pcap}: {exc.strerror or exc}",
@@ -305,7 +353,12 @@ def main_run(argv: Sequence[str]) -> int:
             out.print(report_text(report, steps=not args.step))
     if args.junit:
         try:
-            Path(args.junit).write_bytes(junit_xml(reports))
+            policy.target(args.junit, "--junit file", force=args.force).write_bytes(
+                junit_xml(reports)
+            )
+        except EsplabError as exc:
+            err.print(f"esplab run: {exc}", markup=False)
+            status = EXIT_USAGE
         except OSError as exc:
             err.print(f"esplab run: cannot write {args.junit}: {exc.strerror or exc}", markup=False)
             status = EXIT_USAGE

@@ -13,12 +13,12 @@ Operators
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from esplab.lab.paths import PathError, as_number, equal, show
+from esplab.lab.pattern import PatternError, search
 from esplab.lab.refs import substitute_value
 
 __all__ = ["Check", "Failure", "evaluate"]
@@ -53,7 +53,7 @@ def _compare(op: str) -> Callable[[Any, Any], bool | None]:
 
 def _matches(actual: Any, arg: Any) -> bool | None:
     text = actual if isinstance(actual, str) else show(actual, limit=1 << 20)
-    return re.search(str(arg), text) is not None
+    return search(str(arg), text)
 
 
 def _length(actual: Any, arg: Any) -> bool | None:
@@ -153,7 +153,7 @@ def evaluate(
             continue
         try:
             verdict = _TESTS[op](actual, arg)
-        except re.error as exc:  # a pattern made of saved values, known only now
+        except PatternError as exc:  # a pattern made of saved values, known only now
             return Failure(what, resolved.describe(), f"an invalid pattern ({exc})")
         if verdict is None:
             return Failure(

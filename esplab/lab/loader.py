@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from esplab.errors import LabFileError
+from esplab.errors import LabFileError, shorten
 
 __all__ = [
     "MAX_BYTES",
@@ -45,6 +45,9 @@ MAX_BYTES = 1 << 20
 #: Most values a file may expand to (aliases included).
 MAX_DEPTH = 64  # levels of lists and mappings in one value
 MAX_NODES = 100_000
+#: Longest text read as a number: 64 bits in binary with a sign, 0b and underscores
+#: fits; anything longer is refused before Python's int() (4,300 digits at most).
+_INT_CHARS = 100
 
 PathKey = tuple[str | int, ...]
 
@@ -207,7 +210,19 @@ class LabLoader(yaml.SafeLoader):
             return self._mapping(node, path)
         if isinstance(node, SequenceNode):
             return [self._value(item, (*path, i)) for i, item in enumerate(node.value)]
+        if node.tag == _CORE + "int" and len(str(node.value)) > _INT_CHARS:
+            raise self._fail(
+                node,
+                f"the number {shorten(str(node.value), 40)} is too long",
+                valid="a number of at most 64 bits (up to 0xffffffffffffffff)",
+            )
         value = self.construct_object(node, deep=True)
+        if isinstance(value, int) and not -(1 << 64) < value < 1 << 64:
+            raise self._fail(
+                node,
+                f"the number {node.value} is out of range",
+                valid="a number of at most 64 bits (up to 0xffffffffffffffff)",
+            )
         if isinstance(value, float) and not math.isfinite(value):
             raise self._fail(
                 node,
@@ -279,7 +294,7 @@ def _tabs(text: str, file: str) -> None:
     first = text.find("\t")
     if first < 0:
         return
-    lines = sorted({text.count("\n", 0, i) + 1 for i, ch in enumerate(text) if ch == "\t"})
+    lines = [n for n, row in enumerate(text.split("\n"), 1) if "\t" in row]  # one pass
     line, col = _position(text, first)
     more = ""
     if len(lines) > 1:
@@ -388,12 +403,16 @@ def load_text(text: str, file: str, path: Path | None = None) -> Document:
 
 def load_document(path: str | Path, file: str | None = None) -> Document:
     """Read and load the lab file at ``path``; ``file`` (default: ``path``) names it."""
-    target = Path(path)
+    from esplab.errors import FileError
+    from esplab.files import open_input, user_path
+
     name = str(path) if file is None else file
     try:
-        with target.open("rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except IsADirectoryError:
+        target = user_path(path, "lab file")
+        is_dir = target.is_dir()
+    except FileError as exc:  # a NUL byte, a name too long
+        raise LabFileError(name, 1, 1, exc.what, valid=exc.valid) from None
+    if is_dir:
         # Name the lab files it holds: one of them is what was meant, or all of them
         # (esplab run and esplab check take a directory; lab run in the REPL takes a file).
         labs = sorted(p.name for p in [*target.glob("*.yaml"), *target.glob("*.yml")])
@@ -404,7 +423,12 @@ def load_document(path: str | Path, file: str | None = None) -> Document:
             "is a directory, not a lab file",
             valid=[str(target / lab) for lab in labs] or "a lab file (.yaml); it holds none",
             hint=f"esplab run {name} runs every lab in it" if labs else None,
-        ) from None
+        )
+    try:  # a regular file only: a FIFO would block, a device never end (esplab.files)
+        with open_input(target, "lab file") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except FileError as exc:
+        raise LabFileError(name, 1, 1, exc.what, valid=exc.valid) from None
     except OSError as exc:
         raise LabFileError(name, 1, 1, f"cannot read the file: {exc.strerror or exc}") from exc
     if len(data) > MAX_BYTES:

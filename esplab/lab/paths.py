@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from esplab.errors import shorten
+
 __all__ = [
     "Filter",
     "PathError",
@@ -42,6 +44,10 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _INT = re.compile(r"-?\d+")
 _SLICE = re.compile(r"(-?\d+)?:(-?\d+)?")
 _FILTER = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*)=(.*)", re.S)
+#: An index or slice bound past this many digits can index nothing a result holds.
+_INDEX_DIGITS = 18
+#: Text longer than this is no number (64 bits in binary, with sign, 0b and '_').
+_NUMBER_CHARS = 100
 
 
 class PathError(ValueError):
@@ -134,6 +140,11 @@ def _bracket(text: str, i: int, parts: list[PathPart]) -> int:
     if end < 0:
         raise PathError(f"path '{text}': unclosed '[' at column {i + 1}")
     inner = text[i + 1 : end].strip()
+    if (_INT.fullmatch(inner) or _SLICE.fullmatch(inner)) and len(inner) > 2 * _INDEX_DIGITS:
+        raise PathError(
+            f"path '{shorten(text, 80)}': [{shorten(inner, 30)}] is out of range; "
+            f"valid: an index or slice bounds of at most {_INDEX_DIGITS} digits"
+        )
     if _INT.fullmatch(inner):
         parts.append(Seg("index", index=int(inner)))
     elif (m := _SLICE.fullmatch(inner)) is not None:
@@ -265,6 +276,8 @@ def as_number(value: Any) -> float | int | None:
         return value
     if isinstance(value, str):
         text = value.strip()
+        if len(text) > _NUMBER_CHARS:
+            return None
         try:
             return int(text, 0)
         except ValueError:

@@ -14,6 +14,10 @@ hex text. Keys already in ``data`` win.
 After a failed step (``level: error``) the remaining steps are skipped: they
 would run on a state the lab did not plan for. A failed ``level: warning`` step
 is reported and the lab goes on.
+
+A lab's commands write only under its output directory (``outdir``, by default the
+current directory) and never over the lab file or a file the lab read
+(:class:`esplab.files.FilePolicy`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from esplab.commands.result import PacketResult, Result
@@ -148,9 +153,14 @@ class LabRun:
         session: Session | None = None,
         *,
         sleep: Callable[[float], None] = time.sleep,
+        outdir: Path | None = None,
     ) -> None:
         self.lab = lab
         self.session = session if session is not None else session_for(lab)
+        # The lab's commands write only under outdir (default: the current directory),
+        # never over the lab file itself (esplab.files).
+        self.outdir = outdir
+        self.session.files.reading(lab.path, "the lab file being run")
         self.saved: dict[str, Any] = {"lab": lab.builtins()}
         self.reports: list[StepReport] = []
         self.stopped: str | None = None
@@ -224,7 +234,8 @@ class LabRun:
             return _Attempt(step.run, failures=[failure])
         attempt = _Attempt(line)
         try:
-            attempt.result = self.session.execute(line)
+            with self.session.files.lab(self.outdir):
+                attempt.result = self.session.execute(line)
         except EsplabError as exc:
             attempt.error = str(exc)
         except Exception as exc:  # a bug: one line in the report, the traceback in the log

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from esplab.capfile.safile import load_sa_file, parse_sa_text
-from esplab.errors import LabFileError
+from esplab.errors import FileError, LabFileError
 from esplab.wireshark import EspSaEntry, esp_sa_file
 
 from .support import AUTH_KEY, ENC_KEY, GCM_KEY, SA_TEXT
@@ -150,7 +150,7 @@ def test_errors_name_the_line_and_why(text: str, line: int, why: str) -> None:
 
 
 def test_unreadable_and_binary_files(tmp_path: Path) -> None:
-    with pytest.raises(LabFileError, match="cannot read the SA file"):
+    with pytest.raises(FileError, match="cannot read SA file '.*missing.txt': No such file"):
         load_sa_file(tmp_path / "missing.txt")
     binary = tmp_path / "bin"
     binary.write_bytes(b"ip xfrm\n\xff\xfe")

@@ -92,7 +92,7 @@ def test_ring_sizes() -> None:
     s.execute("set captures 0x1")
     assert len(s.lab.captures.get("wan.wire")) == 1 and s.lab.settings.capture_ring == 1
     assert s.execute("set").data["captures"] == "1"
-    with pytest.raises(BadArgument, match="journey ring size 0; valid: 1 to 1000000"):
+    with pytest.raises(BadArgument, match="journey ring size 0; valid: 1 to 10000"):
         s.execute("set journeys 0")
     with pytest.raises(BadArgument, match="must be a number"):
         s.execute("set captures lots")
@@ -141,7 +141,9 @@ def test_save_writes_a_lab_file(tmp_path: Path) -> None:
     assert doc["steps"][0]["name"] == "1: ip xfrm state add"
     assert len({step["name"] for step in doc["steps"]}) == len(doc["steps"])
     # Saving again leaves the earlier save out.
-    s.execute(f"save {path} --name again")
+    with pytest.raises(EsplabError, match=r"mine\.yaml' exists; add --force to overwrite it"):
+        s.execute(f"save {path} --name again")
+    s.execute(f"save {path} --name again --force")
     again = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert again["name"] == "again" and len(again["steps"]) == len(doc["steps"])
 

@@ -91,7 +91,9 @@ def test_size_limit(tmp_path: Path) -> None:
 
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:
-    with pytest.raises(LabFileError, match=r"nope\.yaml:1:1: cannot read the file: No such file"):
+    with pytest.raises(
+        LabFileError, match=r"nope\.yaml:1:1: cannot read lab file '.*nope\.yaml': No such file"
+    ):
         load_document(tmp_path / "nope.yaml", "nope.yaml")
     with pytest.raises(LabFileError, match="is a directory"):
         load_document(tmp_path)

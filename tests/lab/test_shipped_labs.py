@@ -47,7 +47,8 @@ def test_the_board_capture_recipe_feeds_lab_9(tmp_path: Path) -> None:
     recipe = shutil.copy(LABS / "data" / "make-09-board-capture.yaml", tmp_path / "data")
     lab, errors = check_file(recipe)
     assert lab is not None, errors
-    assert LabRun(lab).run_all().passed
+    # The recipe writes next to itself: its directory is the lab's output directory.
+    assert LabRun(lab, outdir=tmp_path).run_all().passed
     made = tmp_path / "data" / "09-board.pcap"
     assert len(list(read_capture(made))) == 7
     # The committed capture is the recipe's output, timestamps and all.

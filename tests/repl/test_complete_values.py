@@ -74,7 +74,8 @@ def test_options_already_given_are_not_offered_again() -> None:
     ]
     assert candidates(s, "ping -") == ["--count", "-c"]
     assert candidates(s, "ping -c 3 -") == []
-    assert candidates(s, "save --name x -") == ["--description"]
+    assert candidates(s, "save --name x -") == ["--description", "--force"]
+    assert candidates(s, "save --name x --force -") == ["--description"]
 
 
 def test_ip_completion_reads_the_global_options_as_ip_does() -> None:

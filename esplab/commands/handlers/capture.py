@@ -132,9 +132,10 @@ def _show(session: Session, words: list[str]) -> Result:
 def _export(session: Session, words: list[str]) -> Result:
     from esplab.pcap import write_capture
 
+    force = _flag(words, "--force")
     if not words:
         raise BadArgument("capture export needs a file name", hint="capture export run.pcapng")
-    path, taps = Path(words[0]), words[1:]
+    taps = words[1:]
     known = session.lab.captures.known
     if words[0] in known and taps and taps[-1] not in known:
         raise BadArgument(
@@ -143,12 +144,21 @@ def _export(session: Session, words: list[str]) -> Result:
         )
     for tap in taps:
         session.lab.captures.get(tap)  # unknown taps fail before anything is written
+    path = session.files.target(words[0], "capture file", force=force, error=CaptureFileError)
     records = capture_records(session, taps)
     written = write_capture(path, records)  # type: ignore[arg-type]
     return MessageResult(
         summary=f"{written} packet(s) from {len(taps) or 'all'} tap(s) written to {path}",
         data={"file": str(path), "packets": written},
     )
+
+
+def _flag(words: list[str], flag: str) -> bool:
+    """Whether ``flag`` is among ``words`` (taken out of them)."""
+    found = flag in words
+    while flag in words:
+        words.remove(flag)
+    return found
 
 
 def _tap_name(interface: str) -> str:
@@ -160,13 +170,19 @@ def _tap_name(interface: str) -> str:
 
 def _import(session: Session, words: list[str]) -> Result:
     """Each record keeps its kind (from its link type), its timestamp and, in pcapng,
-    its interface's name as its tap; ``capture import FILE TAP`` puts them all in TAP."""
+    its interface's name as its tap; ``capture import FILE TAP`` puts them all in TAP.
+
+    A file damaged or cut short imports nothing, unless ``--partial`` asks for the
+    packets before the damage."""
     from esplab.pcap import LINKTYPE_KINDS, read_capture
 
+    partial = _flag(words, "--partial")
     if not words:
         raise BadArgument("capture import needs a file", hint="capture import board.pcap")
-    path = Path(words[0])
+    path = Path(words[0]).expanduser()
     into = words[1] if len(words) > 1 else None
+    if not partial:
+        _check_whole(path)
     journey = None  # made with the first packet: a file that does not open leaves none
     count = 0
     taps: dict[str, int] = {}  # tap -> packets, in the file's order
@@ -182,6 +198,8 @@ def _import(session: Session, words: list[str]) -> Result:
         ]
         return text + "".join(f"; {m}" for m in merged)
 
+    session.files.reading(path, "a capture imported with capture import")
+    damage = ""
     try:
         for rec in read_capture(path):
             if journey is None:
@@ -198,21 +216,39 @@ def _import(session: Session, words: list[str]) -> Result:
     except CaptureFileError as exc:
         if not count:
             raise
-        raise CaptureFileError(
-            f"{exc.what}; {count} packet(s) were imported into {where()}"
-        ) from exc
+        damage = f"; the rest is lost, {exc.what}"  # --partial: what came before stays
     finally:
         if journey is not None:
             journey.verdict = f"imported {count} packet(s) into {where()}"
     return MessageResult(
-        summary=f"{count} packet(s) from {path} in {'tap ' if len(taps) == 1 else ''}{where()}",
+        summary=f"{count} packet(s) from {path} in {'tap ' if len(taps) == 1 else ''}{where()}"
+        + damage,
         data={
             "tap": next(iter(taps)) if len(taps) == 1 else None,
             "taps": taps,
             "packets": count,
             "journey": journey.id if journey is not None else None,
+            "partial": bool(damage),
         },
     )
+
+
+def _check_whole(path: Path) -> None:
+    """Read the capture to its end first: CaptureFileError if it is damaged or cut
+    short, saying how many packets come before the damage and that --partial keeps them."""
+    from esplab.pcapio import FrameReader
+
+    reader = FrameReader(path)
+    count = 0
+    with reader:
+        try:
+            for _ in reader:
+                count += 1
+        except CaptureFileError as exc:
+            raise CaptureFileError(
+                f"{exc.what}; nothing was imported",
+                hint=f"capture import {path} --partial imports the {count} packet(s) before it",
+            ) from exc
 
 
 def _capture(session: Session, inv: Invocation) -> Result:
@@ -297,7 +333,7 @@ def _wireshark_keys(session: Session, inv: Invocation) -> Result:
     can be written."""
     from esplab.wireshark import EspSaEntry, esp_sa_file, tshark_command, wireshark_form
 
-    path = Path(inv.args["file"])
+    path = session.files.target(inv.args["file"], "SA file", force=inv.args["force"])
     found = _node_entries(session)
     if not found:
         raise NoSuchPacket("no ESP SA on any node yet", hint="add one with ip xfrm state add")
@@ -371,8 +407,8 @@ COMMANDS = (
         summary="packets captured at every tap: list, show, clear, export to pcap(ng), import",
         handler=_capture,
         params=(Param("args", kind="rest", optional=True, metavar="ARGS"),),
-        usage_text="capture list | show TAP [N] | clear [TAP] | export FILE [TAP...] | "
-        "import FILE [TAP] | size [N]",
+        usage_text="capture list | show TAP [N] | clear [TAP] | export FILE [TAP...] [--force] | "
+        "import FILE [TAP] [--partial] | size [N]",
         example="capture export run.pcapng wan.wire eip93.cdr",
         complete=_capture_complete,
     ),
@@ -384,6 +420,7 @@ COMMANDS = (
         params=(
             Param("file", help="output file"),
             Param("capture", optional=True, help="the capture the command should read"),
+            Param("force", kind="flag", help="overwrite FILE if it exists"),
         ),
         example="wireshark-keys esp_sa run.pcapng",
     ),

@@ -96,7 +96,8 @@ def _glued(inv: Invocation) -> tuple[str, str] | None:
         return None
     after = inv.line[token.col + len(token.raw) :]
     readings = []
-    for cut in range(1, len(name)):
+    longest = max(len(n) for n in layer_choices())  # only a layer name's length can cut
+    for cut in range(1, min(len(name), longest + 1)):
         head, address = name[:cut], name[cut:]
         if address[0] not in _HEX_DIGITS or not _is_layer(head):
             continue

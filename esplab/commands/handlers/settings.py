@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from esplab.commands.parser import Invocation, parse_int
@@ -16,8 +15,8 @@ __all__ = ["COMMANDS", "SETTINGS", "lab_document", "lab_text", "ring_size", "sav
 # name -> (what it is, the values it takes)
 SETTINGS: dict[str, tuple[str, str]] = {
     "tracing": ("keep a snapshot of every stage (captures, trace bytes)", "on|off"),
-    "journeys": ("how many journeys the journey ring keeps", "1-1000000"),
-    "captures": ("how many packets each tap's capture ring keeps", "1-1000000"),
+    "journeys": ("how many journeys the journey ring keeps", "1-10000"),
+    "captures": ("how many packets each tap's capture ring keeps", "1-100000"),
     "policy-priority": ("the XFRM policy priority rule of the node", "mainline|rfc"),
     "sub-policy": (
         "CONFIG_XFRM_SUB_POLICY on the node: ptype main on every policy, ptype sub "
@@ -36,7 +35,10 @@ SETTINGS: dict[str, tuple[str, str]] = {
     ),
     "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
 }
-_RING_MAX = 1_000_000
+# What the model can hold: a journey keeps its stages' snapshots, some 10 kB for a
+# send (100,000 sends took 990 MB), so 10,000 journeys stay near 100 MB; a captured
+# packet is its bytes and a few fields, so 100,000 a tap.
+_RING_MAX = {"journey": 10_000, "capture": 100_000}
 _RULES = ("mainline", "rfc")
 # Settings of one node (a node prefix picks it); the rest are the whole lab's.
 _NODE_SETTINGS = ("policy-priority", "sub-policy")
@@ -84,8 +86,9 @@ def _show(session: Session, node: str, only: str | None = None) -> Result:
 def ring_size(name: str, text: str) -> int:
     """A journey or capture ring size from ``text``, or the error naming the range."""
     size = parse_int(text, f"{name} ring size")
-    if not 1 <= size <= _RING_MAX:
-        raise BadArgument(f"{name} ring size {size}", valid=f"1 to {_RING_MAX}")
+    high = _RING_MAX[name]
+    if not 1 <= size <= high:
+        raise BadArgument(f"{name} ring size {size}", valid=f"1 to {high}")
     return size
 
 
@@ -189,7 +192,7 @@ def lab_document(session: Session, name: str, description: str | None = None) ->
 def _save(session: Session, inv: Invocation) -> Result:
     import yaml
 
-    path = Path(inv.args["file"])
+    path = session.files.target(inv.args["file"], "lab file", force=inv.args["force"])
     name = inv.args.get("name") or path.stem
     doc = lab_document(session, name, inv.args.get("description"))
     if not doc["steps"]:
@@ -258,9 +261,11 @@ COMMANDS = (
             Param("file", metavar="FILE", help="the lab file to write"),
             Param("name", kind="option", metavar="NAME", help="the lab's name"),
             Param("description", kind="option", metavar="TEXT", help="what the lab shows"),
+            Param("force", kind="flag", help="overwrite FILE if it exists"),
         ),
         example="save my-offload.yaml",
         details="Every successful command line becomes a step {name, run}; help, quit and "
-        "save are left out. The file runs with esplab run FILE.",
+        "save are left out. The file runs with esplab run FILE. An existing FILE is "
+        "overwritten only with --force.",
     ),
 )

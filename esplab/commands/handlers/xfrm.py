@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from esplab.commands.parser import Invocation
@@ -435,12 +434,17 @@ def _load(session: Session, inv: Invocation) -> Result:
     from esplab.model.xfrm.loader import load_xfrm
 
     node = session.lab.node(inv.node)
-    path = Path(inv.args["file"])
+    from esplab.files import read_input
+
+    path = inv.args["file"]
+    data = read_input(path, "file")  # a regular file of at most MAX_TEXT_BYTES
+    session.files.reading(path, "a file loaded with load")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
         raise BadArgument(
-            f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}",
+            f"cannot read {path}: line {line} is not text (invalid UTF-8)",
             hint="give the path of a text file of ip xfrm commands or output",
         ) from exc
     report = load_xfrm(node.xfrm, text, source=str(path))

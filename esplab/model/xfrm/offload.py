@@ -74,7 +74,7 @@ def no_devices(name: str) -> OffloadDevice | None:
 
 
 def offload_state(
-    state: XfrmState, request: XfrmOffload, resolve: DeviceResolver
+    state: XfrmState, request: XfrmOffload, resolve: DeviceResolver, *, duplicate: bool = False
 ) -> OffloadDevice | None:
     """``xfrm_dev_state_add`` (newest order, reference 3.5 rows 1-9).
 
@@ -82,6 +82,12 @@ def offload_state(
     caller can undo with ``state_delete`` if the insert fails later. A crypto
     request that the kernel lets fall back to software returns None with
     ``state.offload`` None and no "offload" line printed. Raises ``KernelError``.
+
+    ``duplicate``: the SAD holds this SA already, and the insert will answer EEXIST.
+    Every check of rows 1-8 still comes first, as in Linux; the driver (row 9) is
+    then not asked [M]: Linux asks it and undoes the offload after -EEXIST, but the
+    model's driver refuses an SPI it holds (sa_add.py), which would blame the device
+    for a duplicate and leave a journey of a command that changed nothing.
     """
     packet = request.type == "packet"
     state.offload = None
@@ -114,6 +120,8 @@ def offload_state(
     # Row 8: only ESP has an offload type (esp4_offload/esp6_offload).
     if state.proto != IPPROTO_ESP:
         raise KernelError("EINVAL", "Type doesn't support offload")
+    if duplicate:
+        return None
     # Row 9: the driver decides; crypto -EOPNOTSUPP is a silent software fallback.
     state.offload = request
     err = dev.state_add(state)

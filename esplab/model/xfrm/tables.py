@@ -190,12 +190,17 @@ class XfrmNode:
         """``XFRM_MSG_NEWSA``: construct, offload, then insert (``-EEXIST`` on a duplicate).
 
         ``resolve`` overrides the node's device resolver for this call.
+
+        The offload's own checks come first, as in Linux; for a duplicate the driver
+        is then not asked (offload_state ``duplicate``, [M]) and the answer is the
+        kernel's File exists, with no journey.
         """
-        state, dev = self._construct(req, offload, resolve)
+        state = construct_state(req, now=self.clock())
         mark = state.mark.value if state.mark else 0
-        if self._locate(state.dst, state.spi, state.proto, mark) is not None:
-            if dev is not None:
-                dev.state_delete(state)
+        duplicate = self._locate(state.dst, state.spi, state.proto, mark) is not None
+        resolver = resolve or self.resolve_dev
+        dev = offload_state(state, offload, resolver, duplicate=duplicate) if offload else None
+        if duplicate:
             raise DuplicateSA(
                 f"SA {state.dst} spi 0x{state.spi:08x} proto {state.proto} exists",
                 hint="use 'ip xfrm state update' or delete it first",
