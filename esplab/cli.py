@@ -69,6 +69,24 @@ def _subcommand(name: str, argv: Sequence[str]) -> int:
     return result
 
 
+def _unknown_subcommand(word: str) -> int:
+    """``esplab foo``: what the subcommands are (a lab file given alone: how to run it)."""
+    from esplab.commands.tokens import shown_text
+    from esplab.errors import UsageError
+
+    lines = [f"  esplab {name:<9} {text}" for name, (_, _, text) in SUBCOMMANDS.items()]
+    error = UsageError(
+        f"unknown subcommand '{shown_text(word)}'",
+        valid=list(SUBCOMMANDS),
+        value=word,
+        hint="'esplab run FILE' runs a lab file" if word.endswith((".yaml", ".yml")) else None,
+    )
+    print(
+        f"esplab: {error}", *lines, "  esplab --help lists the options", sep="\n", file=sys.stderr
+    )
+    return EXIT_USAGE
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="esplab",
@@ -124,6 +142,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args_list = _seed_first(list(sys.argv[1:] if argv is None else argv))
     if args_list and args_list[0] in SUBCOMMANDS:
         return _subcommand(args_list[0], args_list[1:])
+    if args_list and not args_list[0].startswith("-"):
+        return _unknown_subcommand(args_list[0])
     parser = build_parser()
     try:
         args = parser.parse_args(args_list)
@@ -142,7 +162,10 @@ def _main(argv: Sequence[str] | None) -> int:
         outcomes = run_text(session, args.commands, out, err)
         return EXIT_OK if all(o.ok for o in outcomes) else EXIT_FAILED
     if not sys.stdin.isatty():
-        outcomes = run_text(session, sys.stdin.read(), out, err)
+        # Bytes, decoded here: a byte that is not UTF-8 becomes a lone surrogate, which
+        # the command it is in reports (column and value), whatever the locale says.
+        text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+        outcomes = run_text(session, text, out, err)
         return EXIT_OK if all(o.ok for o in outcomes) else EXIT_FAILED
 
     from esplab.repl.app import run_repl

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from esplab.commands.tokens import Token, plain_tokens, tokenize
+from esplab.commands.tokens import Token, check_text, plain_tokens, tokenize
 from esplab.errors import BadArgument, UnknownCommand, UsageError
 
 if TYPE_CHECKING:
@@ -199,7 +199,9 @@ def parse(
     session: Session | None = None,
     nodes: Iterable[str] = (),
 ) -> Invocation:
-    """Parse one command line. An empty line is a UsageError."""
+    """Parse one command line. An empty line is a UsageError, and so is one holding
+    bytes that were not UTF-8 (:func:`check_text`)."""
+    check_text(line)
     ordered_nodes = list(nodes)
     node_names = set(ordered_nodes)
     try:

@@ -15,13 +15,70 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from esplab.errors import UsageError
+from esplab.errors import BadArgument, UsageError
 
-__all__ = ["Token", "plain_tokens", "split_commands", "split_words", "tokenize"]
+__all__ = [
+    "MAX_LINE",
+    "Token",
+    "check_text",
+    "plain_tokens",
+    "shown_text",
+    "split_commands",
+    "split_words",
+    "tokenize",
+]
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
 _WORD = re.compile(r"\S+")
+
+
+#: The longest command line read, in characters: a pasted dump of the largest record or
+#: packet a command takes (hexinput.MAX_PASTE_BYTES in ``hexdump -C`` form) fits many
+#: times over, and reading one costs about a second.
+MAX_LINE = 1 << 20
+
+#: Lone UTF-16 surrogates: what Python makes of bytes that are not UTF-8 (U+DC80..U+DCFF
+#: stand for the bytes 0x80..0xff under ``surrogateescape``, as in ``sys.argv``), or a
+#: ``\\udXXX`` escape in a YAML or JSON string. No text can carry them out again.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown_text(text: str) -> str:
+    """``text`` with each byte that was not UTF-8 written ``\\xNN`` and any other lone
+    surrogate ``\\udXXX``: printable, whatever the terminal's encoding."""
+    return _SURROGATE.sub(_escaped, text)
+
+
+def _escaped(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def check_text(line: str) -> None:
+    """A BadArgument when ``line`` holds a byte that was not UTF-8 (or a lone surrogate):
+    no command can use it, and no output could print it. So is a line longer than
+    :data:`MAX_LINE`."""
+    if len(line) > MAX_LINE:
+        raise BadArgument(
+            f"the command line is {len(line):,} characters long (it starts "
+            f"'{shown_text(line[:40])}...')",
+            valid=f"up to {MAX_LINE:,} characters",
+        )
+    m = _SURROGATE.search(line)
+    if m is None:
+        return
+    code = ord(m.group())
+    what = (
+        f"byte 0x{code - 0xDC00:02x} is not UTF-8"
+        if 0xDC80 <= code <= 0xDCFF
+        else f"character U+{code:04X} is a lone surrogate, not text"
+    )
+    around = line[max(0, m.start() - 30) : m.start() + 30]
+    raise BadArgument(
+        f"{what} (column {m.start() + 1}, in '{shown_text(around)}')",
+        valid="UTF-8 text",
+    )
 
 
 @dataclass(frozen=True)

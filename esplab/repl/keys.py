@@ -6,13 +6,19 @@ bindings here make the two keys everyone presses behave the way they expect.
 
 from __future__ import annotations
 
+from prompt_toolkit import search
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 __all__ = ["build_key_bindings"]
 
 
 def drop_line(event: KeyPressEvent) -> None:
-    """Ctrl-C: throw away the line being typed and start a fresh prompt."""
+    """Ctrl-C: throw away the line being typed and start a fresh prompt. Inside a
+    history search (Ctrl-R) the search ends first, as Ctrl-G ends it: the session is
+    reused by the next prompt, and a search left open would keep the focus on its
+    field, where Enter, typed text and Ctrl-D do nothing."""
+    if event.app.layout.is_searching:
+        search.stop_search()
     event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
 

@@ -130,9 +130,11 @@ def parse_ip_xfrm(argv: Sequence[str]) -> IpXfrm:
         raise BadArgument(f'Object "{word}" is unknown, try "ip help".', valid=("xfrm",))
     cur.take()
     objword = cur.peek()
-    if objword is None:
+    if objword is None or matches(objword, "help"):
+        # ipxfrm.c usage(): printed for no object and for help alike, exit 255 (C,
+        # iproute2 6.15 in the kernel guest); monitor is not modelled.
         raise BadArgument(
-            "Usage: ip xfrm XFRM-OBJECT { COMMAND | help }", valid=("state", "policy")
+            "Usage: ip xfrm XFRM-OBJECT { COMMAND | help }\nwhere  XFRM-OBJECT := state | policy"
         )
     cur.take()
     if matches(objword, "state") or matches(objword, "sa"):
