@@ -11,6 +11,12 @@ Accepted forms (one or many lines):
   (u-boot ``md.l``), or all written ``0x`` + 8 digits (``devmem`` output), are
   little-endian u32 words, because both the EN7581 and the MT7621 are
   little-endian (eip93.md 5.2). ``words=True``/``False`` forces the reading.
+
+A paste is read in time linear in its length, and is bounded: at most
+:data:`MAX_PASTE_CHARS` characters (checked before anything else is done with it),
+giving at most :data:`MAX_PASTE_BYTES` bytes, the largest IP packet (RFC 791 3.1: a
+16-bit total length); a dump of that is some 300,000 characters as ``hexdump -C``
+writes it.
 """
 
 from __future__ import annotations
@@ -18,9 +24,14 @@ from __future__ import annotations
 import re
 import struct
 
-from esplab.errors import DecodeError
+from esplab.errors import DecodeError, shorten
 
-__all__ = ["is_dump_line", "parse_hex"]
+__all__ = ["MAX_PASTE_BYTES", "MAX_PASTE_CHARS", "is_dump_line", "parse_hex"]
+
+#: The most bytes a paste may give: an IPv4 packet's 16-bit total length (RFC 791 3.1).
+MAX_PASTE_BYTES = 65535
+#: The longest paste read, in characters: room for MAX_PASTE_BYTES as any dump writes them.
+MAX_PASTE_CHARS = 1 << 20
 
 _ADDR = re.compile(r"^\s*(?:0x)?[0-9a-fA-F]+:\s?")
 _HEXDUMP_C = re.compile(r"^\s*[0-9a-fA-F]{4,16}\s+(?P<body>.*?)\s*\|.*\|\s*$")
@@ -67,6 +78,12 @@ def _groups(text: str) -> tuple[list[str], bool]:
 
 def parse_hex(text: str, *, words: bool | None = None) -> bytes:
     """The bytes that ``text`` denotes, or a DecodeError saying what is wrong and where."""
+    if len(text) > MAX_PASTE_CHARS:
+        raise DecodeError(
+            f"the paste is {len(text):,} characters long",
+            valid=f"up to {MAX_PASTE_CHARS:,} characters, giving up to {MAX_PASTE_BYTES:,} bytes",
+            hint="decode one record or packet at a time",
+        )
     groups, saw_address = _groups(text)
     if not groups:
         raise DecodeError("no hex digits given", valid="hex bytes such as 10 13 3a 13 or 10133a13")
@@ -75,7 +92,9 @@ def parse_hex(text: str, *, words: bool | None = None) -> bytes:
         bad = next((c for c in digits if c not in _HEX), None)
         if bad is not None or not digits:
             raise DecodeError(
-                f"'{raw}' is not hex (bad character {bad!r})" if bad else f"'{raw}' has no digits",
+                f"'{shorten(raw, 40)}' is not hex (bad character {bad!r})"
+                if bad
+                else f"'{shorten(raw, 40)}' has no digits",
                 valid="digits 0-9 and a-f, optionally 0x-prefixed",
             )
     if words is None:
@@ -86,11 +105,13 @@ def parse_hex(text: str, *, words: bool | None = None) -> bytes:
         short = [g for g, d in zip(groups, stripped, strict=True) if len(d) > 8]
         if short:
             raise DecodeError(
-                f"'{short[0]}' is longer than a 32-bit word",
+                f"'{shorten(short[0], 40)}' is longer than a 32-bit word",
                 valid="groups of up to 8 hex digits when reading words",
             )
+        _check_size(4 * len(stripped))
         return b"".join(struct.pack("<I", int(d, 16)) for d in stripped)
     digits = "".join(stripped)
+    _check_size(len(digits) // 2)
     if len(digits) % 2:
         raise DecodeError(
             f"odd number of hex digits ({len(digits)})",
@@ -98,3 +119,12 @@ def parse_hex(text: str, *, words: bool | None = None) -> bytes:
             hint="a digit is missing or one too many",
         )
     return bytes.fromhex(digits)
+
+
+def _check_size(count: int) -> None:
+    if count > MAX_PASTE_BYTES:
+        raise DecodeError(
+            f"the paste gives {count:,} bytes",
+            valid=f"up to {MAX_PASTE_BYTES:,} bytes (the largest IP packet)",
+            hint="decode one record or packet at a time",
+        )

@@ -112,16 +112,21 @@ def command_pieces(
     ``;`` and comments by :func:`split_commands`. ``nodes`` are the names a command may
     start with, ``commands`` the command names (and aliases).
     """
-    pieces: list[tuple[str, bool]] = []
+    # Each piece's lines are gathered in a list and joined once: adding a dump's lines
+    # to a string one by one would copy it once a line (quadratic in the paste).
+    pieces: list[tuple[list[str], bool]] = []
+    decoding = False  # whether the last piece is a decode command (a dump may follow)
     for physical in text.splitlines():
         if not physical.strip():
             continue  # (a blank line between decode and its dump changes nothing)
-        if pieces and is_dump_line(physical) and _is_decode(pieces[-1][0], nodes):
-            pieces[-1] = (pieces[-1][0] + "\n" + physical, True)
+        if decoding and is_dump_line(physical):
+            pieces[-1][0].append(physical)
+            pieces[-1] = (pieces[-1][0], True)
             continue
-        whole = _is_decode(physical, nodes) and _whole(physical, nodes, commands)
-        pieces.append((physical, whole))
-    return pieces
+        decoding = _is_decode(physical, nodes)
+        whole = decoding and _whole(physical, nodes, commands)
+        pieces.append(([physical], whole))
+    return [("\n".join(lines), whole) for lines, whole in pieces]
 
 
 def run_text(session: Session, text: str, out: Console, err: Console) -> list[Outcome]:
