@@ -139,8 +139,11 @@ def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None, tfclen:
     TFC padding is ``tfclen`` zero bytes before the padding (``esp_output_fill_trailer``:
     ``memset(tail, 0, tfclen)``, then 1, 2, 3, ...) [C]."""
     if iv is None:
-        assert sa.iv_source is not None
-        iv = sa.iv_source(sa.iv_size) if sa.iv_size else b""
+        if sa.iv_seq_source is not None:
+            iv = sa.iv_seq_source(seq)  # the kernel's seqiv/echainiv (esp_ivgen)
+        else:
+            assert sa.iv_source is not None
+            iv = sa.iv_source(sa.iv_size) if sa.iv_size else b""
     if tfclen:
         payload += bytes(tfclen)
     plen = -(len(payload) + 2) % sa.align

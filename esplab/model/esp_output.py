@@ -16,6 +16,7 @@ from esplab.model import esp as esp_core
 from esplab.model.aead_path import aead_output_step, uses_engine_aead
 from esplab.model.engine_path import engine_output_step
 from esplab.model.esp_ip import IpInfo, parse_ip
+from esplab.model.esp_ivgen import generator_name
 from esplab.model.esp_tfc import state_mtu
 from esplab.model.journey import LazyTextStage, Stage
 from esplab.model.node import Node
@@ -35,6 +36,12 @@ OFFLOADED = ("crypto", "packet")
 
 _NO_OFFLOAD = OffloadVerdict("sw", "no offload requested", "C")
 OUTPUT_REFUSED = "xfrm output refused the packet before the device saw it"
+#: Where a software IV comes from (issue #21 item 7).
+IV_WHY = (
+    "IV from the kernel's {} (crypto/seqiv.c: sequence number XOR salt; crypto/"
+    "echainiv.c: E_K((salt | 1) * sequence number)) [C], its salt from the session seed "
+    "where the kernel draws a random one [D]"
+)
 #: What TFC padding is and who applies it (issue #21 item 2) [C].
 TFC_WHY = (
     "TFC padding: esp_output (net/ipv4/esp4.c, net/ipv6/esp6.c) pads the payload with "
@@ -173,6 +180,8 @@ def _sw_encrypt(
     lab.sa_runtime(node.name).sync(state, sa)
     seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
     why = "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + reason
+    if walk.opts.iv is None and sa.iv_seq_source is not None and sa.iv_size:
+        why += "; " + IV_WHY.format(generator_name(sa.aead or sa.enc))  # type: ignore[arg-type]
     fmt = "software ESP: spi {:#010x} seq {} ({})"
     args: tuple[object, ...] = (state.spi, seq, state.mode)
     if sa.tfcpad:

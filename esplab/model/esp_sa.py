@@ -148,9 +148,11 @@ class EspSA:
     check); ESN needs a window unless ``outbound`` (a state marked ``dir out``, which
     the kernel lets send 64-bit numbers with a window of 0: ``xfrm_init_replay``).
 
-    Determinism: IVs come from ``iv_source(n) -> n bytes``, by default a
-    ``random.Random`` seeded with the SPI; outer IPv4 identifications come from
-    ``ident_source()``, by default 0 when DF is set (kernel ``ip_select_ident``
+    Determinism: IVs come from ``iv_seq_source(seq) -> IV`` when set (the kernel's
+    generators, :mod:`esplab.model.esp_ivgen`; the lab's SAs use them), else from
+    ``iv_source(n) -> n bytes``, by default a ``random.Random`` seeded with the SPI;
+    outer IPv4 identifications come from ``ident_source()``, by default 0 when DF is
+    set (kernel ``ip_select_ident``
     without a socket) and a per-SA counter from 1 otherwise.
 
     Tunnel headers follow the kernel's ``xfrm4/6_tunnel_encap_add``: TTL/hop limit
@@ -184,6 +186,7 @@ class EspSA:
     oseq: int = 0
     lifetime: Lifetime = field(default_factory=Lifetime)
     iv_source: Callable[[int], bytes] | None = None
+    iv_seq_source: Callable[[int], bytes] | None = None
     ident_source: Callable[[], int] | None = None
     ttl: int = 64
     df: DfPolicy = "copy"

@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from esplab.model.esp_ivgen import kernel_iv_source
 from esplab.model.esp_sa import EspSA, Lifetime, UdpEncap
 from esplab.model.xfrm.objects import XfrmState
 from esplab.model.xfrm.tables import DEFAULT_EPOCH
@@ -55,6 +56,11 @@ def build_esp_sa(state: XfrmState, seed: str) -> EspSA:
         encap_dscp="dont-encap-dscp" not in state.extra_flags,
         **kw,  # type: ignore[arg-type]
     )
+    # IVs as the kernel's generator for the algorithm makes them (seqiv, echainiv),
+    # with the salt from the seed [C formulas, D salt].
+    suite = sa.aead if sa.aead is not None else sa.enc
+    assert suite is not None
+    sa.iv_seq_source = kernel_iv_source(suite, seed)
     # The runtime values the state holds (an update, a loaded dump, an SA built again
     # after its first one was forgotten): the numbers, the window and the counters.
     replay, window, stats, counts = state.replay, sa.replay, sa.stats, state.stats

@@ -146,7 +146,9 @@ def test_settings_and_capture_taps(session: Session) -> None:
         "journeys",
         "captures",
         "policy-priority",
+        "sub-policy",
         "crypto-provider",
+        "hmac-long-key",
         "seed",
     ]
     assert words(session, "set crypto-provider ") == ["software", "eip93"]
