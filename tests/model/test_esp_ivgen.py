@@ -38,7 +38,8 @@ def test_seqiv_is_the_sequence_number_xor_a_salt() -> None:
     assert gen is not None
     one, two, big = gen(1), gen(2), gen((5 << 32) | 7)
     assert bytes(a ^ b for a, b in zip(one, two, strict=True)) == (1 ^ 2).to_bytes(8, "big")
-    assert bytes(a ^ b for a, b in zip(one, big, strict=True)) == (1 ^ (5 << 32 | 7)).to_bytes(8, "big")
+    xored = bytes(a ^ b for a, b in zip(one, big, strict=True))
+    assert xored == (1 ^ (5 << 32 | 7)).to_bytes(8, "big")
     assert gen(1) == one  # a function of the number: the same number, the same IV
 
 
