@@ -38,6 +38,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "main_diagnose",
         "explain ICV failures in a capture by known driver mistakes",
     ),
+    "wireshark-plugin": (
+        "esplab.wireshark_plugin",
+        "main_wireshark_plugin",
+        "the Wireshark Lua dissector for esplab's records: print its path or --install it",
+    ),
 }
 
 
