@@ -35,6 +35,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from esplab.commands.packetliterals import LiteralReader
+from esplab.commands.tokens import shown_text
 from esplab.errors import PacketExpressionError
 
 if TYPE_CHECKING:
@@ -427,6 +428,12 @@ def build_packet(text: str, named: Mapping[str, Any] | None = None) -> Packet:
         raise PacketExpressionError(
             f"packet expression does not parse{col}: {exc.msg}",
             valid='Scapy syntax, e.g. IP(dst="192.0.2.2")/UDP(dport=5001)/Raw(b"x"*64)',
+        ) from None
+    except UnicodeEncodeError as exc:  # a lone surrogate: a byte that was not UTF-8
+        raise PacketExpressionError(
+            f"packet expression holds '{shown_text(source[exc.start : exc.end])}' at column "
+            f"{exc.start + 1}, which is not text",
+            valid="UTF-8 text",
         ) from None
     except (RecursionError, MemoryError):
         raise PacketExpressionError(

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from esplab.errors import BadArgument, KernelError, NotFound
+from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
 from esplab.model.journey import Captured, Journey, Stage
 from esplab.model.xdp.consts import AttachFlag, AttachMode, NetdevXdpAct, XdpAction
 from esplab.model.xdp.driver import DriverProfile
@@ -58,6 +58,7 @@ __all__ = [
     "record",
     "sock_counters",
     "tap_prefix",
+    "undone_on_failure",
     "with_errno",
 ]
 
@@ -373,6 +374,27 @@ class XdpLab:
                 value=name,
                 hint=None if self.sockets else "xsk create NAME",
             ) from None
+
+
+@contextmanager
+def undone_on_failure(lab: Lab) -> Iterator[XdpLab]:
+    """The lab's XDP state for one command. What the command made on first use (the
+    state itself, a device's port, a node's switch) is forgotten again when it fails
+    with an EsplabError: a refused ``xdp detach lan1`` or ``xsk bind ... 99`` leaves
+    the lab as it was (M)."""
+    fresh = lab.xdp_state is None
+    xl = lab_xdp(lab)
+    ports, switches = set(xl.ports), set(xl.cpsw)
+    try:
+        yield xl
+    except EsplabError:
+        if fresh:
+            lab.xdp_state = None
+        for key in set(xl.ports) - ports:
+            del xl.ports[key]
+        for node in set(xl.cpsw) - switches:
+            del xl.cpsw[node]
+        raise
 
 
 def lab_xdp(lab: Lab) -> XdpLab:

@@ -15,10 +15,11 @@ and tap captures (see :mod:`esplab.model.xdp_lab`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 
 from esplab.commands.parser import Invocation, parse_int
-from esplab.commands.registry import Command, Param
+from esplab.commands.registry import Command, Handler, Param
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
@@ -33,6 +34,7 @@ from esplab.model.xdp_lab import (
     XdpLab,
     default_profile,
     lab_xdp,
+    undone_on_failure,
 )
 from esplab.model.xdp_lab_run import run_xdpsock
 
@@ -43,6 +45,7 @@ __all__ = [
     "node_devices",
     "subcommand",
     "target_node",
+    "undone_on_failure_handler",
     "word_options",
 ]
 
@@ -98,11 +101,24 @@ def subcommand(words: list[str], valid: tuple[str, ...], cmd: str, usage: str) -
     return words[0]
 
 
+def undone_on_failure_handler(handler: Handler) -> Handler:
+    """``handler`` run so that XDP state it makes on first use is gone again when it
+    fails (:func:`~esplab.model.xdp_lab.undone_on_failure`)."""
+
+    @functools.wraps(handler)
+    def run(session: Session, inv: Invocation) -> Result:
+        with undone_on_failure(session.lab):
+            return handler(session, inv)
+
+    return run
+
+
 def target_node(session: Session, inv: Invocation) -> str:
     return session.lab.node(inv.node).name
 
 
 # ---- xdp ----------------------------------------------------------------------------------
+@undone_on_failure_handler
 def _xdp(session: Session, inv: Invocation) -> Result:
     words = list(inv.args["args"])
     sub = subcommand(words, XDP_SUBCOMMANDS, "xdp", _XDP_USAGE)
@@ -313,6 +329,7 @@ def _params() -> Result:
 
 
 # ---- xdpsock ------------------------------------------------------------------------------
+@undone_on_failure_handler
 def _xdpsock(session: Session, inv: Invocation) -> Result:
     words = list(inv.args["args"])
     need_words(words, 2, "DEV and a benchmark", _XDPSOCK_USAGE)

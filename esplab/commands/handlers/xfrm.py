@@ -438,7 +438,6 @@ def _load(session: Session, inv: Invocation) -> Result:
 
     path = inv.args["file"]
     data = read_input(path, "file")  # a regular file of at most MAX_TEXT_BYTES
-    session.files.reading(path, "a file loaded with load")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -448,6 +447,7 @@ def _load(session: Session, inv: Invocation) -> Result:
             hint="give the path of a text file of ip xfrm commands or output",
         ) from exc
     report = load_xfrm(node.xfrm, text, source=str(path))
+    session.files.reading(path, "a file loaded with load")  # (a failed load keeps nothing)
     return MessageResult(
         summary=f"{node.name}: loaded {len(report.states)} state(s) and "
         f"{len(report.policies)} policy(ies) from {path} ({report.commands} command(s))",

@@ -16,6 +16,7 @@ from esplab.commands.handlers.xdp import (
     node_devices,
     subcommand,
     target_node,
+    undone_on_failure_handler,
     word_options,
 )
 from esplab.commands.parser import Invocation, parse_int
@@ -54,6 +55,7 @@ _XSK_USAGE = (
 
 
 # ---- xsk ----------------------------------------------------------------------------------
+@undone_on_failure_handler
 def _xsk(session: Session, inv: Invocation) -> Result:
     words = list(inv.args["args"]) or ["list"]
     sub = subcommand(words, XSK_SUBCOMMANDS, "xsk", _XSK_USAGE)

@@ -457,6 +457,30 @@ def load_xfrm(
         items = _blocks(_logical_lines(text))
     except _LineError as exc:
         raise LabFileError(source, exc.line, exc.col, exc.what) from exc
+    try:
+        _run(node, items, report, resolve, source)
+    except LabFileError as exc:
+        if not (report.commands or report.states or report.policies):
+            raise
+        # What ran before the bad line stays, as ``ip -batch`` leaves it (ip.c batch():
+        # it stops at the first failing command and undoes nothing); the error says so.
+        kept = (
+            f"the load stopped there; what came before line {exc.line} stays, as ip -batch "
+            f"leaves it: {report.commands} command(s) run, {len(report.states)} state(s) "
+            f"and {len(report.policies)} policy(ies) added"
+        )
+        error = LabFileError(exc.file, exc.line, exc.col, exc.what, valid=exc.valid, hint=kept)
+        raise error from exc.__cause__ or exc
+    return report
+
+
+def _run(
+    node: XfrmNode,
+    items: list[tuple[str, list[Line]]],
+    report: LoadReport,
+    resolve: DeviceResolver,
+    source: str,
+) -> None:
     # Runs of printed objects go in bottom-up (a dump lists the newest first).
     pending: list[tuple[str, list[Line]]] = []
     for kind, lines in [*items, ("end", [])]:
@@ -479,7 +503,6 @@ def load_xfrm(
             if result.command.verb in ("add", "update"):
                 report.states.extend(result.states)
                 report.policies.extend(result.policies)
-    return report
 
 
 def _apply(

@@ -111,8 +111,12 @@ def test_errors_name_the_line() -> None:
         load_xfrm(node, text, source="lab.txt")
     assert str(err.value).startswith("lab.txt:5:1: RTNETLINK answers: File exists")
     assert isinstance(err.value.__cause__, KernelError)
-    # ip -batch semantics: the line before the error stays applied.
+    # ip -batch semantics: the line before the error stays applied, and the error says so.
     assert len(node.states) == 1
+    assert str(err.value).endswith(
+        "the load stopped there; what came before line 5 stays, as ip -batch leaves it: "
+        "1 command(s) run, 1 state(s) and 0 policy(ies) added"
+    )
 
 
 @pytest.mark.parametrize(
