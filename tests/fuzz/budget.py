@@ -1,0 +1,66 @@
+"""The fuzz tests' settings and the checks every entry point shares.
+
+Every test draws its inputs from a fixed seed (``derandomize``) with a fixed budget, so
+CI sees the same inputs on every run; the profile ``esplab-fuzz`` holds what they
+share. ``ESPLAB_FUZZ_SCALE=N`` multiplies each budget (``bench/fuzz.py`` runs the long
+campaign that way); a scaled run draws different inputs from the same fixed seed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from hypothesis import HealthCheck, settings
+
+from esplab.errors import EsplabError
+
+__all__ = ["SECONDS", "budget", "clean_failure", "scale"]
+
+T = TypeVar("T")
+
+settings.register_profile(
+    "esplab-fuzz",
+    derandomize=True,
+    deadline=None,  # time is checked per input by clean_failure, with room for a busy CI
+    database=None,
+    print_blob=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
+
+#: The most one input may take (the issue's bar for "hangs").
+SECONDS = 5.0
+
+
+def scale() -> int:
+    return max(1, int(os.environ.get("ESPLAB_FUZZ_SCALE", "1")))
+
+
+def budget(examples: int) -> settings:
+    """The profile with ``examples`` inputs (times ESPLAB_FUZZ_SCALE)."""
+    return settings(settings.get_profile("esplab-fuzz"), max_examples=examples * scale())
+
+
+def clean_failure(call: Callable[[], T], shown: str) -> T | EsplabError:
+    """Run ``call``: its value, or the EsplabError it raised, whose message must be one
+    non-empty text with no traceback. Any other exception propagates (the test fails),
+    and so does an input that takes more than :data:`SECONDS`. ``shown`` names the input
+    in a failure."""
+    start = time.perf_counter()
+    try:
+        value: T | EsplabError = call()
+    except EsplabError as exc:
+        message = str(exc)
+        assert message.strip(), f"an empty message for {shown!r}"
+        assert "Traceback" not in message, f"a traceback in the message for {shown!r}"
+        value = exc
+    took = time.perf_counter() - start
+    assert took < SECONDS, f"{shown!r} took {took:.1f} s"
+    return value
