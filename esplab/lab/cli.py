@@ -15,7 +15,8 @@ bad file, bad usage, or an output that cannot be written.
   around); ``quit`` stops the lab. When stdin is not a terminal, commands are
   read from it up to an empty line before each step; at its end the remaining
   steps run without pausing.
-* ``--pcap DIR`` exports every tap of each lab to ``DIR/<lab file stem>.pcapng``.
+* ``--pcap DIR`` exports every tap of each lab to ``DIR/<lab file stem>.pcapng``, and
+  its SAs that Wireshark can decrypt to ``DIR/<lab file stem>.esp_sa`` beside it.
 * ``--junit FILE`` writes JUnit XML; ``--json`` prints the results as JSON (and
   nothing else) on stdout; ``-v`` prints each step's output.
 * ``--outdir DIR``: the only directory the labs' own commands write in (``capture
@@ -27,6 +28,7 @@ bad file, bad usage, or an output that cannot be written.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -38,7 +40,7 @@ from rich.text import Text
 
 from esplab.cli import seed_arg
 from esplab.console import consoles
-from esplab.errors import EsplabError, FileError
+from esplab.errors import EsplabError, FileError, NotFound, UsageError
 from esplab.files import FilePolicy, user_path
 from esplab.lab.check import Lab, check_file
 from esplab.lab.report import (
@@ -229,6 +231,10 @@ def _export(run: LabRun, directory: Path, used: set[str], policy: FilePolicy, fo
     try:
         target = policy.target(directory / f"{candidate}.pcapng", "--pcap file", force=force)
         run.session.execute(f"capture export --force {quote(str(target))}")
+        # Beside it, Wireshark's SA table, so the wire taps decrypt there.
+        keys = policy.target(directory / f"{candidate}.esp_sa", "--pcap SA file", force=force)
+        with contextlib.suppress(NotFound, UsageError):  # no SA Wireshark can decrypt
+            run.session.execute(f"wireshark-keys --force {quote(str(keys))} {quote(str(target))}")
     except EsplabError as exc:
         raise OSError(str(exc)) from exc
     return str(target)
@@ -246,7 +252,9 @@ def main_run(argv: Sequence[str]) -> int:
         action="store_true",
         help="pause before each step: show its explanation, take commands",
     )
-    parser.add_argument("--pcap", metavar="DIR", help="export every tap to DIR/LAB.pcapng")
+    parser.add_argument(
+        "--pcap", metavar="DIR", help="export every tap to DIR/LAB.pcapng, its SAs to LAB.esp_sa"
+    )
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
     parser.add_argument(
         "--outdir",

@@ -307,5 +307,6 @@ def test_pcap_names_per_lab(
     assert sorted(p.name for p in out.iterdir()) == [
         "failing-2.pcapng",
         "failing.pcapng",
+        "passing.esp_sa",  # the lab adds an SA: Wireshark's SA table beside its capture
         "passing.pcapng",
     ]

@@ -60,3 +60,25 @@ def test_the_board_capture_recipe_feeds_lab_9(tmp_path: Path) -> None:
     assert lab is not None, errors
     report = LabRun(lab).run_all()
     assert report.passed, [f.line() for s in report.steps for f in s.failures]
+
+
+def test_pcap_gets_its_esp_sa_and_the_wire_decrypts_in_tshark(tmp_path: Path, tshark: str) -> None:
+    """esplab run --pcap writes LAB.esp_sa beside LAB.pcapng: with it as Wireshark's SA
+    table, tshark decrypts the ESP on the lab's wires, both directions, every ICV good."""
+    import subprocess
+
+    lab = str(LABS / "04-seed-scenario.yaml")
+    assert main_run(["--pcap", str(tmp_path), lab]) == 0
+    keys = (tmp_path / "04-seed-scenario.esp_sa").read_text()
+    records = [line for line in keys.splitlines() if not line.startswith("#")]
+    assert len(records) == 2 and all(r.startswith('"IPv4"') for r in records)
+    argv = [tshark, "-r", str(tmp_path / "04-seed-scenario.pcapng")]
+    argv += ["-o", "esp.enable_encryption_decode:TRUE"]
+    argv += ["-o", "esp.enable_authentication_check:TRUE"]
+    argv += [arg for r in records for arg in ("-o", f"uat:esp_sa:{r}")]
+    argv += ["-Y", 'esp && frame.interface_name contains "wire"', "-T", "fields"]
+    argv += ["-e", "esp.spi", "-e", "esp.icv_good", "-e", "udp.dstport"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    rows = sorted({tuple(line.split("\t")) for line in done.stdout.splitlines()})
+    # The lab's sends: ap to host over wan (5201), the host back (1234).
+    assert rows == [("0x00001000", "1", "5201"), ("0x00001001", "1", "1234")], done.stderr
