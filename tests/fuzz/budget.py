@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 
 from esplab.errors import EsplabError
 
-__all__ = ["SECONDS", "budget", "clean_failure", "scale"]
+__all__ = ["SECONDS", "Tally", "budget", "clean_failure"]
 
 T = TypeVar("T")
 
@@ -39,13 +39,11 @@ settings.register_profile(
 SECONDS = 5.0
 
 
-def scale() -> int:
-    return max(1, int(os.environ.get("ESPLAB_FUZZ_SCALE", "1")))
-
-
 def budget(examples: int) -> settings:
-    """The profile with ``examples`` inputs (times ESPLAB_FUZZ_SCALE)."""
-    return settings(settings.get_profile("esplab-fuzz"), max_examples=examples * scale())
+    """The profile with ``examples`` inputs (or ESPLAB_FUZZ_EXAMPLES)."""
+    campaign = os.environ.get("ESPLAB_FUZZ_EXAMPLES")
+    count = int(campaign) if campaign else examples
+    return settings(settings.get_profile("esplab-fuzz"), max_examples=count)
 
 
 def clean_failure(call: Callable[[], T], shown: str) -> T | EsplabError:
@@ -64,3 +62,14 @@ def clean_failure(call: Callable[[], T], shown: str) -> T | EsplabError:
     took = time.perf_counter() - start
     assert took < SECONDS, f"{shown!r} took {took:.1f} s"
     return value
+
+
+class Tally:
+    """Inputs tried by a property run inside a test (Hypothesis reports no statistics
+    for those): ``bench/fuzz.py`` reads the line :meth:`report` prints."""
+
+    def __init__(self) -> None:
+        self.inputs = 0
+
+    def report(self) -> None:
+        print(f"esplab-fuzz: {self.inputs} inputs")

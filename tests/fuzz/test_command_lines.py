@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
 from esplab.errors import EsplabError
-from tests.fuzz.budget import budget, clean_failure
+from tests.fuzz.budget import Tally, budget, clean_failure
 from tests.fuzz.modelcheck import before, changes
 from tests.fuzz.richlab import SETUP, rich_session
 
@@ -155,11 +155,13 @@ def test_found_failures_leave_the_session_as_it_was(in_tmp: Path, line: str) -> 
 
 
 def test_failing_command_lines_leave_the_session_as_it_was(in_tmp: Path) -> None:
-    lab = _Lab()
+    lab, tally = _Lab(), Tally()
 
     @budget(500)
     @given(line=command_lines(seed_lines(lab.session)))
     def run(line: str) -> None:
+        tally.inputs += 1
         lab.check(line)
 
     run()
+    tally.report()

@@ -21,7 +21,7 @@ from esplab.lab.check import Lab, check_document
 from esplab.lab.loader import load_text
 from esplab.pcapio import FrameReader, PcapngWriter
 from tests.capfile.support import SA_TEXT
-from tests.fuzz.budget import budget, clean_failure
+from tests.fuzz.budget import Tally, budget, clean_failure
 from tests.fuzz.modelcheck import before, changes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,12 +103,13 @@ def loaded_file(tmp_path: Path) -> Path:
 
 
 def test_load_of_a_mutated_file_changes_nothing_when_it_fails(loaded_file: Path) -> None:
-    session = Session()
+    session, tally = Session(), Tally()
 
     @budget(200)
     @given(text=st.sampled_from((LOADED, BOARD_SAS)).flatmap(mutated_text))
     def run(text: str) -> None:
         nonlocal session
+        tally.inputs += 1
         loaded_file.write_bytes(text.encode("utf-8", "surrogateescape"))
         was = before(session)
         outcome = clean_failure(lambda: session.execute(f"host load {loaded_file}"), text)
@@ -122,6 +123,7 @@ def test_load_of_a_mutated_file_changes_nothing_when_it_fails(loaded_file: Path)
         assert not changed, f"load of {text!r} failed ({outcome}) but changed: {changed}"
 
     run()
+    tally.report()
 
 
 LABS = tuple(sorted((ROOT / "labs").glob("*.yaml")))
@@ -183,11 +185,12 @@ def test_captures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sas = tmp_path / "sa.txt"
     sas.write_text(BOARD_SAS)
     files = _captures(tmp_path)
-    capture = tmp_path / "capture"
+    capture, tally = tmp_path / "capture", Tally()
 
     @budget(300)
     @given(data=st.sampled_from(files).flatmap(mutated_bytes))
     def run(data: bytes) -> None:
+        tally.inputs += 1
         capture.write_bytes(data)
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -199,3 +202,4 @@ def test_captures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             assert err.getvalue().startswith("esplab decode: ") or "damaged" in said, said
 
     run()
+    tally.report()
