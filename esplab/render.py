@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -55,6 +56,7 @@ __all__ = [
     "HexView",
     "bytes_per_row",
     "field_rows",
+    "field_table",
     "hexdump",
     "legend",
     "packet_spans",
@@ -119,17 +121,30 @@ def _layers(packet: Packet) -> list[Packet]:
     return out
 
 
+def field_table(layer: Packet, style: str = "") -> Table:
+    """One layer's fields as a register view (``esplab.render_fields``): offset or
+    bit range, name (a word's fields indented under it), number right-aligned,
+    meaning."""
+    from esplab.render_fields import layer_rows
+
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim", no_wrap=True, justify="right")
+    table.add_column(style=style, no_wrap=True)
+    table.add_column(justify="right", no_wrap=True)
+    table.add_column(overflow="fold")
+    for row in layer_rows(layer, present_fields(layer)):
+        name = Text(("  " if row.inner else "") + row.name, style="bold" if row.word else "")
+        table.add_row(row.where, name, row.number, row.meaning)
+    return table
+
+
 def packet_tree(packet: Packet, title: str = "") -> Tree:
+    """The packet's layers, each with its field table indented under its name."""
     tree = Tree(Text(title or packet.__class__.__name__, style="bold"))
     for depth, layer in enumerate(_layers(packet)):
         style = LAYER_STYLES[depth % len(LAYER_STYLES)]
-        branch = tree.add(Text(layer.__class__.__name__, style=f"bold {style}"))
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style=style, no_wrap=True)
-        table.add_column(overflow="fold")
-        for name, shown in field_rows(layer):
-            table.add_row(name, shown)
-        branch.add(table)
+        heading = Text(layer.__class__.__name__, style=f"bold {style}")
+        tree.add(Group(heading, Padding(field_table(layer, style), (0, 0, 0, 2), expand=False)))
     return tree
 
 

@@ -61,16 +61,20 @@ def _short(text: str, width: int) -> str:
 
 class _Toolbar:
     """The bottom toolbar: the current node, step mode, the last journey's verdict,
-    and whether the last command worked."""
+    and whether the last command worked, in one line of at most ``width`` columns
+    (80 unless the terminal says otherwise): the verdict is shortened first, then
+    the key hints are left out."""
+
+    WIDTH = 80
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self.last_ok: bool | None = None
 
-    def parts(self) -> list[tuple[str, str]]:
+    def parts(self, width: int = WIDTH) -> list[tuple[str, str]]:
         """(style class, text) pieces; plain data, so it is easy to test."""
         session = self.session
-        out: list[tuple[str, str]] = [
+        head: list[tuple[str, str]] = [
             ("", " node "),
             ("class:bottom-toolbar.key", session.lab.current),
         ]
@@ -78,30 +82,43 @@ class _Toolbar:
         if session.stepping is not None and stepped is not None:
             jid, index = session.stepping
             total = len(stepped.stages)
-            out += [
+            head += [
                 ("", "  "),
                 ("class:bottom-toolbar.step", f"stepping {jid} {index + 1}/{total}"),
                 ("", " (next, continue)"),
             ]
-        journey = session.lab.journeys.get()
-        if journey is not None:
-            style = "good" if journey.delivered else "bad"
-            out += [
-                ("", f"  journey {journey.id}: "),
-                (f"class:bottom-toolbar.{style}", _short(journey.verdict, 48)),
-            ]
+        tail: list[tuple[str, str]] = []
         if self.last_ok is False:
-            out += [("", "  last: "), ("class:bottom-toolbar.bad", "failed")]
-        out += [
+            tail += [("", "  last: "), ("class:bottom-toolbar.bad", "failed")]
+        hints: list[tuple[str, str]] = [
             ("", f"  seed {session.options.seed:#x}  "),
             ("class:bottom-toolbar.key", "help"),
-            ("", " lists commands, Ctrl-D quits"),
+            ("", ", Ctrl-D quits"),
         ]
+        journey = session.lab.journeys.get()
+        used = sum(len(t) for _, t in head + tail)
+        if used + sum(len(t) for _, t in hints) > width:
+            hints = []
+        if journey is not None:
+            style = "good" if journey.delivered else "bad"
+            label = f"  journey {journey.id}: "
+            room = width - used - sum(len(t) for _, t in hints) - len(label)
+            if room >= 8:
+                head += [
+                    ("", label),
+                    (f"class:bottom-toolbar.{style}", _short(journey.verdict, min(room, 48))),
+                ]
+        out = head + tail + hints
+        while sum(len(t) for _, t in out) > width and len(out) > 2:
+            out.pop()  # a very narrow terminal: the node stays
         return out
 
     def __call__(self) -> FormattedText:
         try:
-            return FormattedText(self.parts())
+            from prompt_toolkit.application import get_app
+
+            columns = get_app().output.get_size().columns or self.WIDTH
+            return FormattedText(self.parts(columns))
         except Exception:  # the toolbar must never break the prompt
             return FormattedText([("", f" esplab {__version__}")])
 

@@ -233,3 +233,23 @@ def test_toolbar_shows_node_step_mode_and_verdict(session: Session) -> None:
     bar.last_ok = False
     assert "last: failed" in "".join(t for _, t in bar.parts())
     assert bar()  # formatted text for prompt-toolkit
+
+
+def test_toolbar_fits_80_columns_with_everything_on(session: Session) -> None:
+    # Stepping, a long verdict and a failed command all at once: one line of 80.
+    session.execute('send ap wan IP(dst="203.0.113.77")/UDP(sport=1234,dport=5201)')
+    bar = _Toolbar(session)
+    session.execute("step")
+    try:
+        bar.last_ok = False
+        text = "".join(t for _, t in bar.parts())
+        assert len(text) <= 80, text
+        assert "node ap" in text and "stepping" in text and "last: failed" in text
+        journey = session.lab.journeys.get()
+        assert journey is not None and f"journey {journey.id}: " in text
+    finally:
+        session.execute("continue")
+    bar.last_ok = True
+    text = "".join(t for _, t in bar.parts())
+    assert len(text) <= 80 and "help, Ctrl-D quits" in text
+    assert len("".join(t for _, t in bar.parts(30))) <= 30
