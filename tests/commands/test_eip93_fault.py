@@ -1,4 +1,5 @@
-"""eip93 swap-digest: the SA record's hash state in the wrong byte order (eip93.md 5.2)."""
+"""eip93 swap-digest (the old name of eip93 fault ... digest-byte-order): the SA record's
+hash state in the wrong byte order (eip93.md 5.2), set or removed, and saying which."""
 
 from __future__ import annotations
 
@@ -56,20 +57,12 @@ def test_swap_reverses_every_digest_word_and_nothing_else(session: Session) -> N
     assert after[:0x28] == before[:0x28] and after[0x68:] == before[0x68:]
     for offset in range(0x28, 0x68, 4):
         assert after[offset : offset + 4] == before[offset : offset + 4][::-1]
-    assert result.data == {
-        "spi": 0x1000,
-        "direction": "out",
-        "sa_addr": 0x08000000,
-        "fault": "swap-digest",
-        "fidelity": "M",
-        "words": 16,
-        "before": before[0x28:0x2C].hex(),
-        "after": before[0x28:0x2C][::-1].hex(),
-        "o_before": before[0x48:0x4C].hex(),
-        "o_after": before[0x48:0x4C][::-1].hex(),
-    }
-    assert result.summary.startswith("fault injected [M]: SPI 0x1000 out")
-    assert "eip93.md 5.2" in result.summary
+    assert result.data["action"] == "set" and result.data["alias"] == "swap-digest"
+    assert result.data["fault"] == "digest-byte-order" and result.data["direction"] == "out"
+    assert sorted(result.data["changed"]) == ["sa_i_digest", "sa_o_digest"]
+    assert result.data["faults"] == {"digest-byte-order": ""}
+    assert "fault INJECTED" in result.summary and "SPI 0x1000 (out" in result.summary
+    assert "eip93.md" not in result.summary
 
 
 def test_after_the_swap_the_host_fails_the_icv(session: Session) -> None:
@@ -94,8 +87,11 @@ def test_swapping_twice_restores_the_record(session: Session) -> None:
     original = record(session)
     first = session.execute("eip93 swap-digest 0x1000")
     second = session.execute("eip93 swap-digest 0x1000 out")
-    assert second.data["before"] == first.data["after"]
-    assert second.data["after"] == first.data["before"]
+    # It says what it did: the second call removes the fault (it used to say "injected").
+    assert first.data["action"] == "set" and "fault INJECTED" in first.summary
+    assert second.data["action"] == "clear" and "fault REMOVED" in second.summary
+    assert "injected" not in second.summary.lower()
+    assert second.data["changed"]["sa_i_digest"] == first.data["changed"]["sa_i_digest"][::-1]
     restored = record(session)
     # The engine wrote nothing back in between: no packet was sent.
     assert restored == original
@@ -134,15 +130,15 @@ def test_unknown_spi_lists_the_valid_ones(session: Session) -> None:
     before = record(session)
     with pytest.raises(NotFound) as info:
         session.execute("eip93 swap-digest 0x999")
-    assert "no SA with SPI 0x999 on the EIP-93" in str(info.value)
+    assert "no offloaded SA with SPI 0x999" in str(info.value)
     assert "valid: 0x1000 (out)" in str(info.value)
-    with pytest.raises(NotFound, match=r"no SA with SPI 0x1000 \(in\).*valid: 0x1000 \(out\)"):
+    with pytest.raises(NotFound, match=r"no offloaded SA with SPI 0x1000 \(in\).*0x1000 \(out\)"):
         session.execute("eip93 swap-digest 0x1000 in")
     assert record(session) == before  # nothing written
 
 
 def test_nothing_offloaded_yet() -> None:
-    with pytest.raises(NotFound, match="nothing is valid here yet"):
+    with pytest.raises(NotFound, match="none: add a state with offload"):
         Session().execute("eip93 swap-digest 0x1000")
 
 

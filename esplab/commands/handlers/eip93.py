@@ -1,5 +1,6 @@
 """eip93: look inside the emulated EIP-93 (registers, rings, SA and state records, counters),
-and inject one classic driver fault into an SA record (``swap-digest``).
+and inject the classic driver faults into an offloaded SA (``fault``; ``swap-digest``
+is the old name of one of them).
 
 The views (``eip93_views``) import the record layers and the engine, so they are
 loaded on first use; declaring the command costs nothing at start-up.
@@ -14,10 +15,10 @@ from esplab.commands.session import Session
 
 __all__ = ["COMMANDS", "SUBCOMMANDS", "USAGE"]
 
-SUBCOMMANDS = ("regs", "ring", "sa", "state", "stats", "swap-digest")
+SUBCOMMANDS = ("regs", "ring", "sa", "state", "stats", "fault", "swap-digest")
 USAGE = (
     "eip93 regs | ring cdr|rdr [N] | sa SPI [in|out] | state SPI [in|out] | stats"
-    " | swap-digest SPI [in|out]"
+    " | fault [set SPI KIND [ARG] | clear SPI [KIND]] [in|out] | swap-digest SPI [in|out]"
 )
 
 
@@ -39,16 +40,20 @@ COMMANDS = (
         name="eip93",
         nodeless="the EIP-93 is the ap's engine",
         summary="the EIP-93 packet engine: registers, rings, SA and state records, statistics, "
-        "a digest byte-order fault",
+        "driver faults",
         handler=_eip93,
         params=(Param("args", kind="rest", metavar="WHAT", optional=True),),
         usage_text=USAGE,
         example="eip93 ring cdr 3",
         details="regs: every register with its fields; ring cdr|rdr: the ring's entries, or "
-        "entry N decoded; sa/state SPI: an offloaded SA's record field by field; stats: "
-        "what the engine and the driver counted; swap-digest SPI: fault injection, byte-reverses "
-        "every 32-bit word of the SA record's sa_i_digest and sa_o_digest (the hash state in "
-        "the wrong byte order, eip93.md 5.2); run it again to restore.",
+        "entry N decoded; sa/state SPI: an offloaded SA's record field by field, its faults, "
+        "and where it differs from the record the driver writes; stats: what the engine and "
+        "the driver counted; fault: fault injection, the driver mistakes that can be injected (each one that "
+        "esplab diagnose names) and the SAs that carry one; fault set SPI KIND [ARG]: inject "
+        "one (SA record faults rewrite the record in DMA memory, tx faults change what the "
+        "driver sends); fault clear SPI [KIND]: remove one or all; swap-digest SPI: the old "
+        "name of fault digest-byte-order, which sets it or, when set, clears it, and says "
+        "which.",
         complete=_complete,
     ),
 )

@@ -4,11 +4,9 @@ Everything is read the way the hardware holds it: registers through the register
 file, descriptors and records from DMA memory, decoded with the esplab layers. The
 views change nothing.
 
-One subcommand writes: ``swap-digest`` is a fault injection. It byte-reverses every
-32-bit word of an SA record's ``sa_i_digest`` and ``sa_o_digest`` in DMA memory, the
-record a driver would write had it stored the hash state in the wrong byte order
-(eip93.md 5.2: the words are native little-endian u32s). The injection itself is our
-design [M]; what the engine then computes from the record is the engine's own.
+``fault`` (and its old name ``swap-digest``) writes: fault injection, in
+:mod:`esplab.commands.handlers.eip93_faults`. ``sa`` marks an SA's faults and the
+fields where its live record differs from the one the driver writes.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from esplab.commands.parser import Invocation, parse_int
-from esplab.commands.result import MessageResult, PacketResult, Result, TableResult
+from esplab.commands.result import PacketResult, Result, TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EngineError, NotFound
 from esplab.layers.crypto_desc import (
@@ -236,7 +234,9 @@ def _find(
         )
     label = f"SPI {spi:#x} {sa.direction}"
     if what == "sa":
-        return sa.sa_addr, SA_RECORD_SIZE, label, [sa.describe()]
+        from esplab.commands.handlers.eip93_faults import fault_notes
+
+        return sa.sa_addr, SA_RECORD_SIZE, label, [sa.describe(), *fault_notes(driver, sa)]
     if not sa.state_addr:
         with_state = [f"{s.spi:#x} ({s.direction})" for s in driver.sas.values() if s.state_addr]
         with_state += [f"{t.spi:#x} (sw+aead)" for t in driver.tfms.values() if t.spi is not None]
@@ -248,44 +248,6 @@ def _find(
             "crypto-provider eip93 and send through a software SA",
         )
     return sa.state_addr, STATE_RECORD_SIZE, label, [sa.describe()]
-
-
-#: sa_i_digest then sa_o_digest: 16 words at 0x28..0x67 of the SA record (eip93.md 3.1).
-_DIGESTS = (0x28, 0x68)
-
-
-def _swap_digest(session: Session, words: list[str]) -> Result:
-    """Fault injection [M]: the SA record's digest words in the wrong byte order."""
-    spi, direction = _spi_and_dir(words, "swap-digest")
-    driver = _driver(session)
-    addr, _, label, _ = _find(driver, spi, direction, "sa")
-    try:
-        direction = driver.lookup(spi, direction).direction
-    except NotFound:  # a sw+aead transform: its encrypt record unless "in" was given
-        direction = direction or "out"
-    start, end = _DIGESTS
-    before = driver.memory.read(addr + start, end - start)
-    after = b"".join(before[i : i + 4][::-1] for i in range(0, len(before), 4))
-    driver.memory.write(addr + start, after)
-    first_before, first_after = before[:4].hex(), after[:4].hex()
-    return MessageResult(
-        summary=f"fault injected [M]: {label}, SA record at {addr:#010x}: every 32-bit word of "
-        f"sa_i_digest and sa_o_digest byte-reversed (sa_i_digest word 0 {first_before} -> "
-        f"{first_after}), as a driver that stores the hash state in the wrong byte order "
-        "would have written them (eip93.md 5.2); a second swap-digest puts them back",
-        data={
-            "spi": spi,
-            "direction": direction,
-            "sa_addr": addr,
-            "fault": "swap-digest",
-            "fidelity": "M",
-            "words": (end - start) // 4,
-            "before": first_before,
-            "after": first_after,
-            "o_before": before[32:36].hex(),
-            "o_after": after[32:36].hex(),
-        },
-    )
 
 
 def _stats(session: Session, words: list[str]) -> Result:
@@ -333,7 +295,6 @@ _HANDLERS = {
     "regs": _regs,
     "ring": _ring,
     "stats": _stats,
-    "swap-digest": _swap_digest,
 }
 
 
@@ -344,6 +305,10 @@ def run(session: Session, inv: Invocation) -> Result:
     sub, rest = words[0], words[1:]
     if sub in ("sa", "state"):
         return _record(session, rest, sub)
+    if sub in ("fault", "swap-digest"):
+        from esplab.commands.handlers.eip93_faults import fault, swap_digest
+
+        return (fault if sub == "fault" else swap_digest)(session, rest)
     handler = _HANDLERS.get(sub)
     if handler is None:
         raise BadArgument(f"unknown eip93 subcommand '{sub}'", valid=list(SUBCOMMANDS), value=sub)
@@ -355,10 +320,24 @@ def complete(session: Session, words: list[str]) -> list[str]:
         return list(SUBCOMMANDS)
     if words[0] == "ring" and len(words) == 1:
         return ["cdr", "rdr"]
+    if words[0] == "fault":
+        return _complete_fault(session, words[1:])
     if words[0] in ("sa", "state", "swap-digest"):
         driver = _driver(session)
         if len(words) == 1:
             return sorted({f"{s.spi:#x}" for s in driver.sas.values()})
         if len(words) == 2:
             return ["in", "out"]
+    return []
+
+
+def _complete_fault(session: Session, words: list[str]) -> list[str]:
+    from esplab.model.engine.faults import FAULTS
+
+    if not words:
+        return ["set", "clear"]
+    if len(words) == 1:
+        return sorted({f"{s.spi:#x}" for s in _driver(session).sas.values()})
+    if len(words) == 2:
+        return list(FAULTS)
     return []

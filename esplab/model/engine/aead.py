@@ -15,7 +15,7 @@ and the engine encrypts and authenticates: :func:`esp_output` and :func:`esp_inp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import BadArgument, KernelError, RingFull
@@ -98,6 +98,8 @@ class AeadTfm:
     spi: int | None = None
     #: How setkey took an HMAC key longer than a block ("" for the others).
     key_note: str = ""
+    #: SA records (sa_out/sa_in) whose digest words an ``eip93 swap-digest`` reversed.
+    swapped: set[int] = field(default_factory=set)
 
 
 #: mainline eip93_hmac_setkey (drivers/crypto/inside-secure/eip93/eip93-common.c) for a

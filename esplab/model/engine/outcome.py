@@ -61,6 +61,11 @@ class OffloadedSA:
     state_addr: int
     iv_size: int
     stats: SAStats = field(default_factory=SAStats)
+    #: ``EIP93SARecord.for_esp``'s arguments for this SA: the record the driver wrote,
+    #: rebuilt when a fault is set or cleared (:mod:`esplab.model.engine.faults`).
+    recipe: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Injected faults: kind -> its argument ("" for none), in the order set.
+    faults: dict[str, str] = field(default_factory=dict)
 
     @property
     def icv_len(self) -> int:

@@ -7,7 +7,7 @@ programs the vschagen SA record (eip93.md 4.1) at a DMA address.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from esplab.layers.hashstate import hmac_pad_blocks
 from esplab.layers.sa_record import ESP_AUTH_ALGOS, ESP_CRYPT_ALGOS, SA_RECORD_SIZE, EIP93SARecord
@@ -148,17 +148,18 @@ def state_add(
         )
     if (spi, direction) in drv.sas:
         return refuse("EEXIST", f"SPI {spi:#x} {direction} is offloaded already")
+    recipe: dict[str, Any] = {
+        "direction": direction,
+        "spi": spi,
+        "crypt_algo": crypt_name,
+        "crypt_key": enc_key,
+        "auth_algo": auth_name,
+        "auth_key": auth_key,
+        "icv_size": bits // 8,
+        "mode": mode,
+    }
     try:
-        record = EIP93SARecord.for_esp(
-            direction,
-            spi=spi,
-            crypt_algo=crypt_name,
-            crypt_key=enc_key,
-            auth_algo=auth_name,
-            auth_key=auth_key,
-            icv_size=bits // 8,
-            mode=mode,
-        )
+        record = EIP93SARecord.for_esp(**recipe)
     except ValueError as exc:
         return refuse("EINVAL", str(exc))
     memory = drv.memory
@@ -186,6 +187,7 @@ def state_add(
         sa_addr=sa_addr,
         state_addr=state_addr,
         iv_size=ESP_CRYPT_ALGOS[crypt_name].iv_size,
+        recipe=recipe,
     )
     drv.sas[sa.key] = sa
     stage = drv.stage(
