@@ -34,12 +34,14 @@ from esplab.capfile.hypotheses import (
     Hypothesis,
     Suspect,
     TrialContext,
+    iv_of,
 )
 from esplab.capfile.pipeline import RunResult, decode_capture
 from esplab.capfile.records import STATUSES, PacketRecord, Summary
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 
 __all__ = [
+    "MAX_IVS",
     "MAX_UNKNOWN_GROUPS",
     "Diagnosis",
     "Finding",
@@ -58,6 +60,7 @@ PROBLEMS: Mapping[str, str] = MappingProxyType(
         "encap-mismatch": "arrive with the wrong encapsulation",
         "bad-decrypt": "authenticate but decrypt to a bad trailer or padding "
         "(the encryption key or cipher is wrong?)",
+        "iv-reused": "carry an IV that an earlier packet of the SA carried",
     }
 )
 
@@ -110,6 +113,8 @@ class Group:
 
 #: SPIs without an SA examined one by one; packets of further SPIs are only counted.
 MAX_UNKNOWN_GROUPS = 32
+#: IVs remembered per SA to find one used twice (memory stays flat on a long capture).
+MAX_IVS = 65536
 
 
 class _Collector:
@@ -126,6 +131,24 @@ class _Collector:
         self.spi_seen = False  # a packet carried the SPI asked for
         #: Packets that are not ok and that no group examines, by decode status.
         self.unexamined: dict[str, int] = {}
+        #: SA index -> IV -> the sequence number of the first good packet that carried
+        #: it (at most MAX_IVS each; a duplicate packet is a replay, not a reused IV).
+        self.ivs: dict[int, dict[bytes, int]] = {}
+
+    def _iv_reused(self, rec: PacketRecord) -> bool:
+        spec = self.by_index.get(rec.sa)
+        if spec is None or not rec.esp:
+            return False
+        iv = iv_of(spec, rec.esp)
+        if not iv:
+            return False
+        seen = self.ivs.setdefault(rec.sa, {})
+        first = seen.get(iv)
+        if first is not None:
+            return first != rec.seq
+        if len(seen) < MAX_IVS:
+            seen[iv] = rec.seq
+        return False
 
     def __call__(self, rec: PacketRecord) -> None:
         if self.spi is not None and rec.spi == self.spi:
@@ -136,6 +159,8 @@ class _Collector:
         if problem == "bad-trailer" or (problem == "ok" and rec.padding_ok is False):
             # A padding that is not 1, 2, 3..: the kernel accepts it; a wrong key, likely.
             problem = "bad-decrypt"
+        elif problem == "ok" and self._iv_reused(rec):
+            problem = "iv-reused"
         if problem not in PROBLEMS or rec.spi < 0:
             if problem != "ok":
                 self.unexamined[problem] = self.unexamined.get(problem, 0) + 1

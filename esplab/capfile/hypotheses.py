@@ -28,6 +28,7 @@ from types import MappingProxyType
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from esplab.capfile.opener import GOOD
 from esplab.capfile.safile import SaSpec
 from esplab.capfile.trials import (
     DECRYPT_PROBLEMS,
@@ -42,11 +43,13 @@ from esplab.capfile.trials import (
 __all__ = [
     "DECRYPT_PROBLEMS",
     "HYPOTHESES",
+    "IV_SIZES",
     "Hypothesis",
     "Suspect",
     "Trial",
     "TrialContext",
     "TrialMaker",
+    "iv_of",
     "plausible",
 ]
 
@@ -323,6 +326,61 @@ def _iv_trials(ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]) -> 
     yield Trial("a 16-byte IV field (the CBC IV size) in front of the ciphertext", iv16)
 
 
+# -- sequence numbers and IVs written by the driver ------------------------------
+
+
+def _seq_trials(ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]) -> Iterator[Trial]:
+    if spec is None:
+        return
+    opener = ctx.opener(spec)
+    if opener is None:
+        return
+    for delta in (-1, 1, -2, 2):
+
+        def check(s: Suspect, delta: int = delta) -> bool:
+            seq = (s.seq + delta) & 0xFFFFFFFFFFFFFFFF
+            esp = s.esp[:4] + struct.pack("!I", seq & 0xFFFFFFFF) + s.esp[8:]
+            return opener(esp, seq >> 32)[0] == GOOD
+
+        yield Trial(
+            f"the ICV computed for the header's sequence number {delta:+d} (the number "
+            "in the header was written after the ICV)",
+            check,
+        )
+
+
+#: IV bytes on the wire per cipher (RFC 3602 3, RFC 3686 3, RFC 4106 3.1, RFC 2451).
+IV_SIZES: Mapping[str, int] = MappingProxyType(
+    {
+        "cbc(aes)": 16,
+        "rfc3686(ctr(aes))": 8,
+        "cbc(des3_ede)": 8,
+        "cbc(des)": 8,
+        "rfc4106(gcm(aes))": 8,
+        "rfc4309(ccm(aes))": 8,
+        "rfc7539esp(chacha20,poly1305)": 8,
+    }
+)
+
+
+def iv_of(spec: SaSpec, esp: bytes) -> bytes:
+    """The IV field of an ESP packet of ``spec`` (empty for a cipher without one)."""
+    n = IV_SIZES.get(spec.aead or spec.enc or "", 0)
+    return esp[8 : 8 + n] if len(esp) >= 8 + n else b""
+
+
+def _iv_reuse_trials(
+    ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]
+) -> Iterator[Trial]:
+    if spec is None:
+        return
+    yield Trial(
+        "an all-zero IV (the engine's IV source is not the PRNG: sa_cmd0 iv_source 0)",
+        lambda s: not any(iv_of(spec, s.esp)),
+    )
+    yield Trial("an IV that an earlier packet of the SA carried", lambda s: True)
+
+
 # -- NAT-T -----------------------------------------------------------------------
 
 
@@ -369,6 +427,25 @@ HYPOTHESES: tuple[Hypothesis, ...] = (
         "in ESP protocol mode the engine's ICV is already in wire order: do not swap it",
         _problems("icv-bad"),
         _icv_word_trials,
+    ),
+    Hypothesis(
+        "seq-after-icv",
+        "the sequence number in the ESP header rewritten after the engine computed the "
+        "ICV (a stale or recounted number: the ICV covers the header, RFC 4303 2.2, 3.3.4)",
+        "let the engine write the sequence number (packet offload), or write it before the "
+        "ICV is computed; never patch the header afterwards",
+        _problems("icv-bad"),
+        _seq_trials,
+    ),
+    Hypothesis(
+        "iv-reuse",
+        "the same IV in more than one packet of an SA: the IV is not generated per packet "
+        "(CBC needs an unpredictable IV, RFC 3602 2.3; a counter mode a unique one, "
+        "RFC 3686 2.1)",
+        "program the engine's IV source as the PRNG (sa_cmd0 iv_source 3) or give every "
+        "packet a fresh IV",
+        _problems("iv-reused"),
+        _iv_reuse_trials,
     ),
     Hypothesis(
         "spi-byte-order",
