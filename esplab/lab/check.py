@@ -34,6 +34,7 @@ from typing import Any
 from esplab.commands.handlers.net import ip_global_options
 from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
 from esplab.errors import LabFileError, did_you_mean
+from esplab.lab.exercise import Exercise, build_exercise, check_exercise
 from esplab.lab.expect import Check, evaluate
 from esplab.lab.loader import Document, PathKey, describe_value, load_document
 from esplab.lab.paths import PathError, PathPart, as_number, parse_path, path_text
@@ -88,10 +89,17 @@ class Step:
     level: str = "error"
     run_at: tuple[int, int] | None = None
     error_at: tuple[int, int] | None = None
+    exercise: Exercise | None = None
+    points: float = 0.0
 
     @property
     def warning(self) -> bool:
         return self.level == "warning"
+
+    @property
+    def kind(self) -> str:
+        """run, task, ask or fault (:mod:`esplab.lab.exercise`)."""
+        return "run" if self.exercise is None else self.exercise.kind
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,13 @@ class Lab:
     steps: tuple[Step, ...]
     seed: int = DEFAULT_SEED
     device: str = "en7581"
+    objectives: tuple[str, ...] = ()
+    summary: str = ""
+
+    @property
+    def points(self) -> float:
+        """What the whole lab is worth in a graded run."""
+        return sum(step.points for step in self.steps)
 
     @property
     def stem(self) -> str:
@@ -174,6 +189,8 @@ class _Meaning:
             for index, step in enumerate(steps):
                 if isinstance(step, dict):
                     self.step(index, step)
+                    previous = steps[index - 1] if index else None
+                    check_exercise(self, ("steps", index), step, previous)
         return self.errors
 
     def surprising_numbers(self) -> None:
@@ -403,6 +420,7 @@ def _build(doc: Document) -> Lab:
         error = raw.get("error")
         run_at = doc.offset_mark((*base, "run"), 0)  # the command, not a block's | or >
         error_at = doc.key_mark((*base, "error"))
+        exercise = build_exercise(doc, base, raw)
         wait = raw.get("wait", 1)
         attempts, interval = (
             (wait, 0.0)
@@ -413,7 +431,7 @@ def _build(doc: Document) -> Lab:
             Step(
                 index=index,
                 name=raw["name"],
-                run=raw["run"],
+                run=raw.get("run", ""),
                 line=doc.mark(base).line,
                 explain=raw.get("explain", ""),
                 expect=expect,
@@ -426,6 +444,10 @@ def _build(doc: Document) -> Lab:
                 level=raw.get("level", "error"),
                 run_at=(run_at.line, run_at.col),
                 error_at=None if error is None else (error_at.line, error_at.col),
+                exercise=exercise,
+                points=float(
+                    raw.get("points", 1 if exercise and exercise.kind in ("task", "ask") else 0)
+                ),
             )
         )
     return Lab(
@@ -436,6 +458,8 @@ def _build(doc: Document) -> Lab:
         tuple(steps),
         seed=int(data.get("seed", DEFAULT_SEED)),
         device=data.get("device", "en7581"),
+        objectives=tuple(data.get("objectives", ())),
+        summary=data.get("summary", ""),
     )
 
 
