@@ -112,6 +112,10 @@ class EsplabError(Exception):
     them into the one line the user sees.
     """
 
+    #: What a board's own tool prints for this mistake, where esplab knows it exactly
+    #: and it is not ``Error: <what>.`` (a KernelError has ``board`` instead).
+    board_text: str | None = None
+
     def __init__(
         self,
         what: str,
@@ -236,10 +240,20 @@ class KernelError(EsplabError):
     ) -> None:
         self.errno_name = errno_name
         self.reason = reason
+        self.prefix = prefix
         text = f"{prefix}: {self.STRERROR.get(errno_name, errno_name)}"
         if reason:
             text += f" ({reason})"
         super().__init__(text, hint=hint)
+
+    @property
+    def board(self) -> str:
+        """Exactly what iproute2 prints on a board for this refusal (esplab's extra
+        words left out): see :mod:`esplab.kernel_messages`."""
+        from esplab.kernel_messages import board_text
+
+        strerror = self.STRERROR.get(self.errno_name, self.errno_name)
+        return board_text(self.prefix, strerror, self.reason)
 
 
 class DuplicateSA(KernelError):

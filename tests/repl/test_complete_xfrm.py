@@ -24,7 +24,8 @@ def session() -> Session:
 
 def test_short_algorithm_names_the_parser_takes(session: Session) -> None:
     assert candidates(session, ESP + "enc a") == ["aes"]
-    assert candidates(session, ESP + "auth sha") == ["sha1", "sha256", "sha384", "sha512"]
+    # hmac(sha384) and hmac(sha512) have no short name in Linux (xfrm_algo.c, no .compat)
+    assert candidates(session, ESP + "auth sha") == ["sha1", "sha256"]
     assert candidates(session, ESP + "auth-trunc sha2") == ["sha256"]
     assert {"cbc(aes)", "aes", "des3_ede", "cipher_null"} <= set(candidates(session, ESP + "enc "))
     assert "hmac(sha1)" in candidates(session, ESP + "auth ")

@@ -75,7 +75,15 @@ ALGO_CLASH: dict[str, tuple[str, ...]] = {
 }
 _U32_WORDS = ("reqid", "seq", "replay-window", "if_id", "tfcpad")
 _REPLAY_WORDS = ("replay-seq", "replay-oseq", "replay-seq-hi", "replay-oseq-hi")
-STATE_WORDS: tuple[str, ...] = ("mode", "mark", *_U32_WORDS, *_REPLAY_WORDS, "flag", "extra-flag")
+STATE_WORDS: tuple[str, ...] = (
+    "mode",
+    "mark",
+    "output-mark",
+    *_U32_WORDS,
+    *_REPLAY_WORDS,
+    "flag",
+    "extra-flag",
+)
 STATE_WORDS += ("sel", "limit", "encap", "offload", "dir", *ALGO_TYPES, *ID_WORDS)
 _OFFLOAD_FORM = "offload [crypto|packet] dev DEV dir in|out"
 OFFLOAD_KINDS = ("crypto", "packet")
@@ -94,7 +102,7 @@ def _algo(word: str, cur: Cursor, have: dict[str, XfrmAlgo]) -> None:
         raise BadArgument(f'duplicate "ALGO-TYPE": "{word}" is the second value.')
     if not cur.more():
         raise required("ALGO-NAME")
-    info = lookup_algo(kind, cur.take())
+    info = lookup_algo(kind, cur.take(), word)
     key = b""
     if kind != "comp":
         if not cur.more():
@@ -154,6 +162,7 @@ def parse_state_add(cur: Cursor, family: int) -> tuple[XfrmState, XfrmOffload | 
     lft = LifetimeCfg()
     encap: XfrmEncap | None = None
     mark: XfrmMark | None = None
+    output_mark: XfrmMark | None = None
     offload: XfrmOffload | None = None
     sa_dir: Literal["in", "out"] | None = None
     algos: dict[str, XfrmAlgo] = {}
@@ -163,6 +172,8 @@ def parse_state_add(cur: Cursor, family: int) -> tuple[XfrmState, XfrmOffload | 
             mode = parse_mode(cur.value(word))
         elif word == "mark":
             mark = parse_mark(cur)
+        elif word == "output-mark":
+            output_mark = parse_mark(cur, word)
         elif word in nums:
             nums[word] = parse_uint(cur.value(word), 32, f'value after "{word}"')
         elif word in replay:
@@ -221,6 +232,7 @@ def parse_state_add(cur: Cursor, family: int) -> tuple[XfrmState, XfrmOffload | 
         if_id=nums["if_id"],
         tfcpad=nums["tfcpad"],
         mark=mark if mark and mark.mask else None,
+        output_mark=output_mark,
         seq=nums["seq"],
         replay=ReplayState(
             seq=replay["replay-seq"],
@@ -261,13 +273,14 @@ def _check(
     if not any(k in algos for k in need):
         words = " or ".join(f'"{k}"' for k in need)
         raise BadArgument(f'ALGO-TYPE value {words} is required with XFRM-PROTO value "{name}"')
-    # Our rule, not iproute2's or the kernel's: both accept SPI 0, which is reserved
-    # (RFC 4303 2.1) and gives an SA no inbound packet can ever select.
-    if proto in (IPPROTO_ESP, IPPROTO_AH) and not xid.spi:
-        raise BadArgument(
-            f"missing SPI: an {name.upper()} SA needs spi 1..0xffffffff",
-            hint="esplab refuses SPI 0 (reserved, RFC 4303 2.1); iproute2 would accept it",
-        )
+    # iproute2 (xfrm_state_modify) refuses an IPComp SPI over 16 bits itself, before
+    # the kernel sees it [K]. SPI 0 passes both, as on a board [K], although RFC 4303
+    # 2.1 reserves it and no inbound packet can select such an SA.
+    if proto == IPPROTO_COMP and (xid.spi or 0) >= 0x10000:
+        said = f'SPI value is too large with XFRM-PROTO value "{name}"'
+        error = BadArgument(said, hint="an IPComp CPI is 16 bits: spi 0..0xffff")
+        error.board_text = said
+        raise error
 
 
 def parse_state_id(cur: Cursor, family: int) -> StateId:

@@ -173,24 +173,28 @@ def _damaged(line: int, raw: str, what: str) -> _LineError:
     )
 
 
-def _mark(words: list[str], line: int, raw: str) -> XfrmMark:
-    """``mark V/M`` (xfrm_xfrma_print). An ``output-mark V[/M]`` (XFRMA_SET_MARK, which
-    iproute2's xfrm_output_mark_print puts after the mark on the same line, or on a line
-    of its own without a mark) is refused as ``ip xfrm state add ... output-mark`` is:
-    the lab does not model it."""
-    if "output-mark" in words:
-        raise _LineError(
-            line,
-            'argument "output-mark" is wrong: not modelled by esplab; '
-            "remove 'output-mark ...' from the mark line",
-            _col(raw, "output-mark"),
-        )
-    if len(words) != 2 or words[1].count("/") != 1:
-        raise _LineError(
-            line, f"expected 'mark VALUE/MASK', not {raw.strip()!r}", _col(raw, "mark")
-        )
-    value, mask = words[1].split("/")
-    return XfrmMark(int(value, 0), int(mask, 0))
+def _mark(words: list[str], line: int, raw: str) -> tuple[XfrmMark | None, XfrmMark | None]:
+    """``mark V/M`` and ``output-mark V/M`` (xfrm_xfrma_print, XFRMA_SET_MARK): iproute2
+    puts the output mark after the mark on the same line, or on a line of its own
+    without a mark [K]. Returns (mark, output mark)."""
+    found: dict[str, XfrmMark] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if (
+            word not in ("mark", "output-mark")
+            or i + 1 >= len(words)
+            or words[i + 1].count("/") != 1
+        ):
+            raise _LineError(
+                line,
+                f"expected 'mark VALUE/MASK [output-mark VALUE/MASK]', not {raw.strip()!r}",
+                _col(raw, word),
+            )
+        value, mask = words[i + 1].split("/")
+        found[word] = XfrmMark(int(value, 0), int(mask, 0))
+        i += 2
+    return found.get("mark"), found.get("output-mark")
 
 
 def _selector(words: list[str]) -> Selector:
@@ -276,7 +280,7 @@ def _state_block(block: list[Line]) -> tuple[XfrmState, XfrmOffload | None, _Lif
                 req.flags = _flags(names, dict(STATE_FLAGS), line)
                 req.extra_flags = _flags(extra_part.split(), dict(STATE_EXTRA_FLAGS), line)
             elif words[0] in ("mark", "output-mark"):
-                req.mark = _mark(words, line, raw)
+                req.mark, req.output_mark = _mark(words, line, raw)
             elif words[0] in ("auth", "auth-trunc", "aead", "enc", "comp"):
                 algos[_KINDS[words[0]]] = _algo(words, line)
             elif words[0] == "encap":
@@ -396,7 +400,7 @@ def _policy_block(block: list[Line]) -> tuple[XfrmPolicy, XfrmOffload | None, _L
             elif words[0] == "enc-mask":
                 continue
             elif words[0] == "mark":
-                req.mark = _mark(words, line, raw)
+                req.mark = _mark(words, line, raw)[0]
             elif m := _OFFLOAD.fullmatch(text):
                 offload = XfrmOffload("packet", m.group(1), req.dir)
             elif words[0] == "if_id":

@@ -318,6 +318,10 @@ class XfrmState:
     if_id: int = 0
     tfcpad: int = 0
     mark: XfrmMark | None = None
+    # XFRMA_SET_MARK/_MASK: the mark Linux puts on a packet this SA outputs. Stored and
+    # listed as the kernel does [K]; the lab's packets carry no mark, so it changes no
+    # journey (our design [M]).
+    output_mark: XfrmMark | None = None
     seq: int = 0
     stats: StateStats = field(default_factory=StateStats)
     curlft: LifetimeCur = field(default_factory=LifetimeCur)

@@ -207,10 +207,10 @@ def parse_id(cur: Cursor, *, loose: bool, family: int = 0) -> XfrmId:
     return XfrmId(src, dst, proto, spi)
 
 
-def parse_mark(cur: Cursor) -> XfrmMark:
-    """``xfrm_parse_mark``: ``mark MARK [mask MASK]`` (after the ``mark`` word); the
-    mask defaults to 0xffffffff."""
-    value = parse_uint(cur.value("mark"), 32, "MARK value")
+def parse_mark(cur: Cursor, word: str = "mark") -> XfrmMark:
+    """``xfrm_parse_mark``: ``mark MARK [mask MASK]`` (after the ``mark`` word, or
+    ``output-mark``); the mask defaults to 0xffffffff."""
+    value = parse_uint(cur.value(word), 32, f"{word.upper()} value")
     if cur.peek() == "mask":
         cur.take()
         return XfrmMark(value, parse_uint(cur.value("mask"), 32, "MASK value"))
@@ -343,8 +343,8 @@ def _check_upspec(used: set[str], proto: int) -> None:
 
 
 # Keywords of iproute2's grammar that the lab does not model (care-of addresses,
-# security contexts, output marks, per-CPU SAs).
-NOT_MODELLED = ("coa", "ctx", "output-mark", "cpu", "pcpu-num")
+# security contexts, per-CPU SAs).
+NOT_MODELLED = ("coa", "ctx", "cpu", "pcpu-num")
 
 
 def unknown(word: str, words: Sequence[str], hint: str | None = None) -> BadArgument:

@@ -211,9 +211,13 @@ def _replay_lines(x: XfrmState) -> str:
 
 
 def _mark_line(x: XfrmState | XfrmPolicy) -> str:
-    if x.mark is None:
-        return ""
-    return f"\tmark {_hash_x(x.mark.value)}/{_hash_x(x.mark.mask)} \n"
+    """``mark V/M `` then, for a state, ``output-mark V/M`` on the same line (a line of
+    its own without a mark), as iproute2 6.15 prints them [K]."""
+    out = "" if x.mark is None else f"\tmark {_hash_x(x.mark.value)}/{_hash_x(x.mark.mask)} "
+    output = getattr(x, "output_mark", None)
+    if output is not None:
+        out = (out or "\t") + f"output-mark 0x{output.value:x}/0x{output.mask:x}"
+    return out + "\n" if out else ""
 
 
 def format_state(x: XfrmState, *, stats: int = 0, nokeys: bool = False) -> str:

@@ -81,8 +81,10 @@ def _check_replay(req: XfrmState) -> None:
         if rp.seq or rp.seq_hi or rp.bitmap:
             raise _einval("Replay seq and bitmap should be 0 for output SA")
     elif req.sa_dir == "in":
-        if rp.oseq or rp.oseq_hi:
-            raise _einval("Replay oseq should be 0 for input SA")
+        # Linux 6.12 checks the output counters of an input SA only in the ESN replay
+        # attribute (XFRMA_REPLAY_ESN_VAL); replay-oseq on a plain one passes [K].
+        if req.uses_esn_replay and (rp.oseq or rp.oseq_hi):
+            raise _einval("Replay oseq and oseq_hi should be 0 for input SA")
         if "oseq-may-wrap" in req.extra_flags:
             raise _einval("Flag oseq-may-wrap should not be set for input SA")
 
@@ -100,6 +102,14 @@ def construct_state(req: XfrmState, *, now: int) -> XfrmState:
         raise _einval("src and dst are of different address families")
     _check_protocol(req)
     _check_replay(req)
+    # __xfrm_init_state: a selector of another family needs a tunnel-like mode [K].
+    if (
+        req.sel.family
+        and req.sel.family != req.family
+        and req.mode not in ("tunnel", "beet")
+        and "af-unspec" not in req.flags
+    ):
+        raise _einval("Only tunnel modes can accommodate a change of family")
     auth = check_algo("auth", req.auth, truncated=True) if req.auth else None
     enc = check_algo("enc", req.enc, truncated=False) if req.enc else None
     aead = check_algo("aead", req.aead, truncated=False) if req.aead else None
@@ -146,11 +156,18 @@ def construct_policy(req: XfrmPolicy, *, now: int) -> XfrmPolicy:
         elif tmpl.dst.version != prev_family:
             raise _einval("Mode in template doesn't support a family change")
         prev_family = tmpl.dst.version
-        if tmpl.proto not in (IPPROTO_ESP, IPPROTO_AH, IPPROTO_COMP):
+        # validate_tmpl: Mobile IPv6's routing and destination-options "protocols"
+        # (route2, hao) pass too, with CONFIG_IPV6 [K].
+        if tmpl.proto not in (IPPROTO_ESP, IPPROTO_AH, IPPROTO_COMP, 43, 60):
             raise _einval("Invalid XFRM protocol in template")
+    # The policy keeps its mark value cut to the mask (as listed by Linux 6.12) [K].
+    mark = req.mark
+    if mark is not None and mark.value & ~mark.mask:
+        mark = dataclasses.replace(mark, value=mark.value & mark.mask)
     return dataclasses.replace(
         req,
         offload=None,
         curlft=LifetimeCur(add_time=now),
         sel=req.sel.with_family(req.family),
+        mark=mark,
     )

@@ -102,8 +102,11 @@ def test_esn_without_window_is_fine_for_an_output_sa() -> None:
 
 
 def test_missing_spi_and_proto() -> None:
-    with pytest.raises(BadArgument, match="missing SPI"):
-        parse(f"ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp {GCM}")
+    # SPI 0 (no spi word) passes iproute2 and Linux 6.12 (tests/kernel/ cp-state-spi-zero).
+    state = parse(f"ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp {GCM}").state
+    assert state is not None and state.spi == 0
+    with pytest.raises(BadArgument, match='SPI value is too large with XFRM-PROTO value "comp"'):
+        parse("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto comp spi 0x10000 comp deflate")
     with pytest.raises(BadArgument, match='argument "XFRM-PROTO" is required'):
         parse(f"ip xfrm state add src 192.0.2.1 dst 192.0.2.2 spi 1 {GCM}")
     with pytest.raises(BadArgument, match="Not enough information: ID is required"):

@@ -6,6 +6,8 @@ import pytest
 
 from esplab.errors import LabFileError
 from esplab.model.xfrm.loader import load_xfrm
+from esplab.model.xfrm.objects import XfrmMark
+from esplab.model.xfrm.printer import format_state
 
 from .fakes import FakeDevice
 from .support import listing, make_node
@@ -19,22 +21,27 @@ AEAD = f"\taead rfc4106(gcm(aes)) 0x{'00' * 20} 128\n"
 
 
 @pytest.mark.parametrize(
-    "mark_line",
+    ("mark_line", "mark"),
     [
         # iproute2 xfrm_xfrma_print + xfrm_output_mark_print: the output mark follows
-        # the mark on its line, or has a line of its own.
-        "\tmark 0x5/0xff output-mark 0xd0/0xffffffff\n",
-        "\toutput-mark 0xd0/0xffffffff\n",
+        # the mark on its line, or has a line of its own (as iproute2 6.15 prints them).
+        ("\tmark 0x5/0xff output-mark 0xd0/0xffffffff\n", XfrmMark(5, 0xFF)),
+        ("\toutput-mark 0xd0/0xffffffff\n", None),
     ],
 )
-def test_output_mark_is_refused_as_state_add_refuses_it(mark_line: str) -> None:
+def test_output_mark_loads_and_prints_back(mark_line: str, mark: XfrmMark | None) -> None:
     node = make_node(FakeDevice("wan"))
-    with pytest.raises(LabFileError) as err:
-        load_xfrm(node, HEAD + mark_line + AEAD, source="dump.txt")
-    col = mark_line.index("output-mark") + 1
-    assert str(err.value).startswith(
-        f'dump.txt:4:{col}: argument "output-mark" is wrong: not modelled by esplab'
-    )
+    load_xfrm(node, HEAD + mark_line + AEAD, source="dump.txt")
+    (state,) = node.states
+    assert state.mark == mark
+    assert state.output_mark == XfrmMark(0xD0, 0xFFFFFFFF)
+    assert mark_line in format_state(state)
+
+
+def test_a_damaged_output_mark_is_named() -> None:
+    node = make_node(FakeDevice("wan"))
+    with pytest.raises(LabFileError, match=r"dump\.txt:4:2: expected 'mark VALUE/MASK"):
+        load_xfrm(node, HEAD + "\toutput-mark 0xd0\n" + AEAD, source="dump.txt")
     assert node.states == ()
 
 
