@@ -9,9 +9,18 @@ The same plaintext, SA, IV and sequence number go through
   ICV in ESP mode; mainline's esp_xmit would write the trailer itself);
 * ``packet``: packet offload (the engine does everything, including the number).
 
-Each offload path runs on a scratch engine of its own (same seed), so the lab's
-engine, rings and counters are untouched. Identical bytes are the expected
-answer (DESIGN.md); any difference is shown down to the field.
+Each offload path runs on an engine of its own (same seed), so the lab's engine,
+rings and counters are untouched, programmed with the lab's live state: the
+driver's settings and, when the SA is offloaded, the live SA record in DMA memory
+(an injected fault included) and the SA's injected faults. ``--scratch`` programs
+the record the driver would write instead, and the output says which it used.
+Beside the bytes, the live SA record is compared field by field with the record
+the driver writes for that state. Identical bytes are the expected answer
+(DESIGN.md); any difference is shown down to the field.
+
+``id N`` and ``ttl N`` pin the outer IPv4 header's identification and TTL on
+every datapath (tunnel mode: the outer header; transport: the packet's own), so
+whole packets compare where only the ESP was meant to.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from esplab.commands.result import Result
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
 
-__all__ = ["COMMANDS", "DATAPATHS", "run_datapaths"]
+__all__ = ["COMMANDS", "DATAPATHS", "live_sa", "pin_outer", "run_datapaths"]
 
 DATAPATHS = ("sw", "sw+aead", "crypto", "packet")
 
@@ -56,9 +65,23 @@ def _outbound_state(session: Session, node_name: str | None, spi: int) -> Any:
 
 
 def run_datapaths(
-    session: Session, node_name: str, state: Any, packet: bytes, seq: int, iv: bytes
+    session: Session,
+    node_name: str,
+    state: Any,
+    packet: bytes,
+    seq: int,
+    iv: bytes,
+    *,
+    scratch: bool = False,
 ) -> dict[str, bytes | str]:
-    """The ESP packet each datapath makes (bytes), or why it cannot (str)."""
+    """The ESP packet each datapath makes (bytes), or why it cannot (str).
+
+    The offload paths run on an engine of their own (so the lab's rings, counters and
+    sequence numbers are untouched) programmed with the lab's live state: its driver
+    settings and, when the SA is offloaded, its live SA record (faults and all) and
+    injected faults. ``scratch`` asks for the record the driver writes instead."""
+    from dataclasses import replace
+
     from esplab.model import esp as esp_core
     from esplab.model.engine import new_eip93
     from esplab.model.engine_path import build_skb
@@ -66,6 +89,8 @@ def run_datapaths(
     from esplab.model.xfrm_runtime import build_esp_sa
 
     seed = session.lab.settings.seed
+    live = session.lab.eip93
+    hw = None if scratch else live_sa(session, state)
     out: dict[str, bytes | str] = {}
     sa = build_esp_sa(state, f"compare:{seed}")
     mtu = _route_mtu(session, node_name, state) if sa.tfcpad else None
@@ -73,8 +98,8 @@ def run_datapaths(
         out["sw"] = esp_core.encrypt(sa, packet, seq=seq, iv=iv, mtu=mtu)
     except EsplabError as exc:
         return dict.fromkeys(DATAPATHS, f"software ESP refused the packet: {exc}")
-    scratch = build_esp_sa(state, f"compare-skb:{seed}")
-    skb, off, proto = build_skb(scratch, packet, seq)
+    spare = build_esp_sa(state, f"compare-skb:{seed}")
+    skb, off, proto = build_skb(spare, packet, seq)
     # sw+aead runs esp_output too: its TFC zeros precede the padding (esp_tfc) [C].
     skb += bytes(tfc_len(sa, len(skb) - off - 8 - sa.iv_size, mtu))
     if state.aead is not None:
@@ -82,8 +107,7 @@ def run_datapaths(
         return {**out, "sw+aead": why, "crypto": why, "packet": why}
     assert state.enc is not None
     auth = state.auth
-    drv = new_eip93(seed)
-    drv.settings.hmac_long_key = session.lab.eip93.settings.hmac_long_key
+    drv = new_eip93(seed, settings=replace(live.settings))
     if "esn" in state.flags:
         out["sw+aead"] = AUTHENCESN
     else:
@@ -92,7 +116,7 @@ def run_datapaths(
         if state.tfcpad:
             out[kind] = TFC_NOT_OFFLOADED
             continue
-        drv = new_eip93(seed)
+        drv = new_eip93(seed, settings=replace(live.settings))
         add = drv.state_add(
             dev="wan",
             direction="out",
@@ -112,14 +136,23 @@ def run_datapaths(
         if not add.ok:
             out[kind] = f"the driver refuses the SA: {add.errno} ({add.reason})"
             continue
-        hw = add.sa
-        assert hw is not None
+        sa_hw = add.sa
+        assert sa_hw is not None
+        if hw is not None:  # the lab's live record, and its faults, on this engine
+            drv.memory.write(sa_hw.sa_addr, live.memory.read(hw.sa_addr, 0x80))
+            sa_hw.faults = dict(hw.faults)
         if kind == "packet":
-            drv.memory.write(hw.sa_addr + 0x6C, ((seq - 1) & 0xFFFFFFFF).to_bytes(4, "little"))
+            drv.memory.write(sa_hw.sa_addr + 0x6C, ((seq - 1) & 0xFFFFFFFF).to_bytes(4, "little"))
         tx = drv.crypto_tx if kind == "crypto" else drv.packet_tx
-        res = tx(hw, skb, proto=proto, esp_offset=off, iv=iv)
+        res = tx(sa_hw, skb, proto=proto, esp_offset=off, iv=iv)
         out[kind] = bytes(res.data) if res.ok else f"engine: {res.reason}"
     return {k: (v if isinstance(v, str) else bytes(v)) for k, v in out.items()}
+
+
+def live_sa(session: Session, state: Any) -> Any:
+    """The lab's offloaded SA (``OffloadedSA``) of ``state``, or None."""
+    entry = session.lab.offloaded.get(id(state))
+    return entry[1] if entry is not None and entry[0] is state else None
 
 
 #: Why no offload path pads for TFC: the kernel refuses before any driver is asked
@@ -166,6 +199,86 @@ def _sw_aead(drv: Any, state: Any, skb: bytes, off: int, proto: int, iv: bytes) 
     return {"sw+aead": bytes(res.data) if res.ok else f"engine: {res.reason}"}
 
 
+_OPTIONS = ("seq", "iv", "id", "ttl")
+_OPTIONS_HELP = ("seq N", "iv HEX", "id N", "ttl N")
+
+
+def _pins(options: dict[str, str], state: Any) -> dict[str, int]:
+    pins: dict[str, int] = {}
+    for key, top in (("id", 0xFFFF), ("ttl", 0xFF)):
+        if key in options:
+            value = parse_int(options[key], key)
+            if not 0 <= value <= top:
+                raise BadArgument(f"{key} {options[key]}", valid=f"0..{top:#x}", value=options[key])
+            pins[key] = value
+    if "id" in pins and state.family == 6 and state.mode != "transport":
+        raise BadArgument("id pins an IPv4 identification; this SA's outer header is IPv6")
+    return pins
+
+
+def pin_outer(packet: bytes, pins: dict[str, int]) -> bytes:
+    """``packet`` with its outer IPv4 identification and TTL (IPv6: hop limit) as
+    pinned, the header checksum recomputed (RFC 791 3.1). Neither field is covered by
+    the ESP ICV (RFC 4303 3.3.4), so the ESP is untouched."""
+    from esplab.model.esp_ip import checksum
+
+    if not pins or not packet:
+        return packet
+    out = bytearray(packet)
+    if out[0] >> 4 == 6:
+        if "ttl" in pins:
+            out[7] = pins["ttl"]
+        return bytes(out)
+    if "id" in pins:
+        out[4:6] = pins["id"].to_bytes(2, "big")
+    if "ttl" in pins:
+        out[8] = pins["ttl"]
+    hlen = (out[0] & 0xF) * 4
+    out[10:12] = b"\x00\x00"
+    out[10:12] = checksum(bytes(out[:hlen])).to_bytes(2, "big")
+    return bytes(out)
+
+
+def _record_source(
+    session: Session, state: Any, scratch: bool
+) -> tuple[str, list[str], dict[str, Any]]:
+    """Which SA record the offload paths used, and the live record against the one the
+    driver writes, field by field (rows for the table, data for JSON)."""
+    from esplab.commands.handlers.eip93_faults import record_diff
+
+    hw = live_sa(session, state)
+    if hw is None:
+        return (
+            "engine: a scratch SA record (the SA is not offloaded in the lab: no live record)",
+            [],
+            {"record": "scratch", "reason": "not offloaded"},
+        )
+    diff = record_diff(session.lab.eip93, hw)
+    faults = ", ".join(f"{k} {a}".strip() for k, a in hw.faults.items()) or "none"
+    rows = [
+        f"SA record field {name}: live {live}, the driver writes {want}"
+        for name, live, want in diff
+    ]
+    if not diff:
+        rows = ["SA record: the live record is the one the driver writes, field by field"]
+    used = (
+        f"engine: --scratch, the record the driver writes (not the live one at "
+        f"{hw.sa_addr:#010x}, injected faults: {faults})"
+        if scratch
+        else f"engine: the lab's live SA record at {hw.sa_addr:#010x}, injected faults: {faults}"
+    )
+    return (
+        used,
+        rows,
+        {
+            "record": "scratch" if scratch else "live",
+            "sa_addr": hw.sa_addr,
+            "faults": dict(hw.faults),
+            "differs": {name: {"live": live, "driver": want} for name, live, want in diff},
+        },
+    )
+
+
 def _compare(session: Session, inv: Invocation) -> Result:
     from esplab.commands.handlers.diff import Operand, build_diff
     from esplab.commands.handlers.journey import packet_bytes
@@ -178,8 +291,14 @@ def _compare(session: Session, inv: Invocation) -> Result:
         )
     spi = parse_int(words[0], "SPI")
     node, state = _outbound_state(session, inv.node, spi)
-    expr, options = packet_options(inv.line, inv.tokens[2:], ("seq", "iv"), "compare")
+    tokens = [t for t in inv.tokens[2:] if t.value != "--scratch"]
+    scratch = len(tokens) != len(inv.tokens[2:])
+    if tokens and tokens[-1].value in _OPTIONS and len(tokens) > 1:
+        key = tokens[-1].value
+        raise BadArgument(f"'{key}' needs a value", valid=", ".join(_OPTIONS_HELP))
+    expr, options = packet_options(inv.line, tokens, _OPTIONS, "compare")
     seq = parse_seq(options["seq"]) if "seq" in options else 1
+    pins = _pins(options, state)
     if state.encap is not None:
         raise BadArgument(
             f"SPI {spi:#x} is UDP-encapsulated (encap {state.encap.type}), which compare "
@@ -198,7 +317,8 @@ def _compare(session: Session, inv: Invocation) -> Result:
     packet = packet_bytes(session, expr, node.name, None)
     if not iv:
         iv = session.lab.rng.randbytes(iv_size)
-    results = run_datapaths(session, node.name, state, packet, seq, iv)
+    results = run_datapaths(session, node.name, state, packet, seq, iv, scratch=scratch)
+    results = {k: pin_outer(v, pins) if isinstance(v, bytes) else v for k, v in results.items()}
     reference = results["sw"]
     if isinstance(reference, str):
         raise BadArgument(reference)
@@ -234,6 +354,11 @@ def _compare(session: Session, inv: Invocation) -> Result:
         rows.append((path, f"{len(got)} bytes", f"DIFFERS: {diff.summary}"))
         details.extend(f"{path}: {' / '.join(str(c) for c in row)}" for row in diff.rows)
     notes.extend(details)
+    source, record_rows, record_data = _record_source(session, state, scratch)
+    notes.insert(0, source)
+    notes.extend(record_rows)
+    data["engine"] = record_data
+    data["pins"] = pins
     available = [p for p in DATAPATHS if data["paths"][p]["available"]]
     identical = all(data["paths"][p]["identical"] for p in available)
     data["identical"] = identical
@@ -257,7 +382,15 @@ COMMANDS = (
         summary="the same packet through sw, sw+aead, crypto and packet offload, diffed",
         handler=_compare,
         params=(Param("args", kind="rest", metavar="SPI PACKET"),),
-        usage_text="[NODE] compare SPI PACKET [seq N] [iv HEX]",
+        usage_text="[NODE] compare SPI PACKET [seq N] [iv HEX] [id N] [ttl N] [--scratch]",
         example='compare 0x1000 IP(dst="192.0.2.2")/UDP(dport=5201)/Raw(b"x"*64) seq 7',
+        details="The offload paths use the lab's live state: the driver's settings and, when "
+        "the SA is offloaded, its live SA record in engine memory and its injected faults "
+        "(eip93 fault), on an engine of their own, so the lab's rings, counters and sequence "
+        "numbers are untouched. --scratch uses the record the driver would write instead; "
+        "the output says which. Beside the bytes, the live SA record is compared field by "
+        "field with the record the driver writes for the state. seq and iv pin the ESP "
+        "sequence number and IV; id and ttl pin the outer IPv4 identification and TTL (IPv6: "
+        "ttl is the hop limit) on every datapath, so whole packets compare.",
     ),
 )
