@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-color", action="store_true", help="plain output (NO_COLOR is honoured too)"
     )
+    parser.add_argument(
+        "--json", action="store_true", help="print each command's result as one line of JSON"
+    )
     return parser
 
 
@@ -160,7 +163,7 @@ def _main(argv: Sequence[str] | None) -> int:
     from esplab.console import consoles
 
     options = SessionOptions() if args.seed is None else SessionOptions(seed=args.seed)
-    session = Session(options=options)
+    session = Session(options=options, output="json" if args.json else "text")
     out, err = consoles(args.no_color)
 
     if args.commands is not None:

@@ -2,7 +2,7 @@
 
 A handler never prints. It returns one of these; ``esplab.render`` turns it into a
 rich renderable, the lab runner checks ``data`` against ``expect:``, and
-``--json`` serialises ``data``.
+``esplab.render_json`` serialises the same view for ``--json``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ class Result:
 
     summary: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+    # How the printers show it: "text" (esplab.render) or "json" (esplab.render_json),
+    # set by the session from ``--json`` on the line or ``set output json``.
+    output: str = "text"
 
     @property
     def ok(self) -> bool:

@@ -39,7 +39,13 @@ def run_line(session: Session, line: str, out: Console, err: Console) -> Outcome
     try:
         result = session.execute(line)
     except EsplabError as exc:
-        err.print(render_error(str(exc)))
+        from esplab.render_json import error_json, json_flag
+
+        bare, as_json = json_flag(line)
+        if as_json or session.output == "json":  # the error as the JSON stream's line
+            out.file.write(error_json(bare, str(exc)) + "\n")
+        else:
+            err.print(render_error(str(exc)))
         return Outcome(line, None, str(exc))
     except Exception as exc:  # a bug: one line for the user, the traceback to the log
         setup_logging()
@@ -50,13 +56,19 @@ def run_line(session: Session, line: str, out: Console, err: Console) -> Outcome
             message += f" (details in {where})"
         err.print(render_error(message))
         return Outcome(line, None, message)
-    emit(out, result)
+    emit(out, result, line)
     return Outcome(line, result)
 
 
-def emit(out: Console, result: Result) -> None:
+def emit(out: Console, result: Result, line: str = "") -> None:
     """Print a result. Verbatim text (iproute2 output) is written byte for byte when
-    the output is not a terminal, so it can be diffed against a board's."""
+    the output is not a terminal, so it can be diffed against a board's. A result
+    marked for JSON is one line of it (``esplab.render_json``)."""
+    if result.output == "json":
+        from esplab.render_json import json_flag, result_json
+
+        out.file.write(result_json(result, json_flag(line)[0]) + "\n")
+        return
     if isinstance(result, QuitResult):
         return
     if isinstance(result, TextResult):

@@ -48,6 +48,8 @@ class Session:
     files: FilePolicy = field(default_factory=FilePolicy)
     # How a real peer's QEMU guest uses KVM: "auto" (tried, then TCG), "on", "off".
     peer_kvm: str = "auto"
+    # How results are printed: "text", or "json" (``set output json``, ``esplab --json``).
+    output: str = "text"
 
     def __post_init__(self) -> None:
         self.lab = Lab(LabSettings(seed=self.options.seed))
@@ -81,7 +83,17 @@ class Session:
         return parse(line, self.registry, session=self, nodes=self.node_names())
 
     def execute(self, line: str) -> Result:
-        """Parse and run one command; raises EsplabError on a user error."""
+        """Parse and run one command; raises EsplabError on a user error. A ``--json``
+        word anywhere on the line (or ``set output json``) marks the result for JSON."""
+        from esplab.render_json import json_flag
+
+        line, as_json = json_flag(line)
+        result = self._execute(line)
+        if as_json or self.output == "json":
+            result.output = "json"
+        return result
+
+    def _execute(self, line: str) -> Result:
         real = self.lab.real_peers
         first, _, rest = line.strip().partition(" ")
         if real and first in real and rest.strip():

@@ -29,17 +29,17 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from esplab.commands.result import PacketResult, Result
+from esplab.commands.result import Result
 from esplab.config import LOG, setup_logging
 from esplab.errors import EsplabError
 from esplab.lab.check import Lab, Step, session_for
+from esplab.lab.course import Course, run_exercise
 from esplab.lab.expect import Failure, evaluate
-from esplab.lab.paths import PathError, plain, resolve
+from esplab.lab.paths import PathError, resolve
 from esplab.lab.refs import substitute
+from esplab.render_json import packet_layers, result_view
 
 if TYPE_CHECKING:
-    from scapy.packet import Packet
-
     from esplab.commands.session import Session
 
 __all__ = [
@@ -50,31 +50,6 @@ __all__ = [
     "packet_layers",
     "result_view",
 ]
-
-
-def packet_layers(packet: Packet) -> dict[str, dict[str, Any]]:
-    """Every layer of ``packet`` as ``{name: {field: value}}``; bytes become hex text."""
-    from scapy.packet import NoPayload
-
-    layers: dict[str, dict[str, Any]] = {}
-    seen: dict[str, int] = {}
-    layer: Any = packet
-    while layer is not None and not isinstance(layer, NoPayload):
-        name = type(layer).__name__
-        seen[name] = seen.get(name, 0) + 1
-        key = name if seen[name] == 1 else f"{name}_{seen[name]}"
-        layers[key] = {f.name: plain(layer.getfieldval(f.name)) for f in layer.fields_desc}
-        layer = layer.payload
-    return layers
-
-
-def result_view(result: Result) -> dict[str, Any]:
-    """What ``expect:`` paths and ``save:`` see of a result."""
-    view: dict[str, Any] = plain(result.data)
-    view.setdefault("summary", result.summary)
-    if isinstance(result, PacketResult) and result.packet is not None and "layers" not in view:
-        view["layers"] = packet_layers(result.packet)
-    return view
 
 
 @dataclass
@@ -154,8 +129,11 @@ class LabRun:
         *,
         sleep: Callable[[float], None] = time.sleep,
         outdir: Path | None = None,
+        course: Course | None = None,
     ) -> None:
         self.lab = lab
+        # How exercises are answered, and what they scored (esplab.lab.course).
+        self.course = course if course is not None else Course()
         self.session = session if session is not None else session_for(lab)
         # The lab's commands write only under outdir (default: the current directory),
         # never over the lab file itself (esplab.files).
@@ -183,6 +161,8 @@ class LabRun:
         step = self.pending
         if step is None:
             raise EsplabError("the lab has no more steps")
+        if step.exercise is not None:  # a task, a question or a fault (esplab.lab.course)
+            return run_exercise(self, step)
         attempt = _Attempt(step.run)
         count = 0
         for count in range(1, step.attempts + 1):

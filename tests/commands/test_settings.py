@@ -38,6 +38,7 @@ def test_set_alone_shows_every_setting() -> None:
         "sub-policy",
         "crypto-provider",
         "hmac-long-key",
+        "output",
         "seed",
     ]
     assert result.data == {
@@ -48,6 +49,7 @@ def test_set_alone_shows_every_setting() -> None:
         "sub-policy": "off",
         "crypto-provider": "software",
         "hmac-long-key": "mainline",
+        "output": "text",
         "seed": "0x5eed",
         "node": "ap",
     }

@@ -149,9 +149,11 @@ def test_settings_and_capture_taps(session: Session) -> None:
         "sub-policy",
         "crypto-provider",
         "hmac-long-key",
+        "output",
         "seed",
     ]
     assert words(session, "set crypto-provider ") == ["software", "eip93"]
+    assert words(session, "set output ") == ["text", "json"]
     assert words(session, "set policy-priority ") == ["mainline", "rfc"]
     assert "wan.wire" in words(session, "capture show ")
     assert "host.xfrm" in words(session, "explain 1 ")

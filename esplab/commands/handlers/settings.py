@@ -33,6 +33,10 @@ SETTINGS: dict[str, tuple[str, str]] = {
         "digest cut to the ICV length, so a peer's ICV differs) or fixed (RFC 2104)",
         "mainline|fixed",
     ),
+    "output": (
+        "how results print: text, or one JSON object a command (what expect: paths see)",
+        "text|json",
+    ),
     "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
 }
 # What the model can hold: a journey keeps its stages' snapshots, some 10 kB for a
@@ -57,6 +61,7 @@ def _values(session: Session, node: str) -> dict[str, str]:
         "sub-policy": "on" if session.lab.node(node).xfrm.settings.sub_policy else "off",
         "crypto-provider": s.crypto_provider,
         "hmac-long-key": session.lab.eip93.settings.hmac_long_key,
+        "output": session.output,
         "seed": f"{session.options.seed:#x}",
     }
 
@@ -142,6 +147,11 @@ def _set(session: Session, inv: Invocation) -> Result:
         for _state, tfm in lab.aead_tfms.values():  # keyed again on next use
             lab.eip93.aead_free(tfm)
         lab.aead_tfms.clear()
+    elif name == "output":
+        output = value.lower()
+        if output not in ("text", "json"):
+            raise BadArgument(f"output '{value}'", valid=["text", "json"], value=value)
+        session.output = output
     else:  # seed: the parser admits only known names
         raise BadArgument(
             f"seed is read-only (it is {session.options.seed:#x})",
@@ -225,6 +235,7 @@ def _set_complete(session: Session, words: list[str]) -> list[str]:
             "sub-policy": ["on", "off"],
             "crypto-provider": list(_PROVIDERS),
             "hmac-long-key": ["mainline", "fixed"],
+            "output": ["text", "json"],
             "journeys": ["256"],
             "captures": ["1024"],
         }.get(words[0], [])
