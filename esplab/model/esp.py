@@ -368,6 +368,7 @@ def decrypt(sa: EspSA, packet: bytes, *, strict: bool = False) -> DecryptResult:
     expiry = input_expiry(sa)
     if expiry == "hard":
         return _failed(res, "expired", "SA hard lifetime reached")
+    sa.stats.used = True
     res.soft_expired = expiry == "soft"
     return _open(sa, res, packet, info.version, info.hlen, info.nh_off, info.dsfield, esp, strict)
 

@@ -94,6 +94,9 @@ class EspStats:
     in_mismatch: int = 0  # XfrmInStateMismatch (encapsulation differs from the SA's)
     soft_expired: bool = False  # km.dying: the soft limit was reached (flagged once)
     hard_expired: bool = False  # km.state EXPIRED
+    # xfrm_state_check_expire ran for a packet: it sets curlft.use_time on first use,
+    # before the ICV is checked, so a packet that then fails sets it too [K].
+    used: bool = False
 
     def mib(self) -> dict[str, int]:
         """This SA's share of ``/proc/net/xfrm_stat``, by counter name."""

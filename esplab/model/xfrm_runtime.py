@@ -133,6 +133,8 @@ class SaRuntime:
         replay.seq_hi = window.seq_hi
         replay.bitmap = window.bitmap
         curlft = state.curlft
+        if stats.used and not curlft.use_time:
+            curlft.use_time = self.clock()
         if stats.packets != curlft.packets:
             # A packet used the state: xfrm_state_check_expire sets curlft.use_time on
             # first use; xfrm_input / xfrm_output_one set x->lastused with each
