@@ -38,6 +38,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "main_diagnose",
         "explain ICV failures in a capture by known driver mistakes",
     ),
+    "kernel-check": (
+        "esplab.peer.cli",
+        "main_kernel_check",
+        "run a scenario on the emulated host and on a real Linux kernel; say where they differ",
+    ),
     "wireshark-plugin": (
         "esplab.wireshark_plugin",
         "main_wireshark_plugin",
@@ -79,7 +84,8 @@ def _unknown_subcommand(word: str) -> int:
     from esplab.commands.tokens import shown_text
     from esplab.errors import UsageError
 
-    lines = [f"  esplab {name:<9} {text}" for name, (_, _, text) in SUBCOMMANDS.items()]
+    width = max(len(name) for name in SUBCOMMANDS)
+    lines = [f"  esplab {name:<{width}} {text}" for name, (_, _, text) in SUBCOMMANDS.items()]
     error = UsageError(
         f"unknown subcommand '{shown_text(word)}'",
         valid=list(SUBCOMMANDS),

@@ -12,7 +12,8 @@ pair come at any time as ``{"ev": "frame", "hex": ...}``.
              once; frames flow while they run.
 ``inject``   ``hex``: one Ethernet frame written to the veth end, then ``settle`` seconds
              in which the kernel's answers are read; returns ``counters``.
-``attach``   ``dev``: the device whose frames are carried (an AF_PACKET socket on it).
+``attach``   ``dev``: the device whose frames are carried (an AF_PACKET socket on it);
+             ``encap_port``: UDP sockets there for ESP in UDP, as an IKE daemon has.
 ``counters`` ``/proc/net/xfrm_stat``, ``/proc/net/snmp`` and ``/proc/net/snmp6``, parsed.
 ``quit``     ends the agent.
 """
@@ -29,6 +30,8 @@ import time
 from typing import Any
 
 ETH_P_ALL = 0x0003
+UDP_ENCAP = 100  # include/uapi/linux/udp.h
+UDP_ENCAP_ESPINUDP = 2
 # Frames the peer sends to a group address (IPv6 router and neighbour solicitations,
 # MLD reports) would reach the emulated ap as journeys nobody asked for: the agent
 # keeps them back and counts them (``held``).
@@ -70,6 +73,7 @@ def counters() -> dict[str, int]:
 class Agent:
     def __init__(self) -> None:
         self.sock: socket.socket | None = None
+        self.encap: list[socket.socket] = []
         self.procs: dict[int, tuple[subprocess.Popen[bytes], float, list[bytes], list[bytes]]] = {}
         self.held = 0
         self.inbuf = b""
@@ -81,11 +85,24 @@ class Agent:
         sys.stdout.flush()
 
     # -- frames ---------------------------------------------------------------
-    def attach(self, dev: str) -> None:
+    def attach(self, dev: str, encap_port: int | None = None) -> None:
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
         sock.bind((dev, 0))
         sock.setblocking(False)
         self.sock = sock
+        if encap_port:
+            self.open_encap(encap_port)
+
+    def open_encap(self, port: int) -> None:
+        """UDP sockets on ``port`` marked for ESP in UDP, as an IKE daemon opens them:
+        Linux decapsulates ESP in UDP only on such a socket (udp_encap_rcv)."""
+        for family, any_addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+            sock = socket.socket(family, socket.SOCK_DGRAM)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind((any_addr, port))
+            sock.setsockopt(socket.IPPROTO_UDP, UDP_ENCAP, UDP_ENCAP_ESPINUDP)
+            self.encap.append(sock)
 
     def pump_frames(self) -> None:
         if self.sock is None:
@@ -189,7 +206,7 @@ class Agent:
                 self.send({"id": rid, "ok": True, "counters": counters(), "held": self.held})
                 return
             if op == "attach":
-                self.attach(req["dev"])
+                self.attach(req["dev"], req.get("encap_port"))
             elif op == "quit":
                 self.running = False
             elif op != "counters" and op != "hello":

@@ -29,13 +29,24 @@ if TYPE_CHECKING:
     from esplab.model.node import Node
     from esplab.model.walk import Walk
 
-__all__ = ["PROGRAMS", "WIRE_DEV", "RealPeer", "delivered", "interesting", "split_line"]
+__all__ = [
+    "NATT_PORT",
+    "PROGRAMS",
+    "WIRE_DEV",
+    "RealPeer",
+    "delivered",
+    "interesting",
+    "split_line",
+]
 
 #: What a node-prefixed line may run on the peer; ``cat`` reads /proc and /sys only.
 PROGRAMS = ("ip", "ping", "cat", "sysctl", "ethtool", "ss", "nstat")
 #: The agent's end of the veth pair whose other end is the node's eth0.
 WIRE_DEV = "esplab0"
 _PING_COUNT = "3"
+#: The peer listens for ESP in UDP here as an IKE daemon would (RFC 3948 port 4500):
+#: without such a socket Linux takes ESP in UDP for plain UDP.
+NATT_PORT = 4500
 # Counters that say the packet reached a transport protocol (or ICMP) on the peer.
 _DELIVERY = (
     "UdpInDatagrams",
@@ -155,7 +166,7 @@ class RealPeer:
                 f"neigh replace {neigh.addr} dev {neigh.dev} lladdr {neigh.mac} nud permanent"
             )
         self.client.must(["ip", "-batch", "-"], stdin="\n".join(batch) + "\n")
-        self.client.request("attach", dev=WIRE_DEV)
+        self.client.request("attach", dev=WIRE_DEV, encap_port=NATT_PORT)
 
     # -- commands --------------------------------------------------------------
     def run_line(self, line: str, timeout: float = 30.0) -> RunResult:

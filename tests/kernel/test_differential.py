@@ -1,0 +1,62 @@
+"""The emulated host against a real Linux kernel, scenario by scenario.
+
+Each scenario of tests/kernel/cases.py runs on both (esplab.peer.check.run_scenario);
+every observation must agree, unless esplab.peer.known lists the difference with why.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatch
+
+import pytest
+
+from esplab.peer.check import Finding, run_scenario
+from esplab.peer.client import KernelPeer
+from esplab.peer.known import KNOWN, known_for
+from tests.kernel.cases import CASES
+
+# Which known differences the scenarios that ran have shown (for the last test).
+SEEN: set[str] = set()
+RAN: set[str] = set()
+
+
+def _explain(case: str, findings: list[Finding]) -> str:
+    lines = [f"{len(findings)} difference(s) in {case} not listed in esplab.peer.known:"]
+    for f in findings:
+        lines += [f"  {f.item}", f"    emulated: {f.emulated!r}", f"    kernel:   {f.kernel!r}"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(("case", "lines"), CASES, ids=[name for name, _ in CASES])
+def test_emulated_host_agrees_with_linux(kernel: KernelPeer, case: str, lines: list[str]) -> None:
+    report = run_scenario(case, lines, kernel)
+    RAN.add(case)
+    # Something was observed on both sides (a scenario that silently compared nothing
+    # would pass without checking anything).
+    assert any(f.item == "xfrm_stat" for f in report.findings)
+    assert len(report.findings) >= 4
+    unexplained = []
+    for finding in report.differences:
+        entry = known_for(case, finding.item)
+        if entry is None:
+            unexplained.append(finding)
+        else:
+            SEEN.add(entry.key)
+    assert not unexplained, _explain(case, unexplained)
+
+
+def test_every_known_difference_is_still_seen() -> None:
+    """An entry whose scenarios ran but showed nothing has been fixed: remove it."""
+    stale = [
+        k.key
+        for k in KNOWN
+        if k.key not in SEEN and any(fnmatch(c, p) for p in k.cases for c in RAN)
+    ]
+    assert not stale, f"known differences no longer seen: {stale}"
+
+
+def test_the_suite_is_wide_enough() -> None:
+    # The issue's bar: at least 200 cases, over every area.
+    assert len(CASES) >= 200
+    areas = {name.split("-")[0] for name, _ in CASES}
+    assert {"tx", "rx", "pad", "natt", "bad", "life", "esn", "cp"} <= areas
