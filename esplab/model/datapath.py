@@ -37,7 +37,7 @@ from esplab.model.walk import (
     policy_refused,
     tapname,
 )
-from esplab.model.xfrm.objects import XfrmState
+from esplab.model.xfrm.objects import Flow, XfrmState
 
 if TYPE_CHECKING:
     from esplab.model.flowcache import FlowPlan
@@ -267,7 +267,8 @@ class Datapath(ReceivePath):
             )
         )
         # XFRM output: policy, state, datapath.
-        decision = node.xfrm.resolve_output_key(flow_key(info, packet, src, dst, dev_name))
+        key = flow_key(info, packet, src, dst, dev_name)
+        decision = node.xfrm.resolve_output_key(key)
         if decision.verdict == "bypass":
             walk.add(
                 Stage(
@@ -282,7 +283,7 @@ class Datapath(ReceivePath):
             return
         policy = decision.policy
         if decision.verdict != "ipsec":
-            policy_refused(walk, name, decision)
+            policy_refused(walk, name, decision, node.xfrm.states, Flow(*key))
             return
         if policy:
             walk.add(
@@ -374,7 +375,8 @@ class Datapath(ReceivePath):
                 args=(dst,),
             )
         )
-        decision = node.xfrm.resolve_output_key(flow_key(info, packet, src, dst, "lo"))
+        key = flow_key(info, packet, src, dst, "lo")
+        decision = node.xfrm.resolve_output_key(key)
         if decision.verdict == "ipsec":
             walk.drop(
                 f"{name}.xfrm.policy(out)",
@@ -387,7 +389,7 @@ class Datapath(ReceivePath):
             )
             return
         if decision.verdict != "bypass":
-            policy_refused(walk, name, decision)
+            policy_refused(walk, name, decision, node.xfrm.states, Flow(*key))
             return
         lo = node.devs.get("lo")
         if lo is not None and not lo.up:

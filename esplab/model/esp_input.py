@@ -62,7 +62,8 @@ def esp_input_step(
             node.name,
             f"no SA for spi {spi:#010x} dst {dst}",
             "XfrmInNoStates",
-            "xfrm_state_lookup found nothing (XfrmInNoStates)",
+            "xfrm_state_lookup (daddr, SPI, protocol esp) found nothing (XfrmInNoStates); "
+            + _no_state(node, dst, spi),
         )
         return None
     if state.offload is not None and state.offload.dev == dev_name:
@@ -70,6 +71,18 @@ def esp_input_step(
     else:
         run = _sw_input_step(lab, walk, node, state)
     return None if run is None else partial(_secpath, state, run)
+
+
+def _no_state(node: Node, dst: IPv4Address | IPv6Address, spi: int) -> str:
+    """The states that almost matched a received SPI, and why each was passed over."""
+    from esplab.model.xfrm.nearmiss import input_near_misses, report
+
+    misses = input_near_misses(node.xfrm.states, dst, spi, IPPROTO_ESP)
+    return report(
+        misses,
+        f"no SA of {node.name} has SPI {spi:#010x} or is for {dst}: add the sender's SA "
+        f"(ip xfrm state add src SENDER dst {dst} proto esp spi {spi:#x} ... with its keys)",
+    )
 
 
 def _sw_input_step(lab: Lab, walk: Walk, node: Node, state: XfrmState) -> EspStep | None:

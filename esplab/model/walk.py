@@ -9,7 +9,7 @@ The helpers read addresses and flow keys from raw headers (parsed once per hop b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Any
@@ -356,9 +356,17 @@ def refused_counter(walk: Walk, state: XfrmState) -> str:
     return "XfrmOutStateSeqError" if seq is not None and seq > seq_max else "XfrmOutStateProtoError"
 
 
-def policy_refused(walk: Walk, name: str, decision: OutputDecision) -> None:
+def policy_refused(
+    walk: Walk,
+    name: str,
+    decision: OutputDecision,
+    states: Sequence[XfrmState] = (),
+    flow: Any = None,
+) -> None:
     """The outbound policy lookup refused the flow: action block, or no SA for a
-    template (the MIB counter came with the decision) [C]."""
+    template (the MIB counter came with the decision) [C]. For no SA, the stage says
+    which states almost matched and why each was passed over (``states``: the node's
+    SAD, ``flow``: the packet's :class:`Flow`), and the command that would fix it [M]."""
     policy = decision.policy
     pol_text = (
         f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority {policy.priority}"
@@ -368,10 +376,9 @@ def policy_refused(walk: Walk, name: str, decision: OutputDecision) -> None:
     reason = {"block": "policy action block", "no-state": "no SA for the template"}.get(
         decision.verdict, decision.counter or decision.verdict
     )
-    walk.drop(
-        f"{name}.xfrm.policy(out)",
-        name,
-        reason,
-        decision.counter,
-        f"{pol_text}: {reason} ({decision.counter})",
-    )
+    why = f"{pol_text}: {reason} ({decision.counter})"
+    if decision.verdict == "no-state" and policy is not None and flow is not None:
+        from esplab.model.xfrm.nearmiss import explain_no_state
+
+        why += "; " + explain_no_state(states, flow, policy)
+    walk.drop(f"{name}.xfrm.policy(out)", name, reason, decision.counter, why)
