@@ -81,3 +81,10 @@ def test_the_readme_says_where_files_go() -> None:
     assert "~/.local/state/esplab/history" in text and "esplab.log" in text
     assert "esplab wireshark-plugin --install" in text
     assert "Wireshark has no dissector" not in text
+
+
+def test_send_and_let_examples_give_udp_a_source_port() -> None:
+    registry = Session().registry
+    for name in ("send", "let"):
+        command = registry.get(name)
+        assert command is not None and "UDP(sport=1234,dport=5201)" in command.example

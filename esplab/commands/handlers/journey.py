@@ -54,7 +54,7 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
         raise BadArgument(
             "send needs a device and a packet",
             valid=list(devs),
-            hint='e.g. send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)',
+            hint='e.g. send ap wan IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)',
         )
     dev = tokens[0].value
     if dev not in devs:
@@ -418,7 +418,7 @@ COMMANDS = (
         handler=_send,
         params=(Param("args", kind="rest", metavar="ARGS"),),
         usage_text="send [NODE] DEV PACKET [count N] [seq N] [iv HEX]",
-        example='send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)/Raw(b"x"*64)',
+        example='send ap wan IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)/Raw(b"x"*64)',
         details="An IP packet (under a bare Ether() at most) is routed from NODE, policy and "
         "XFRM included.\nAn Ethernet frame (Ether(...) with a field, a VLAN tag or a captured "
         "frame) is sent as given out of DEV, like Scapy's sendp: no routing, no XFRM; what it "
@@ -446,6 +446,6 @@ COMMANDS = (
         handler=_let,
         params=(Param("args", kind="rest", metavar="NAME = PACKET"),),
         usage_text="let NAME = PACKET",
-        example='let p1 = IP(dst="192.0.2.2")/UDP(dport=5201)',
+        example='let p1 = IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)',
     ),
 )
