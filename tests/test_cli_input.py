@@ -69,11 +69,13 @@ def test_unknown_subcommand_lists_the_subcommands(capsys: pytest.CaptureFixture[
     # Found by hand: "esplab foo" said only "unrecognized arguments: foo".
     assert main(["dcode", "x.pcap"]) == 2
     err = capsys.readouterr().err
+    from esplab.cli import SUBCOMMANDS
+
     assert err.startswith(
-        "esplab: unknown subcommand 'dcode'; valid: run, check, decode, diagnose; "
+        f"esplab: unknown subcommand 'dcode'; valid: {', '.join(SUBCOMMANDS)}; "
         "did you mean decode?\n"
     )
-    for name in ("run", "check", "decode", "diagnose"):
+    for name in ("run", "check", "decode", "diagnose", "wireshark-plugin"):
         assert f"\n  esplab {name} " in err
 
 
