@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.commands.packetliterals import LiteralReader
 from esplab.commands.tokens import shown_text
-from esplab.errors import PacketExpressionError
+from esplab.errors import PacketExpressionError, shorten
 
 if TYPE_CHECKING:
     from scapy.packet import Packet
@@ -424,9 +424,9 @@ def build_packet(text: str, named: Mapping[str, Any] | None = None) -> Packet:
         tree = ast.parse(source, mode="eval")
         packet = _Builder(source, named or {}).packet(tree.body)
     except SyntaxError as exc:
-        col = f" at column {exc.offset}" if exc.offset else ""
+        col = f"at column {exc.offset}" if exc.offset else "at its end"
         raise PacketExpressionError(
-            f"packet expression does not parse{col}: {exc.msg}",
+            f"packet expression '{shorten(source, 60)}' does not parse {col}: {exc.msg}",
             valid='Scapy syntax, e.g. IP(dst="192.0.2.2")/UDP(dport=5001)/Raw(b"x"*64)',
         ) from None
     except UnicodeEncodeError as exc:  # a lone surrogate: a byte that was not UTF-8

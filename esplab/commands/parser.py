@@ -45,6 +45,9 @@ class Invocation:
     rest_raw: str = ""
 
 
+_DIGITS = frozenset("0123456789abcdef_")
+
+
 def parse_int(text: str, what: str) -> int:
     """Decimal or 0x-hex integer of at most 64 bits (the widest number the model
     holds: an ESN sequence number), or a BadArgument naming ``what``; each command
@@ -52,9 +55,11 @@ def parse_int(text: str, what: str) -> int:
     from esplab.errors import shorten
 
     digits = text.strip().lstrip("+-").lower().removeprefix("0x").lstrip("0_")
-    if len(digits) > 24:  # past 64 bits whatever the base; int() of it may be refused
+    # Past 64 bits whatever the base (int() of it may be refused); a long word that is
+    # no number at all is said to be one below.
+    if len(digits) > 24 and set(digits) <= _DIGITS:
         raise BadArgument(
-            f"{what} {shorten(text, 40)} is out of range ({len(text)} characters)",
+            f"{what} {shorten(text, 40)} is out of range",
             valid="a number of at most 64 bits, decimal (4096) or hex with 0x (0x1000)",
         )
     try:

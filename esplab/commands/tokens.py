@@ -165,7 +165,7 @@ def tokenize(line: str) -> list[Token]:
         if line[i] == ";":
             raise UsageError(
                 f"unexpected ';' at column {i + 1}",
-                hint="use split_commands() for several commands on one line",
+                hint="one command here: give each its own line (a lab: its own step)",
             )
         end, value = _scan(line, i)
         tokens.append(Token(value, line[i:end], i))

@@ -8,16 +8,19 @@ campaign that way); a scaled run draws different inputs from the same fixed seed
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from hypothesis import HealthCheck, settings
 
+from esplab.commands.tokens import tokenize
 from esplab.errors import EsplabError
 
-__all__ = ["SECONDS", "Tally", "budget", "clean_failure"]
+__all__ = ["SECONDS", "Tally", "budget", "clean_failure", "names_the_input"]
 
 T = TypeVar("T")
 
@@ -73,3 +76,30 @@ class Tally:
 
     def report(self) -> None:
         print(f"esplab-fuzz: {self.inputs} inputs")
+
+
+#: Messages about what is missing, or about the session's state, name no typed value.
+_ABSENCE = (
+    "needs", "missing", "required", "not complete", "empty", "expected", "which command",
+    "not stepping", "no lab", "usage", "at least", "nothing",
+)  # fmt: skip
+
+
+def names_the_input(text: str, message: str) -> bool:
+    """Whether ``message`` points at what was wrong in ``text``: it quotes one of its
+    words (the start of a long one, as messages shorten them), gives a column, or says
+    what is missing."""
+    lowered = message.lower()
+    if "column" in lowered or lowered.startswith("no ") or any(w in lowered for w in _ABSENCE):
+        return True
+    words = [w.strip("'\"()[],") for w in text.split()]
+    words += re.split(r"[\s:,;=/|\-]+", text)  # a hex group, a field's value
+    with contextlib.suppress(EsplabError):
+        words += [token.value for token in tokenize(text)]
+    # (a message shows a character that does not print escaped, as repr does)
+    shown = [w for word in words for w in (word, _escaped(word))]
+    return any((w.strip() and w[:16] in message) or f"'{w}'" in message for w in shown)
+
+
+def _escaped(word: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in word)

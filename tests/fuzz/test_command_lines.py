@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
 from esplab.errors import EsplabError
-from tests.fuzz.budget import Tally, budget, clean_failure
+from tests.fuzz.budget import Tally, budget, clean_failure, names_the_input
 from tests.fuzz.modelcheck import before, changes
 from tests.fuzz.richlab import SETUP, rich_session
 
@@ -119,6 +119,7 @@ class _Lab:
             return
         changed = changes(was, self.session)
         assert not changed, f"{line!r} failed ({outcome}) but changed: {changed}"
+        assert names_the_input(line, str(outcome)), f"{line!r}: {outcome} names no value"
 
 
 @pytest.fixture

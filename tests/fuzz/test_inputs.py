@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from esplab.commands.hexinput import MAX_PASTE_BYTES, parse_hex
 from esplab.commands.packetexpr import build_packet
 from esplab.errors import DecodeError, PacketExpressionError
-from tests.fuzz.budget import budget, clean_failure
+from tests.fuzz.budget import budget, clean_failure, names_the_input
 
 EXPRESSIONS = (
     'IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)/Raw(b"x"*64)',
@@ -51,6 +51,7 @@ def test_packet_expressions(text: str) -> None:
     outcome = clean_failure(lambda: build_packet(text, named), text)
     if isinstance(outcome, Exception):
         assert isinstance(outcome, PacketExpressionError), f"{text!r}: {outcome!r}"
+        assert names_the_input(text, str(outcome)), f"{text!r}: {outcome} names no value"
     else:
         assert len(bytes(outcome)) >= 0
 
@@ -82,5 +83,6 @@ def test_hex_pastes(text: str, words: bool | None) -> None:
     outcome = clean_failure(lambda: parse_hex(text, words=words), text)
     if isinstance(outcome, Exception):
         assert isinstance(outcome, DecodeError), f"{text!r}: {outcome!r}"
+        assert names_the_input(text, str(outcome)), f"{text!r}: {outcome} names no value"
     else:
         assert len(outcome) <= MAX_PASTE_BYTES
