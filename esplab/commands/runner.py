@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from esplab.commands.hexinput import is_dump_line
-from esplab.commands.result import QuitResult, Result, TextResult
+from esplab.commands.result import MessageResult, QuitResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
 from esplab.config import LOG, log_path, setup_logging
@@ -44,6 +44,11 @@ def run_line(session: Session, line: str, out: Console, err: Console) -> Outcome
         bare, as_json = json_flag(line)
         if as_json or session.output == "json":  # the error as the JSON stream's line
             out.file.write(error_json(bare, str(exc)) + "\n")
+        elif session.output == "board":
+            said, advice = board_error(exc)
+            err.print(Text(said))
+            if advice:
+                err.print(Text(f"  (esplab: {advice})", style="dim"))
         else:
             err.print(render_error(str(exc)))
         return Outcome(line, None, str(exc))
@@ -56,8 +61,38 @@ def run_line(session: Session, line: str, out: Console, err: Console) -> Outcome
             message += f" (details in {where})"
         err.print(render_error(message))
         return Outcome(line, None, message)
+    if session.output == "board" and _board_silent(result, line, session):
+        return Outcome(line, result)
     emit(out, result, line)
     return Outcome(line, result)
+
+
+# Commands a board answers with silence when they succeed (iproute2, ethtool).
+_SILENT_TOOLS = frozenset({"ip", "ethtool"})
+
+
+def _board_silent(result: Result, line: str, session: Session) -> bool:
+    """A successful ``ip``/``ethtool`` change: a board prints nothing (listings print)."""
+    return (
+        isinstance(result, MessageResult)
+        and _command_word(line, session.node_names()) in _SILENT_TOOLS
+    )
+
+
+def board_error(exc: EsplabError) -> tuple[str, str]:
+    """What a board prints for this error, and esplab's own words beside it: a kernel
+    refusal as iproute2 prints it (``Error: <extack>.`` or ``RTNETLINK answers: ...``),
+    a line the tool refuses itself as ``Error: <what>.``."""
+    from esplab.errors import KernelError
+
+    if isinstance(exc, KernelError):
+        said = exc.board
+    elif exc.board_text:
+        said = exc.board_text
+    else:
+        said = f"Error: {exc.what}."
+    full = str(exc)
+    return said, "" if full in (said, exc.what) else full
 
 
 def emit(out: Console, result: Result, line: str = "") -> None:

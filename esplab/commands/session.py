@@ -48,7 +48,8 @@ class Session:
     files: FilePolicy = field(default_factory=FilePolicy)
     # How a real peer's QEMU guest uses KVM: "auto" (tried, then TCG), "on", "off".
     peer_kvm: str = "auto"
-    # How results are printed: "text", or "json" (``set output json``, ``esplab --json``).
+    # How results are printed: "text", "json" (``set output json``, ``esplab --json``),
+    # or "board" (what a board's own tools print; runner.board_error).
     output: str = "text"
 
     def __post_init__(self) -> None:

@@ -34,8 +34,10 @@ SETTINGS: dict[str, tuple[str, str]] = {
         "mainline|fixed",
     ),
     "output": (
-        "how results print: text, or one JSON object a command (what expect: paths see)",
-        "text|json",
+        "how results print: text, one JSON object a command (what expect: paths see), or "
+        "board: what a board prints (iproute2's own error words, esplab's advice on a dim "
+        "line of its own, nothing for a successful ip or ethtool change)",
+        "text|json|board",
     ),
     "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
 }
@@ -44,6 +46,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
 # packet is its bytes and a few fields, so 100,000 a tap.
 _RING_MAX = {"journey": 10_000, "capture": 100_000}
 _RULES = ("mainline", "rfc")
+_OUTPUTS = ("text", "json", "board")
 # Settings of one node (a node prefix picks it); the rest are the whole lab's.
 _NODE_SETTINGS = ("policy-priority", "sub-policy")
 _PROVIDERS = ("software", "eip93")
@@ -149,8 +152,8 @@ def _set(session: Session, inv: Invocation) -> Result:
         lab.aead_tfms.clear()
     elif name == "output":
         output = value.lower()
-        if output not in ("text", "json"):
-            raise BadArgument(f"output '{value}'", valid=["text", "json"], value=value)
+        if output not in _OUTPUTS:
+            raise BadArgument(f"output '{value}'", valid=list(_OUTPUTS), value=value)
         session.output = output
     else:  # seed: the parser admits only known names
         raise BadArgument(
@@ -235,7 +238,7 @@ def _set_complete(session: Session, words: list[str]) -> list[str]:
             "sub-policy": ["on", "off"],
             "crypto-provider": list(_PROVIDERS),
             "hmac-long-key": ["mainline", "fixed"],
-            "output": ["text", "json"],
+            "output": list(_OUTPUTS),
             "journeys": ["256"],
             "captures": ["1024"],
         }.get(words[0], [])
