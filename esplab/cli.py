@@ -17,8 +17,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from esplab import __version__
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from esplab.commands.session import Session
 
 __all__ = ["build_parser", "main", "seed_arg"]
 
@@ -128,6 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-color", action="store_true", help="plain output (NO_COLOR is honoured too)"
     )
     parser.add_argument(
+        "--real-host",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="IMAGE",
+        help="a real Linux kernel plays the host: a QEMU guest of IMAGE (default: the newest "
+        "/boot/vmlinuz-* with ESP) through virtme-ng; see 'help peer'",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print each command's result as one line of JSON"
     )
     return parser
@@ -171,6 +186,8 @@ def _main(argv: Sequence[str] | None) -> int:
     options = SessionOptions() if args.seed is None else SessionOptions(seed=args.seed)
     session = Session(options=options, output="json" if args.json else "text")
     out, err = consoles(args.no_color)
+    if args.real_host is not None and not _real_host(session, args.real_host, err):
+        return EXIT_FAILED
 
     if args.commands is not None:
         outcomes = run_text(session, args.commands, out, err)
@@ -185,6 +202,22 @@ def _main(argv: Sequence[str] | None) -> int:
     from esplab.repl.app import run_repl
 
     return run_repl(session, out)
+
+
+def _real_host(session: Session, image: str, err: Console) -> bool:
+    """``--real-host [IMAGE]``: a real Linux kernel plays the host from the start."""
+    from esplab.commands.handlers.peer import start_peer
+    from esplab.errors import EsplabError
+    from esplab.render import render_error
+
+    print("esplab: starting the real host (a QEMU guest, about 20 s) ...", file=sys.stderr)
+    try:
+        said = start_peer(session, "host", "kernel", image or None)
+    except EsplabError as exc:
+        err.print(render_error(f"--real-host: {exc}"))
+        return False
+    print(f"esplab: {said}", file=sys.stderr)
+    return True
 
 
 if __name__ == "__main__":  # pragma: no cover
