@@ -63,7 +63,7 @@ def test_no_known_difference_for_an_unknown_case() -> None:
 
 
 def test_missing_tools_are_one_line_naming_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backends.shutil, "which", lambda name: None)
+    monkeypatch.setattr("shutil.which", lambda name: None)
     monkeypatch.setattr(backends, "_beside_python", lambda name: None)
     with pytest.raises(PeerError, match="pip install virtme-ng"):
         backends.qemu()
