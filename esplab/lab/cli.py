@@ -23,6 +23,16 @@ bad file, bad usage, or an output that cannot be written.
   export``, ``save``, ``wireshark-keys``); default the current directory.
 * ``--force`` lets ``--junit`` and ``--pcap`` replace existing files; nothing ever
   replaces a lab file being run (esplab.files).
+* ``--solutions`` runs every exercise's reference solution and proves it: a task's
+  ``check:`` must fail before its solution and pass after it; a lab with a ``fault:``
+  step runs once per fault, so every fault is proved fixable.
+* ``--grade --student NAME --answers FILE`` runs the labs with the student's
+  answers and writes ``grade-NAME.json``, ``.csv`` and ``.xml`` (``--outdir``); see
+  :mod:`esplab.lab.grade`. Wrong answers are scores, not failures: exit 0 unless a
+  lab itself broke.
+* ``--student NAME`` also picks the student's faults (with the seed).
+* ``--html DIR`` writes ``DIR/<lab file stem>.html``: the journeys as pictures
+  (:mod:`esplab.picture`).
 """
 
 from __future__ import annotations
@@ -33,7 +43,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -43,6 +53,7 @@ from esplab.console import consoles
 from esplab.errors import EsplabError, FileError, NotFound, UsageError
 from esplab.files import FilePolicy, user_path
 from esplab.lab.check import Lab, check_file
+from esplab.lab.course import Course
 from esplab.lab.report import (
     failure_text,
     junit_xml,
@@ -53,6 +64,9 @@ from esplab.lab.report import (
     visible,
 )
 from esplab.lab.runner import LabReport, LabRun, StepOutcome
+
+if TYPE_CHECKING:
+    from esplab.picture.page import EspMemory
 
 __all__ = ["expand", "main_check", "main_run", "quote", "run_lab"]
 
@@ -203,9 +217,12 @@ def run_lab(
     verbose: bool = False,
     read: Reader | None = None,
     outdir: Path | None = None,
+    course: Course | None = None,
+    after_step: Callable[[LabRun], None] | None = None,
 ) -> LabRun:
-    """Run one lab, printing as it goes when stepping or verbose; ``report()`` tells how."""
-    run = LabRun(lab, outdir=outdir)
+    """Run one lab, printing as it goes when stepping or verbose; ``report()`` tells how.
+    ``after_step`` is called after each step (the --html page remembers ESP layouts)."""
+    run = LabRun(lab, outdir=outdir, course=course)
     if step_mode:
         out.print(Text(f"lab: {visible(lab.name)} ({visible(lab.file)})", style="bold"))
         out.print(Text(visible(lab.description.strip(), keep="\n\t")))
@@ -214,6 +231,8 @@ def run_lab(
             run.stop("stopped by the user")
             break
         outcome = run.run_next()
+        if after_step is not None:
+            after_step(run)
         if step_mode or verbose:
             _show_outcome(outcome, run, out, verbose=True)
     return run
@@ -238,6 +257,36 @@ def _export(run: LabRun, directory: Path, used: set[str], policy: FilePolicy, fo
     except EsplabError as exc:
         raise OSError(str(exc)) from exc
     return str(target)
+
+
+def _course_usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with the grading options together, or None."""
+    if args.grade and (not args.student or not args.answers):
+        return "--grade needs --student NAME and --answers FILE"
+    if args.answers and not args.grade:
+        return "--answers goes with --grade (--grade --student NAME --answers FILE)"
+    for a, b in (("grade", "solutions"), ("grade", "step"), ("solutions", "step")):
+        if getattr(args, a) and getattr(args, b):
+            return f"--{a} and --{b} exclude each other"
+    return None
+
+
+def _memory() -> EspMemory:
+    from esplab.picture.page import EspMemory
+
+    return EspMemory()
+
+
+def _html(run: LabRun, directory: str, err: Console, memory: EspMemory | None) -> int:
+    """Write the lab's journeys as DIR/STEM.html; EXIT_USAGE if it cannot be written."""
+    from esplab.picture.page import write_lab_page
+
+    try:
+        write_lab_page(run, Path(directory), memory)
+    except (OSError, EsplabError) as exc:
+        err.print(f"esplab run: cannot write --html {directory}: {exc}", markup=False)
+        return EXIT_USAGE
+    return EXIT_OK
 
 
 def main_run(argv: Sequence[str]) -> int:
@@ -270,6 +319,17 @@ def main_run(argv: Sequence[str]) -> int:
         metavar="N",
         help="run every lab with this seed instead of its own seed: (esplab --seed N run too)",
     )
+    parser.add_argument(
+        "--solutions",
+        action="store_true",
+        help="run and prove every exercise's reference solution (each fault once)",
+    )
+    parser.add_argument(
+        "--grade", action="store_true", help="grade a student's --answers: grade-NAME.json/csv/xml"
+    )
+    parser.add_argument("--student", metavar="NAME", help="the student (picks their faults)")
+    parser.add_argument("--answers", metavar="FILE", help="the student's answers (YAML)")
+    parser.add_argument("--html", metavar="DIR", help="write DIR/LAB.html: the journeys drawn")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each step's output")
     parser.add_argument("--no-color", action="store_true", help="plain output")
@@ -279,6 +339,10 @@ def main_run(argv: Sequence[str]) -> int:
     out, err = consoles(args.no_color)
     if args.json and args.step:
         err.print("esplab run: --json and --step exclude each other", markup=False)
+        return EXIT_USAGE
+    problem = _course_usage(args)
+    if problem:
+        err.print(f"esplab run: {problem}", markup=False)
         return EXIT_USAGE
     files = expand(args.labs)
     if not files:
@@ -331,10 +395,15 @@ def main_run(argv: Sequence[str]) -> int:
     read: Reader | None = None
     if args.step:
         read = _terminal_reader(sys.stdin) if sys.stdin.isatty() else _piped_reader(sys.stdin, out)
+    if args.grade or args.solutions:
+        from esplab.lab.gradecli import graded
+
+        return graded(args, labs, out, err, outdir)
     reports: list[LabReport] = []
     status = EXIT_OK
     used: set[str] = set()
     for lab in labs:
+        memory = _memory() if args.html else None
         run = run_lab(
             lab,
             out,
@@ -343,8 +412,12 @@ def main_run(argv: Sequence[str]) -> int:
             verbose=args.verbose and not args.json,
             read=read,
             outdir=outdir,
+            course=Course(student=args.student or ""),
+            after_step=memory.remember if memory is not None else None,
         )
         report = run.report()
+        if args.html:
+            status = max(status, _html(run, args.html, err, memory))
         if args.pcap:
             try:
                 directory = Path(args.pcap)

@@ -227,7 +227,7 @@ def check_exercise(
         if other is not None and key not in _KEYS[kind]:
             m.fail(
                 (*base, key),
-                f"'{key}' belongs to a {other} step, not a {kind} step",
+                f"'{key}' belongs to {_a(other)} step, not {_a(kind)} step",
                 key=True,
                 valid=[*_KEYS[kind], "name", "explain", "points"],
             )
@@ -320,6 +320,10 @@ def _ask(m: _Meaning, base: PathKey, step: Mapping[str, Any]) -> None:
                 f"the answer {spec!r} is not one of the choices",
                 valid=[str(c) for c in choices],
             )
+
+
+def _a(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
 
 
 def choose_fault(faults: Sequence[FaultChoice], seed: int, student: str, step: str) -> int:

@@ -47,11 +47,19 @@ def _trace(session: Session, inv: Invocation) -> Result:
             summary=f"{text}; {where}",
             data=journey_data(journey),
         )
-    return JourneyResult(
-        summary=f"journey {journey.id}: {journey.verdict}",
-        journeys=[journey],
-        data=journey_data(journey),
-    )
+    data = journey_data(journey)
+    summary = f"journey {journey.id}: {journey.verdict}"
+    if inv.args.get("svg"):
+        from esplab.picture.svg import journey_svg
+
+        path = session.files.target(inv.args["svg"], "--svg file", force=inv.args["force"])
+        try:
+            path.write_text(journey_svg(journey), encoding="utf-8")
+        except OSError as exc:
+            raise BadArgument(f"cannot write {inv.args['svg']}: {exc.strerror or exc}") from exc
+        summary += f"; drawn in {path}"
+        data["svg"] = str(path)
+    return JourneyResult(summary=summary, journeys=[journey], data=data)
 
 
 def _explain(session: Session, inv: Invocation) -> Result:
@@ -165,8 +173,19 @@ COMMANDS = (
         handler=_trace,
         params=(
             Param("id", kind="int", optional=True, choices=_journey_ids, validate_choices=False),
+            Param(
+                "svg",
+                kind="option",
+                optional=True,
+                metavar="FILE",
+                help="also draw the journey on the topology, as SVG, in FILE",
+            ),
+            Param("force", kind="flag", help="let --svg replace FILE"),
         ),
         example="trace",
+        details="trace ID --svg FILE also draws the journey on the topology as SVG: a "
+        "numbered circle per stage in its device, arrows between them, drops in red with "
+        "their reason (esplab run LAB --html DIR draws every journey of a lab, with packets).",
     ),
     Command(
         name="explain",
