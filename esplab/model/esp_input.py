@@ -16,6 +16,7 @@ from esplab.model import esp as esp_core
 from esplab.model.aead_path import aead_input, uses_engine_aead
 from esplab.model.engine_path import SW_INPUT, engine_input
 from esplab.model.esp_ip import IpInfo
+from esplab.model.fidelity import KERNEL_CHECKED_WHY
 from esplab.model.journey import LazyTextStage
 from esplab.model.node import Node
 from esplab.model.walk import IPPROTO_UDP, EspStep, Walk, expire, software_sa
@@ -124,7 +125,8 @@ def _sw_open(
             node.name,
             f"{res.reason}: {res.detail}",
             res.mib,
-            "software ESP input (esp_input / xfrm_input)",
+            "software ESP input (esp_input / xfrm_input); " + KERNEL_CHECKED_WHY,
+            "K",
             data=packet,
         )
         expire(node, state, res.mib)
@@ -134,8 +136,9 @@ def _sw_open(
             f"{node.name}.xfrm",
             node.name,
             "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
-            "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4)",
-            "C",
+            "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4); "
+            + KERNEL_CHECKED_WHY,
+            "K",
             None,
             res.packet if walk.snap else None,
             "ip",

@@ -18,6 +18,7 @@ from esplab.model.engine_path import engine_output_step
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.esp_ivgen import generator_name
 from esplab.model.esp_tfc import state_mtu
+from esplab.model.fidelity import KERNEL_CHECKED_WHY
 from esplab.model.journey import LazyTextStage, Stage
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
@@ -180,6 +181,7 @@ def _sw_encrypt(
     lab.sa_runtime(node.name).sync(state, sa)
     seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
     why = "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + reason
+    why += "; " + KERNEL_CHECKED_WHY
     if walk.opts.iv is None and sa.iv_seq_source is not None and sa.iv_size:
         why += "; " + IV_WHY.format(generator_name(sa.aead or sa.enc))  # type: ignore[arg-type]
     fmt = "software ESP: spi {:#010x} seq {} ({})"
@@ -194,7 +196,7 @@ def _sw_encrypt(
             node.name,
             fmt,
             why,
-            "C",
+            "K",
             None,
             out,
             "ip",

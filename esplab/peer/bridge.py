@@ -169,8 +169,19 @@ class RealPeer:
         self.client.request("attach", dev=WIRE_DEV, encap_port=NATT_PORT)
 
     # -- commands --------------------------------------------------------------
-    def run_line(self, line: str, timeout: float = 30.0) -> RunResult:
-        return self.client.run(split_line(line), timeout=timeout)
+    def run_line(
+        self, line: str, timeout: float = 30.0, datapath: Datapath | None = None
+    ) -> RunResult:
+        """Run ``line`` on the kernel; with ``datapath``, every frame it sends meanwhile
+        is walked as it comes (the lab's answers go back at once: ping hears them)."""
+        argv = split_line(line)
+        if datapath is None:
+            return self.client.run(argv, timeout=timeout)
+        self.client.frame_hook = lambda: self.answer(datapath)
+        try:
+            return self.client.run(argv, timeout=timeout)
+        finally:
+            self.client.frame_hook = None
 
     # -- frames ----------------------------------------------------------------
     def carry(self, datapath: Datapath, walk: Walk, frame: bytes, hops: int) -> None:

@@ -123,8 +123,8 @@ def board_message(error: BaseException | None, said: str) -> str:
     return f"Error: {said.split('; ', 1)[0]}."
 
 
-def _kernel_line(peer: RealPeer, line: str) -> tuple[bool, str]:
-    done = peer.run_line(line)
+def _kernel_line(peer: RealPeer, line: str, session: Any = None) -> tuple[bool, str]:
+    done = peer.run_line(line, datapath=None if session is None else session.lab.datapath)
     return done.rc == 0, (done.out if done.rc == 0 else (done.err or done.out).strip())
 
 
@@ -178,7 +178,7 @@ def run_scenario(
         if words[:1] == ["host"]:
             command = line.split(None, 1)[1]
             e_ok, e_text = _emulated_line(emulated, line)
-            k_ok, k_text = _kernel_line(peer, command)
+            k_ok, k_text = _kernel_line(peer, command, real)
             peer.answer(real.lab.datapath)
             report.add(f"{n}: {command}: ok", e_ok, k_ok)
             if not k_ok or not e_ok:

@@ -20,6 +20,7 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from esplab.errors import PeerError
@@ -64,6 +65,11 @@ class KernelPeer:
         self._noise: deque[str] = deque(maxlen=20)
         self.counters: dict[str, int] = {}
         self.booted_in = 0.0
+        # Answers that came while another request was awaited, by request id.
+        self._pending: dict[int, dict[str, Any]] = {}
+        # Called with frames waiting while a command runs (RealPeer walks them).
+        self.frame_hook: Callable[[], object] | None = None
+        self._hooked = False
 
     # -- life ----------------------------------------------------------------
     def start(self) -> KernelPeer:
@@ -183,15 +189,46 @@ class KernelPeer:
         except OSError as exc:
             self.close()
             raise PeerError(f"the {self.label} stopped listening: {exc}") from exc
-        while True:
-            answer = self._next(wait, f"the peer to answer {op}")
-            if answer.get("id") == rid:
-                break
+        answer = self._await(rid, wait, op, hook=op == "run")
         if not answer.get("ok"):
             raise PeerError(f"the peer could not {op}: {answer.get('error')}")
         if "counters" in answer:
             self.counters = answer["counters"]
         return answer
+
+    def _await(self, rid: int, wait: float, op: str, *, hook: bool) -> dict[str, Any]:
+        """The answer to request ``rid``; answers to other requests (one made by the
+        frame hook while a command runs) wait in :attr:`_pending`. With ``hook``, the
+        frames the peer sends meanwhile go to :attr:`frame_hook` as they come, so a
+        program such as ping hears its replies in time."""
+        deadline = time.monotonic() + wait
+        while True:
+            found = self._pending.pop(rid, None)
+            if found is not None:
+                return found
+            if hook and self.frames and self.frame_hook is not None and not self._hooked:
+                self._hooked = True
+                try:
+                    self.frame_hook()
+                finally:
+                    self._hooked = False
+                continue
+            left = deadline - time.monotonic()
+            step = min(left, 0.02) if hook and self.frame_hook is not None else left
+            if left <= 0:
+                self._next(0.0, f"the peer to answer {op}")  # raises: timed out
+            try:
+                msg = self._answers.get(timeout=max(step, 0.0))
+            except queue.Empty:
+                continue
+            if msg is None:
+                self._answers.put(None)
+                self._next(0.0, f"the peer to answer {op}")  # raises: it ended
+                continue
+            if msg.get("id") == rid:
+                return msg
+            if "id" in msg:
+                self._pending[int(msg["id"])] = msg
 
     def run(self, argv: list[str], timeout: float = 30.0, stdin: str | None = None) -> RunResult:
         """Run ``argv`` on the peer (no shell)."""

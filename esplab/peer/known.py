@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
+from esplab.model.fidelity import KERNEL_CHECKED
+
 __all__ = ["KERNEL_CHECKED", "KNOWN", "KnownDifference", "known_for"]
 
-#: The kernel and iproute2 the suite checks against (Debian bookworm's).
-KERNEL_CHECKED = "Linux 6.12.118 (Debian), iproute2 6.15"
 
 
 @dataclass(frozen=True)

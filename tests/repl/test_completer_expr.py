@@ -153,7 +153,7 @@ def test_settings_and_capture_taps(session: Session) -> None:
         "seed",
     ]
     assert words(session, "set crypto-provider ") == ["software", "eip93"]
-    assert words(session, "set output ") == ["text", "json"]
+    assert words(session, "set output ") == ["text", "json", "board"]
     assert words(session, "set policy-priority ") == ["mainline", "rfc"]
     assert "wan.wire" in words(session, "capture show ")
     assert "host.xfrm" in words(session, "explain 1 ")

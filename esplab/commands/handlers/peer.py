@@ -80,8 +80,10 @@ def run_on_peer(session: Session, node: str, line: str) -> Result:
     """``NODE LINE`` where NODE is a real kernel: run LINE there (see bridge.PROGRAMS),
     then walk every frame it sent."""
     peer = session.lab.real_peers[node]
-    done = peer.run_line(line)
-    journeys = peer.answer(session.lab.datapath)
+    first = session.lab.journeys.next_id
+    done = peer.run_line(line, datapath=session.lab.datapath)
+    peer.answer(session.lab.datapath)
+    journeys = [j for j in session.lab.journeys if j.id >= first]
     peer.client.read_counters()
     data = {
         "node": node,
