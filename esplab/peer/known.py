@@ -18,7 +18,6 @@ from esplab.model.fidelity import KERNEL_CHECKED
 __all__ = ["KERNEL_CHECKED", "KNOWN", "KnownDifference", "known_for"]
 
 
-
 @dataclass(frozen=True)
 class KnownDifference:
     """A difference the suite expects: in scenarios named like ``cases``, a finding whose
