@@ -86,12 +86,16 @@ _ABSENCE = (
 
 
 def names_the_input(text: str, message: str) -> bool:
-    """Whether ``message`` points at what was wrong in ``text``: it quotes one of its
-    words (the start of a long one, as messages shorten them), gives a column, or says
-    what is missing."""
+    """Whether ``message`` points at what was wrong in ``text``: it quotes a part of it
+    or one of its words (the start of a long one, as messages shorten them), gives a
+    column, or says what is missing."""
     lowered = message.lower()
     if "column" in lowered or lowered.startswith("no ") or any(w in lowered for w in _ABSENCE):
         return True
+    for quoted in re.findall(r"'([^']+)'|\"([^\"]+)\"", message):
+        value = (quoted[0] or quoted[1]).split("...")[0]
+        if value and (value in text or value in _escaped(text)):
+            return True
     words = [w.strip("'\"()[],") for w in text.split()]
     words += re.split(r"[\s:,;=/|\-]+", text)  # a hex group, a field's value
     with contextlib.suppress(EsplabError):
