@@ -39,6 +39,8 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from esplab.citations import cite
+
 __all__ = [
     "BadArgument",
     "CaptureFileError",
@@ -146,7 +148,7 @@ class EsplabError(Exception):
             parts.append("valid: " + self.valid)
         if self.hint:
             parts.append(_LONG_WORD.sub(lambda m: shorten(m.group()), self.hint))
-        return "; ".join(parts)
+        return cite("; ".join(parts))  # sources a user can open, never the notes
 
     def __str__(self) -> str:
         return self.message

@@ -39,6 +39,7 @@ from esplab.capfile.trials import (
     labelled,
     plausible,
 )
+from esplab.citations import cite
 
 __all__ = [
     "DECRYPT_PROBLEMS",
@@ -66,6 +67,11 @@ class Hypothesis:
     fix: str
     problems: frozenset[str]
     trials: TrialMaker
+
+    def __post_init__(self) -> None:
+        # What the report prints cites public sources, never the reference notes.
+        object.__setattr__(self, "mistake", cite(self.mistake))
+        object.__setattr__(self, "fix", cite(self.fix))
 
 
 def _hi_bytes(spec: SaSpec, s: Suspect) -> bytes:

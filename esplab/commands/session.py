@@ -107,7 +107,7 @@ class Session:
             return result
         invocation = self.parse(line)
         self.replay = None
-        result = invocation.command.handler(self, invocation)
+        result = cite_result(invocation.command.handler(self, invocation))
         # What the command did, as a line that replays it (``save``): the line itself,
         # or the handler's rewrite of it (an interrupted send: the count it reached).
         self.history.append(self.replay or line)
@@ -126,3 +126,22 @@ def _default_registry() -> Registry:
     from esplab.commands.handlers import all_commands
 
     return Registry(all_commands())
+
+
+def cite_result(result: Result) -> Result:
+    """``result`` with every reference-note citation in its text (summary, title, text,
+    notes, rows) rendered as the public sources it stands for (:mod:`esplab.citations`).
+    Journey stages cite their own when they are made."""
+    from esplab.citations import cite
+
+    for name in ("summary", "title", "text"):
+        value = getattr(result, name, None)
+        if isinstance(value, str) and ".md" in value:
+            setattr(result, name, cite(value))
+    notes = getattr(result, "notes", None)
+    if isinstance(notes, list):
+        result.notes = [cite(n) if isinstance(n, str) else n for n in notes]  # type: ignore[attr-defined]
+    rows = getattr(result, "rows", None)
+    if isinstance(rows, list) and any(".md" in str(c) for r in rows for c in r):
+        result.rows = [tuple(cite(c) if isinstance(c, str) else c for c in r) for r in rows]  # type: ignore[attr-defined]
+    return result

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from esplab.citations import cite
 from esplab.errors import NoSuchTap
 
 if TYPE_CHECKING:
@@ -108,6 +109,13 @@ class Stage:
     drop: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # User-visible text cites public sources, never the reference notes.
+        if ".md" in self.why:
+            self.why = cite(self.why)
+        if ".md" in self.decision:
+            self.decision = cite(self.decision)
+
     def packet(self) -> Packet | None:
         return None if self.data is None else decode_snapshot(self.kind, self.data)
 
@@ -147,7 +155,7 @@ class LazyTextStage(Stage):
         self.device = device
         _DECISION.__set__(self, decision)  # the template, until it is formatted
         self._args: tuple[Any, ...] | None = args or None
-        self.why = why
+        self.why = cite(why) if ".md" in why else why
         self.fidelity = fidelity
         self.counters = {} if counters is None else counters
         self.data = data

@@ -40,6 +40,12 @@ class OffloadVerdict:
     why: str = ""
 
 
+#: The packet-offload series that drops fragments, as a user can find it.
+_SEED_001 = (
+    'netdev: "[PATCH xfrm-next v3 0/6] Extend XFRM core to allow full offload '
+    'configuration", Leon Romanovsky, 2022'
+)
+
 #: Why an offloaded SA's packet goes to the device: every check passed.
 CHECKS_PASSED = (
     "xfrm_dev_offload_ok and the driver's offload_ok passed every check "
@@ -81,20 +87,38 @@ def offload_ok(state: XfrmState, dev: NetDev, packet: bytes, esp_len: int) -> Of
         return OffloadVerdict(
             fail,
             f"SA is offloaded to {state.offload.dev}, the packet "
-            f"leaves by {dev.name} (3.4 check 2)",
+            f"leaves by {dev.name} (check 2 of airoha-dsa-xfrm.md 3.4); fix: route "
+            f"{state.dst} by {state.offload.dev} (ip route replace {state.dst} dev "
+            f"{state.offload.dev}) or offload the SA to {dev.name}",
         )
     if not dev.has_hw_esp:
-        return OffloadVerdict(fail, f"esp-hw-offload is off on {dev.name} (3.7)", "D")
+        return OffloadVerdict(
+            fail,
+            f"esp-hw-offload is off on {dev.name} (airoha-dsa-xfrm.md 3.7); fix: ethtool -K "
+            f"{dev.name} esp-hw-offload on",
+            "D",
+        )
     if esp_len > dev.mtu:
         return OffloadVerdict(
-            fail, f"ESP packet of {esp_len} bytes exceeds mtu {dev.mtu} (3.4 check 3)"
+            fail,
+            f"ESP packet of {esp_len} bytes exceeds mtu {dev.mtu} (check 3 of "
+            f"airoha-dsa-xfrm.md 3.4); fix: ip link set {dev.name} mtu {esp_len}, or send "
+            f"at most {len(packet) - (esp_len - dev.mtu)} bytes",
         )
     if packet[0] >> 4 == 4 and packet[0] & 0x0F != 5:
-        return OffloadVerdict(fail, "IPv4 header has options (3.4 check 4)")
+        return OffloadVerdict(
+            fail,
+            "IPv4 header has options (check 4 of airoha-dsa-xfrm.md 3.4); fix: send it "
+            "without options",
+        )
     if packet[0] >> 4 == 6 and _v6_has_ext(packet):
-        return OffloadVerdict(fail, "IPv6 extension header present (3.4 check 4)")
+        return OffloadVerdict(
+            fail,
+            "IPv6 extension header present (check 4 of airoha-dsa-xfrm.md 3.4); fix: send "
+            "it without them",
+        )
     if packet_mode and _fragment(packet):
-        return OffloadVerdict("drop", "fragments are dropped under packet offload (seed 001)")
+        return OffloadVerdict("drop", f"fragments are dropped under packet offload ({_SEED_001})")
     key = (state.offload.type, dev.name)
     verdict = _PASSED.get(key)
     if verdict is None:

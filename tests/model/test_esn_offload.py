@@ -15,6 +15,7 @@ import pytest
 from scapy.layers.inet import IP
 from scapy.layers.ipsec import ESP, IPSecIntegrityError, SecurityAssociation
 
+from esplab.citations import cite
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
 from esplab.model.engine.sa_add import ESN_NOT_OFFLOADED_WHY
@@ -87,7 +88,7 @@ def test_the_driver_stage_records_eopnotsupp_as_a_model_choice(dev: str, directi
     assert journey is not None and journey.origin == f"xdo_dev_state_add {dev} spi 0x1000"
     (stage,) = journey.stages
     assert (stage.tap, stage.fidelity, stage.meta) == ("eip93.driver", "M", {"errno": "EOPNOTSUPP"})
-    assert stage.why == ESN_NOT_OFFLOADED_WHY
+    assert stage.why == cite(ESN_NOT_OFFLOADED_WHY)  # the notes' sections as public sources
     (state,) = s.lab.node("ap").xfrm.states
     assert state.offload is None
     reason = "ESN is not offloaded: the modelled engine ignores sa_seqnum[1]"

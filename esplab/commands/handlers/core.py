@@ -23,6 +23,8 @@ def _entry(command: Command) -> HelpEntry:
 
 def _help(session: Session, inv: Invocation) -> Result:
     topic = inv.args.get("command")
+    if topic == "sources":
+        return _sources()
     if topic:
         # An alias (help exit, help ?) is a name of its command; a name is matched
         # whatever its case, as completion offers it.
@@ -46,6 +48,27 @@ def _help(session: Session, inv: Invocation) -> Result:
     )
 
 
+def _sources() -> Result:
+    """help sources: every reference section the lab's texts cite, with the public
+    sources a user can open for it (esplab.citations)."""
+    from esplab.citation_sources import SECTIONS
+    from esplab.citations import NOTES
+    from esplab.commands.result import TableResult
+
+    # The notes are not in the repository: a section is named, not cited (no ".md").
+    rows = [
+        (key.replace(".md ", " section "), "; ".join(sources)) for key, sources in SECTIONS.items()
+    ]
+    return TableResult(
+        summary=f"{len(rows)} sections of {len(NOTES)} reference notes, each with its public "
+        "sources; explain, trace and messages cite these sources in their place",
+        title="sources: what each cited fact rests on (Linux paths: in the kernel tree)",
+        columns=("section", "public sources"),
+        rows=rows,
+        data={"sections": {key: list(sources) for key, sources in SECTIONS.items()}},
+    )
+
+
 def _quit(session: Session, inv: Invocation) -> Result:
     return QuitResult(summary="bye")
 
@@ -54,16 +77,17 @@ COMMANDS = (
     Command(
         name="help",
         nodeless="it acts on the lab as a whole",
-        summary="list the commands, or show one command's usage and an example",
+        summary="list the commands, or show one command's usage and an example; help "
+        "sources lists the public sources behind every cited fact",
         handler=_help,
         aliases=("?",),
         params=(
             Param(
                 "command",
                 optional=True,
-                help="a command name or alias",
+                help="a command name or alias, or sources",
                 # The names complete; the handler resolves aliases too (Registry.lookup).
-                choices=lambda s: s.registry.names(),
+                choices=lambda s: [*s.registry.names(), "sources"],
                 validate_choices=False,
             ),
         ),

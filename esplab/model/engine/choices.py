@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+from esplab.citations import cite
 from esplab.errors import NotFound
 
 __all__ = ["CHOICES", "Choice", "DriverSettings", "choice", "explain"]
@@ -35,7 +36,7 @@ class Choice:
 
     def line(self) -> str:
         """The one line ``explain`` prints."""
-        return f"{self.text} [{self.tag}] ({self.ref})"
+        return f"{self.text} [{self.tag}] ({cite(self.ref)})"
 
 
 _ALL = (
