@@ -14,7 +14,7 @@ from esplab.citation_sources import SECTIONS
 from esplab.citations import cite, sources_of
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument
+from esplab.errors import EsplabError
 from esplab.render import render
 from tests.commands import seed
 
@@ -57,9 +57,7 @@ def test_cite_renders_kernel_file_and_function() -> None:
 def _lines(s: Session, line: str) -> str:
     try:
         result = s.execute(line)
-    except BadArgument as exc:
-        return str(exc)
-    except Exception as exc:  # noqa: BLE001 - any error's text is user-visible too
+    except EsplabError as exc:  # an error's message is user-visible too
         return str(exc)
     out = StringIO()
     Console(file=out, width=200, color_system=None).print(render(result))
