@@ -240,3 +240,53 @@ def test_fault_choice_depends_on_seed_and_student() -> None:
 )
 def test_judge(expected: object, given: str, choices: tuple[str, ...], right: bool) -> None:
     assert judge(expected, given, choices) is right
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_lab_opens_with_objectives_and_closes_with_a_summary(path: Path) -> None:
+    lab, _ = check_file(path)
+    assert lab is not None
+    assert len(lab.objectives) >= 2
+    assert len(lab.summary.split()) >= 25
+
+
+def test_the_course_has_exercises_of_every_kind() -> None:
+    kinds: dict[str, int] = {}
+    for path in SHIPPED:
+        lab, _ = check_file(path)
+        assert lab is not None
+        for step in lab.steps:
+            kinds[step.kind] = kinds.get(step.kind, 0) + 1
+    assert kinds["task"] >= 8 and kinds["ask"] >= 15 and kinds["fault"] >= 3
+
+
+def test_lab_15_capture_through_the_command_line_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from esplab.cli import main
+
+    path = LABS / "15-decode-and-diagnose.yaml"
+    assert main_run(["--outdir", str(tmp_path), str(path)]) == 0
+    capsys.readouterr()
+    capture, sas = str(tmp_path / "lab15.pcapng"), str(tmp_path / "lab15.esp_sa")
+    main(["decode", capture, "--sa-file", sas, "--no-color"])
+    decoded = capsys.readouterr().out
+    assert "3 frame(s): 3 ESP (3 icv-bad)" in decoded  # the answer of "how many fail"
+    main(["diagnose", capture, "--sa-file", sas, "--no-color"])
+    diagnosed = capsys.readouterr().out
+    # the answer of "which mistake": choice 2, the digest byte order
+    assert "with the inner and outer HMAC digest words byte-swapped per 32-bit word" in diagnosed
+
+
+def test_students_in_one_room_get_different_faults() -> None:
+    lab, _ = check_file(LABS / "17-break-fix-config.yaml")
+    assert lab is not None
+    fault = next(s for s in lab.steps if s.kind == "fault")
+    assert fault.exercise is not None
+    names = {
+        fault.exercise.faults[
+            choose_fault(fault.exercise.faults, lab.seed, f"student{i}", fault.name)
+        ].name
+        for i in range(12)
+    }
+    assert len(names) >= 3

@@ -168,6 +168,8 @@ def test_page_in_a_real_browser(chromium: str, tmp_path: Path) -> None:
     for role in ("esp-header", "iv", "payload", "icv"):
         assert found[role] == rgb(ROLE_COLOURS[role]), role
     assert found["open"] == "1"  # clicking a stage opened its details
+    plain = tmp_path / "plain.html"  # the page as written, without the probe's navigation
+    plain.write_text(page, encoding="utf-8")
     shot = tmp_path / "shot.png"
     _browser(
         chromium,
@@ -175,7 +177,7 @@ def test_page_in_a_real_browser(chromium: str, tmp_path: Path) -> None:
         "--window-size=1000,800",
         "--virtual-time-budget=3000",  # lay the page out before the shot
         f"--screenshot={shot}",
-        html.as_uri(),
+        plain.as_uri(),
     )
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
