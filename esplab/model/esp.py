@@ -40,6 +40,7 @@ from esplab.model.esp_sa import (
     UdpEncap,
 )
 from esplab.model.esp_tfc import tfc_len
+from esplab.model.ipident import ignore_df_for
 from esplab.model.replay import ReplayVerdict
 
 __all__ = [
@@ -179,13 +180,16 @@ def encrypt(
     iv: bytes | None = None,
     ident: int | None = None,
     mtu: int | None = None,
+    ignore_df: bool | None = None,
 ) -> bytes:
     """ESP-protect one IPv4 or IPv6 packet.
 
     ``seq``: the (64-bit with ESN) sequence number to use, leaving the SA's counter
     alone; by default the counter is pre-incremented (the first packet is 1).
     ``iv``: the IV bytes, by default from ``sa.iv_source``. ``ident``: the outer IPv4
-    identification in tunnel mode. ``mtu``: the route's MTU, which bounds TFC padding
+    identification in tunnel mode, by default ``ip_select_ident``'s with ``ignore_df``
+    (the skb's; by default a local socket's for the inner protocol:
+    :func:`esplab.model.ipident.ignore_df_for`). ``mtu``: the route's MTU, which bounds TFC padding
     (:func:`tfc_len`; None: only ``sa.tfcpad`` does).
 
     Raises :class:`DecodeError` for a packet that is not IP, :class:`BadArgument` for
@@ -220,6 +224,13 @@ def encrypt(
         proto = IPPROTO_UDP
         body = struct.pack("!HHHH", encap.sport, encap.dport, 8 + len(body), 0) + body
     if tunnel:
+        if ident is None and sa.outer_version == 4:
+            # ip_select_ident in xfrm4_tunnel_encap_add, no socket (esplab.model.ipident):
+            # the skb's ignore_df is its sender's (a local non-TCP socket sets it).
+            if ignore_df is None:
+                ignore_df = ignore_df_for(info.proto, forwarded=False)
+            df = _outer_df(sa, info.version, info.df, len(payload))
+            ident = sa.next_ident(df, proto, ignore_df)
         return _tunnel_header(
             sa, packet, info.version, info.dsfield, info.df, len(payload), proto, body, ident
         )
@@ -252,6 +263,14 @@ def _udp6_fill(src: bytes, dst: bytes, segment: bytes) -> bytes:
     return segment[:6] + udp6_checksum(src, dst, segment).to_bytes(2, "big") + segment[8:]
 
 
+def _outer_df(sa: EspSA, inner_version: int, inner_df: bool, inner_len: int) -> bool:
+    """DF of the outer IPv4 header (xfrm4_tunnel_encap_add): copied from the inner
+    packet, where an IPv6 one counts as DF unless it fits the IPv6 minimum MTU."""
+    if sa.df == "copy":
+        return inner_df if inner_version == 4 else inner_len > _IPV6_MIN_MTU
+    return sa.df == "set"
+
+
 def _tunnel_header(
     sa: EspSA,
     inner: bytes,
@@ -268,13 +287,9 @@ def _tunnel_header(
     if sa.noecn:
         ds &= 0xFC
     if sa.outer_version == 4:
-        if sa.df == "copy":
-            # An IPv6 inner packet counts as DF unless it fits the IPv6 minimum MTU.
-            df = inner_df if inner_version == 4 else inner_len > _IPV6_MIN_MTU
-        else:
-            df = sa.df == "set"
+        df = _outer_df(sa, inner_version, inner_df, inner_len)
         if ident is None:
-            ident = sa.next_ident(df)
+            ident = sa.next_ident(df, proto)
         head = (
             struct.pack(
                 "!BBHHHBBH",

@@ -137,7 +137,7 @@ def esp_output_step(
     if uses_engine_aead(lab, node):
         run = aead_output_step(lab, node, state, mtu)
     if run is None:
-        run = partial(_sw_encrypt, lab, node, state, sa, meta, verdict.reason, mtu)
+        run = partial(_sw_encrypt, lab, node, state, sa, meta, verdict.reason, mtu, forwarded)
     return partial(_sw_output, lab, node, state, sa, run)
 
 
@@ -172,12 +172,21 @@ def _sw_encrypt(
     meta: dict[str, str],
     reason: str,
     mtu: int | None,
+    forwarded: bool,
     walk: Walk,
     packet: bytes,
 ) -> bytes:
     """Generic software ESP output of ``packet`` with ``sa`` (``mtu``: the route's, which
-    bounds TFC padding)."""
-    out = esp_core.encrypt(sa, packet, seq=walk.opts.seq, iv=walk.opts.iv, mtu=mtu)
+    bounds TFC padding; ``forwarded``: a forwarded skb has no ignore_df, so a tunnel's
+    outer header with DF gets identification 0, esplab.model.ipident)."""
+    out = esp_core.encrypt(
+        sa,
+        packet,
+        seq=walk.opts.seq,
+        iv=walk.opts.iv,
+        mtu=mtu,
+        ignore_df=False if forwarded else None,
+    )
     lab.sa_runtime(node.name).sync(state, sa)
     seq = walk.opts.seq if walk.opts.seq is not None else sa.oseq
     why = "kernel esp4/esp6 builds header, IV, padding, trailer and ICV; " + reason

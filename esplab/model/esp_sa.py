@@ -24,6 +24,7 @@ from esplab.model.esp_algos import (
     make_auth,
     make_enc,
 )
+from esplab.model.ipident import IpIdents
 from esplab.model.replay import ReplayWindow
 
 __all__ = [
@@ -154,9 +155,10 @@ class EspSA:
     Determinism: IVs come from ``iv_seq_source(seq) -> IV`` when set (the kernel's
     generators, :mod:`esplab.model.esp_ivgen`; the lab's SAs use them), else from
     ``iv_source(n) -> n bytes``, by default a ``random.Random`` seeded with the SPI;
-    outer IPv4 identifications come from ``ident_source()``, by default 0 when DF is
-    set (kernel ``ip_select_ident``
-    without a socket) and a per-SA counter from 1 otherwise.
+    outer IPv4 identifications come from ``ident_source()`` when set, else as kernel
+    ``ip_select_ident`` without a socket gives them: 0 for DF unless the skb has
+    ``ignore_df``, else the next number of the (daddr, saddr, protocol) bucket of
+    ``idents``, the node's (:mod:`esplab.model.ipident`).
 
     Tunnel headers follow the kernel's ``xfrm4/6_tunnel_encap_add``: TTL/hop limit
     ``ttl``; DS field copied from the inner packet (zero with ``encap_dscp=False``,
@@ -191,6 +193,7 @@ class EspSA:
     iv_source: Callable[[int], bytes] | None = None
     iv_seq_source: Callable[[int], bytes] | None = None
     ident_source: Callable[[], int] | None = None
+    idents: IpIdents | None = field(default=None, repr=False)
     ttl: int = 64
     df: DfPolicy = "copy"
     encap_dscp: bool = True
@@ -211,7 +214,6 @@ class EspSA:
     outer_version: int = field(init=False, repr=False)
     outer_src: bytes = field(init=False, repr=False)
     outer_dst: bytes = field(init=False, repr=False)
-    ident_counter: int = field(init=False, repr=False, default=0)
     # Headers built for this SA that are the same every time (engine_path.build_skb's
     # skbs for a pinned sequence number, by packet and number), a few flows at a time.
     headers: dict[tuple[bytes, int], tuple[tuple[bytes, int, int], tuple[int, int, int]]] = field(
@@ -307,11 +309,14 @@ class EspSA:
             **kwargs,
         )
 
-    def next_ident(self, df: bool) -> int:
-        """Identification for the next outer IPv4 header."""
+    def next_ident(self, df: bool, proto: int = 50, ignore_df: bool = True) -> int:
+        """Identification for the next outer IPv4 header (``proto``: the outer
+        header's protocol; ``ignore_df``: the skb's, :func:`esplab.model.ipident.
+        ignore_df_for`): ``ip_select_ident`` without a socket, from the node's
+        ``idents`` (:class:`~esplab.model.ipident.IpIdents`; the SA's own, keyed by
+        its SPI, when it has none)."""
         if self.ident_source is not None:
             return self.ident_source() & 0xFFFF
-        if df:
-            return 0
-        self.ident_counter = (self.ident_counter + 1) & 0xFFFF
-        return self.ident_counter
+        if self.idents is None:
+            self.idents = IpIdents.for_node(f"spi {self.spi:#x}", "")
+        return self.idents.ident(self.outer_src, self.outer_dst, proto, df, ignore_df)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from esplab.model.esp_ivgen import kernel_iv_source
 from esplab.model.esp_sa import EspSA, Lifetime, UdpEncap
+from esplab.model.ipident import IpIdents
 from esplab.model.xfrm.objects import XfrmState
 from esplab.model.xfrm.tables import DEFAULT_EPOCH
 
@@ -83,12 +84,19 @@ class SaRuntime:
     clock: Callable[[], int] = field(default=lambda: DEFAULT_EPOCH, repr=False)
     _cache: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
     _scratch: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
+    #: The node's ip_id_key and ip_idents: every tunnel SA of the node numbers its
+    #: outer IPv4 headers from them (esplab.model.ipident), keyed from the seed.
+    idents: IpIdents = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.idents = IpIdents.for_node(self.seed, self.node)
 
     def get(self, state: XfrmState) -> EspSA:
         hit = self._cache.get(id(state))
         if hit is not None and hit[0] is state:
             return hit[1]
         sa = build_esp_sa(state, f"{self.seed}:{self.node}:{state.spi:#x}:{state.dst}")
+        sa.idents = self.idents
         self._cache[id(state)] = (state, sa)
         return sa
 
@@ -99,6 +107,7 @@ class SaRuntime:
         if hit is not None and hit[0] is state:
             return hit[1]
         sa = build_esp_sa(state, f"scratch:{self.seed}:{self.node}:{state.spi:#x}")
+        sa.idents = self.idents
         self._scratch[id(state)] = (state, sa)
         return sa
 
