@@ -144,17 +144,18 @@ def main_check(argv: Sequence[str]) -> int:
     return EXIT_USAGE if bad else EXIT_OK
 
 
-def _terminal_reader(stdin: TextIO) -> Reader:
-    def read(prompt: str) -> str | None:
-        while True:
-            try:
-                return input(prompt)
-            except EOFError:
-                return None
-            except KeyboardInterrupt:  # drops the line, as in the REPL
-                print()
+def _editor_placeholder(prompt: str) -> str | None:
+    """Stands for the REPL's editor until the lab's session exists (esplab.lab.stepcli)."""
+    return None
 
-    return read
+
+_EDITOR: Reader = _editor_placeholder
+
+
+def editor_reader(run_of: Callable[[], LabRun | None]) -> Reader:
+    from esplab.lab.stepcli import editor_reader as build
+
+    return build(run_of)
 
 
 def _piped_reader(stdin: TextIO, out: Console) -> Reader:
@@ -167,30 +168,6 @@ def _piped_reader(stdin: TextIO, out: Console) -> Reader:
         return line
 
     return read
-
-
-def _pause(run: LabRun, out: Console, err: Console, read: Reader) -> bool:
-    """Show the pending step and take commands until an empty line; False to stop."""
-    from esplab.commands.result import QuitResult
-    from esplab.commands.runner import run_text
-
-    step = run.pending
-    assert step is not None
-    out.print()
-    out.print(
-        Text(f"step {step.index + 1}/{len(run.lab.steps)}: {visible(step.name)}", style="bold")
-    )
-    if step.explain.strip():
-        out.print(Text(visible(step.explain.strip(), keep="\n\t")))
-    out.print(Text("  run: " + visible(step.run, keep="\n\t"), style="cyan"))
-    out.print(Text("Enter runs it; other commands run first; quit stops the lab.", style="dim"))
-    while True:
-        line = read("lab> ")
-        if line is None or not line.strip():
-            return True
-        outcomes = run_text(run.session, line, out, err)
-        if any(isinstance(o.result, QuitResult) for o in outcomes):
-            return False
 
 
 def _show_outcome(outcome: StepOutcome, run: LabRun, out: Console, verbose: bool) -> None:
@@ -226,15 +203,35 @@ def run_lab(
     if step_mode:
         out.print(Text(f"lab: {visible(lab.name)} ({visible(lab.file)})", style="bold"))
         out.print(Text(visible(lab.description.strip(), keep="\n\t")))
+        if lab.objectives:
+            out.print(Text("You will learn to:", style="bold"))
+            for line in lab.objectives:
+                out.print(Text("  - " + visible(line)))
     while run.pending is not None:
-        if step_mode and read is not None and not _pause(run, out, err, read):
-            run.stop("stopped by the user")
-            break
+        if step_mode and read is not None:
+            from esplab.lab.stepcli import MOVED, STOP, pause
+
+            if read is _EDITOR:
+                read = editor_reader(lambda: run)
+            verdict = pause(run, out, err, read)
+            if verdict == STOP:
+                run.stop("stopped by the user")
+                break
+            if verdict == MOVED:
+                continue
         outcome = run.run_next()
         if after_step is not None:
             after_step(run)
         if step_mode or verbose:
             _show_outcome(outcome, run, out, verbose=True)
+        if step_mode and read is not None:
+            from esplab.lab.stepper import keep_trying
+
+            for line in keep_trying(run):
+                out.print(Text(line, style="yellow"))
+    if step_mode and run.pending is None and lab.summary.strip():
+        out.print(Text("What you saw:", style="bold"))
+        out.print(Text(visible(lab.summary.strip(), keep="\n\t")))
     return run
 
 
@@ -394,7 +391,7 @@ def main_run(argv: Sequence[str]) -> int:
             return EXIT_USAGE
     read: Reader | None = None
     if args.step:
-        read = _terminal_reader(sys.stdin) if sys.stdin.isatty() else _piped_reader(sys.stdin, out)
+        read = _EDITOR if sys.stdin.isatty() else _piped_reader(sys.stdin, out)
     if args.grade or args.solutions:
         from esplab.lab.gradecli import graded
 

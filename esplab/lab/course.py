@@ -157,7 +157,10 @@ def answer(run: LabRun, step: Step, given: str) -> tuple[bool, str]:
     except (EsplabError, PathError) as exc:
         return False, f"the lab cannot read its own answer: {exc}"
     if judge(want, given, exercise.choices):
-        return True, f"right: {show(want)}"
+        shown = want
+        if exercise.choices and isinstance(want, int) and 1 <= want <= len(exercise.choices):
+            shown = exercise.choices[want - 1]
+        return True, f"right: {show(shown)}"
     return False, f"'{given.strip()}' is not right; try again, ask for a hint, or skip"
 
 

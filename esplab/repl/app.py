@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.formatted_text import HTML, FormattedText
@@ -123,6 +125,23 @@ class _Toolbar:
             return FormattedText([("", f" esplab {__version__}")])
 
 
+def _lab_follow(session: Session, outcomes: list[Any], console: Console) -> None:
+    """In ``lab step``: a command that does the pending step, or completes its task,
+    moves the lab on (esplab.lab.stepper.after_command)."""
+    walk = session.lab_walk
+    if walk is None or not hasattr(walk, "pending"):
+        return
+    from esplab.lab.stepper import after_command, announce
+
+    for outcome in outcomes:
+        if outcome.result is None or outcome.line.split()[:1] == ["lab"]:
+            continue
+        said = after_command(walk, outcome.line, outcome.result)
+        if said:
+            console.print("\n".join([*said, "", *announce(walk)]), style="green", markup=False)
+            break
+
+
 def build_prompt_session(
     session: Session,
     *,
@@ -178,6 +197,7 @@ def run_repl(
             continue
         if outcomes:
             toolbar.last_ok = all(o.ok for o in outcomes)
+            _lab_follow(session, outcomes, console)
         if any(isinstance(o.result, QuitResult) for o in outcomes):
             break
     return 0

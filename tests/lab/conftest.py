@@ -20,3 +20,9 @@ def chromium() -> str:
     if os.environ.get("ESPLAB_REQUIRE_BROWSER"):
         pytest.fail("chromium is required (ESPLAB_REQUIRE_BROWSER is set) but not installed")
     pytest.skip("chromium is not installed (apt-get install chromium)")
+
+
+@pytest.fixture(autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step mode saves progress in the XDG state directory: a fresh one per test."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

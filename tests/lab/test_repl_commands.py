@@ -100,7 +100,12 @@ def test_stepping_in_the_session(tmp_path: Path) -> None:
     second = _text(session, "lab next")
     assert second.data["status"] == "failed"
     assert "states: expected of length 1, got" in second.text
-    assert "is over: 1 passed, 1 failed" in second.text
+    # A failed step does not end the lab: it stays pending; reset restores what it expects.
+    assert "failed; the lab goes on" in second.text and "step 2/2: count the SAs" in second.text
+    assert "restored the checkpoint of this step" in _text(session, "lab reset").text
+    third = _text(session, "lab next")
+    assert third.data["status"] == "passed"
+    assert "is over: 2 passed, 0 failed" in third.text
     with pytest.raises(BadArgument, match="not stepping through a lab"):
         session.execute("lab next")
 
@@ -125,7 +130,22 @@ def test_completion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     session = repl_session()
     command = session.registry.lookup("lab")
     assert command.complete is not None
-    assert list(command.complete(session, [])) == ["run", "step", "next", "stop", "check"]
+    assert list(command.complete(session, [])) == [
+        "run",
+        "step",
+        "next",
+        "stop",
+        "check",
+        "status",
+        "hint",
+        "solution",
+        "solve",
+        "skip",
+        "reset",
+        "goto",
+        "back",
+        "answer",
+    ]
     monkeypatch.chdir(tmp_path)
     write_lab(tmp_path, STEPS, name="mine.yaml")
     assert list(command.complete(session, ["run"])) == ["mine.yaml"]

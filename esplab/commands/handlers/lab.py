@@ -31,7 +31,22 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS"]
 
-_VERBS = ("run", "step", "next", "stop", "check")
+_VERBS = (
+    "run",
+    "step",
+    "next",
+    "stop",
+    "check",
+    "status",
+    "hint",
+    "solution",
+    "solve",
+    "skip",
+    "reset",
+    "goto",
+    "back",
+    "answer",
+)
 
 
 def _walk(session: Session) -> LabRun | None:
@@ -176,11 +191,12 @@ def _announce(run: LabRun, step: Step | None) -> list[str]:
 
 
 def _step(session: Session, words: list[str]) -> Result:
+    from esplab.lab.course import Course
     from esplab.lab.runner import LabRun
 
     lab = _load(words, "step")
     session.reset(lab.seed)  # a fresh model and random source from the lab's seed
-    run = LabRun(lab, session)
+    run = LabRun(lab, session, course=Course(interactive=True))
     _set_walk(session, run)
     lines = [
         f"lab '{lab.name}' ({lab.file}): {len(lab.steps)} step(s); the session was "
@@ -218,6 +234,18 @@ def _next(session: Session) -> Result:
     if run is None or run.pending is None:
         _set_walk(session, None)
         raise BadArgument("not stepping through a lab", hint="start with: lab step FILE")
+    pending = run.pending
+    if pending.kind in ("task", "ask"):  # the student answers; lab next checks a task
+        from esplab.lab.stepper import announce, check_task
+
+        if pending.kind == "ask":
+            raise BadArgument("this step asks a question", hint="lab answer TEXT (or lab hint)")
+        lines = check_task(run)
+        if run.pending is not pending:
+            lines += ["", *announce(run)]
+        if run.pending is None:
+            _set_walk(session, None)
+        return TextResult(summary=lines[0], text="\n".join(lines), data={"lab": run.lab.name})
     outcome = run.run_next()
     report = outcome.report
     status = "warning" if report.warned else report.status
@@ -228,7 +256,10 @@ def _next(session: Session) -> Result:
         f"'{report.name}'",
     ]
     if report.status == "failed":
+        from esplab.lab.stepper import keep_trying
+
         lines += failure_text(run.lab.file, report)
+        lines += keep_trying(run)
     lines.append("")
     lines += _announce(run, run.pending)
     if run.pending is None:
@@ -272,6 +303,51 @@ def _stop(session: Session) -> Result:
     return MessageResult(summary=_announce(run, None)[0], data={"lab": run.lab.name})
 
 
+def _walk_word(session: Session, verb: str, words: list[str]) -> Result:
+    """``lab hint|solution|solve|skip|reset|goto N|back|answer TEXT|status``
+    (esplab.lab.stepper); ``lab status`` also lists the saved progress of every lab."""
+    from esplab.lab.stepper import announce, answer_line, meta
+
+    run = _walk(session)
+    if verb == "status" and run is None:
+        from esplab.lab.progress import load_progress
+
+        rows = [
+            (
+                p.get("lab", "?"),
+                f"{p.get('next', 1)}/{p.get('steps', '?')}",
+                f"{p.get('score', 0):g}/{p.get('points', 0):g}",
+                p.get("file", ""),
+            )
+            for p in load_progress()
+        ]
+        return TableResult(
+            summary=f"not stepping through a lab; {len(rows)} lab(s) with saved progress",
+            title="saved progress (lab step FILE goes on)",
+            columns=("lab", "next step", "points", "file"),
+            rows=rows,
+            data={"lab": None, "progress": load_progress()},
+        )
+    if run is None:
+        raise BadArgument("not stepping through a lab", hint="start with: lab step FILE")
+    if verb == "answer":
+        if run.pending is None or run.pending.kind != "ask":
+            raise BadArgument("the pending step asks no question")
+        lines = answer_line(run, " ".join(words))
+    else:
+        said = meta(run, " ".join([verb, *words]))
+        lines = list(said or [])
+    before = lines[-1] if lines else ""
+    lines += ["", *announce(run)] if run.pending is not None or verb != "status" else []
+    if run.pending is None:
+        _set_walk(session, None)
+    return TextResult(
+        summary=before or f"lab {verb}",
+        text="\n".join(lines),
+        data={"lab": run.lab.name, "next": run.pending.name if run.pending else None},
+    )
+
+
 def _lab(session: Session, inv: Invocation) -> Result:
     words = list(inv.args["args"])
     if not words:
@@ -283,6 +359,8 @@ def _lab(session: Session, inv: Invocation) -> Result:
         return _check(words)
     if verb == "step":
         return _step(session, words)
+    if verb in ("status", "hint", "solution", "solve", "skip", "reset", "goto", "back", "answer"):
+        return _walk_word(session, verb, words)
     if words:
         raise BadArgument(f"lab {verb} takes no argument, got '{words[0]}'")
     if verb == "next":
@@ -309,7 +387,8 @@ COMMANDS = (
         summary="run, step through or check a lab file",
         handler=_lab,
         params=(Param("args", kind="rest", optional=True, metavar="ARGS"),),
-        usage_text="lab run FILE|DIR | step FILE | next | stop | check FILE",
+        usage_text="lab run FILE|DIR | step FILE | next | stop | check FILE | status | hint | "
+        "solution | solve | skip | reset | goto N | back | answer TEXT",
         example="lab step labs/01-esp-basics.yaml",
         details="lab step resets the session to the lab's seed and follows the lab here: "
         "'lab next' runs one step; any other command acts on the lab's machines in between. "
