@@ -25,6 +25,8 @@ def _help(session: Session, inv: Invocation) -> Result:
     topic = inv.args.get("command")
     if topic == "sources":
         return _sources()
+    if topic == "glossary":
+        return _glossary()
     if topic:
         # An alias (help exit, help ?) is a name of its command; a name is matched
         # whatever its case, as completion offers it.
@@ -45,6 +47,21 @@ def _help(session: Session, inv: Invocation) -> Result:
         summary=f"{len(entries)} commands",
         entries=entries,
         data={"commands": [e.name for e in entries]},
+    )
+
+
+def _glossary() -> Result:
+    """help glossary: the words the course uses (esplab.glossary)."""
+    from esplab.commands.result import TableResult
+    from esplab.glossary import GLOSSARY
+
+    rows = [(term, text) for term, text in GLOSSARY.items()]
+    return TableResult(
+        summary=f"{len(rows)} terms of the course",
+        title="glossary",
+        columns=("term", "meaning"),
+        rows=rows,
+        data={"glossary": dict(GLOSSARY)},
     )
 
 
