@@ -25,6 +25,7 @@ from esplab.errors import EsplabError
 
 if TYPE_CHECKING:
     from esplab.peer.check import Report
+    from esplab.peer.client import KernelPeer
 
 __all__ = ["main_kernel_check", "scenario_lines"]
 
@@ -67,12 +68,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main_kernel_check(argv: Sequence[str]) -> int:
+def main_kernel_check(argv: Sequence[str], client: KernelPeer | None = None) -> int:
+    """``esplab kernel-check``; ``client``: a kernel already booted as the host (tests)."""
     parser = _parser()
     try:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:
         return int(exc.code or 0)
+    args.client = client
     if (args.scenario is None) == (args.commands is None):
         parser.print_usage(sys.stderr)
         print("esplab kernel-check: give a scenario file or -c COMMANDS (one)", file=sys.stderr)
@@ -102,27 +105,40 @@ def main_kernel_check(argv: Sequence[str]) -> int:
 
 def _run(args: argparse.Namespace, lines: list[str]) -> Report:
     from esplab.commands.session import Session, SessionOptions
-    from esplab.peer.backends import netns, qemu
     from esplab.peer.bridge import attach
     from esplab.peer.check import run_scenario
-    from esplab.peer.client import KernelPeer
 
-    backend = netns() if args.netns else qemu(args.image, kvm=args.kvm)
-    print(f"starting the {backend.label} ...", file=sys.stderr)
-    client = KernelPeer(backend).start()
+    client, owned = start_client(args)
     try:
-        holder = Session(options=SessionOptions(seed=args.seed))
-        attach(holder.lab, "host", client)
-        holder.lab.real_peers.clear()
+        if owned:
+            holder = Session(options=SessionOptions(seed=args.seed))
+            attach(holder.lab, "host", client)
+            holder.lab.real_peers.clear()
         name = args.scenario or "-c"
         return run_scenario(name, lines, client, seed=args.seed)
     finally:
-        client.close()
+        if owned:
+            client.close()
+
+
+def start_client(args: argparse.Namespace) -> tuple[KernelPeer, bool]:
+    """The kernel to check against, and whether this run started it (and so configures
+    and stops it). Tests hand in one already booted and configured as the host."""
+    from esplab.peer.backends import netns, qemu
+    from esplab.peer.client import KernelPeer
+
+    given = getattr(args, "client", None)
+    if given is not None:
+        return given, False
+    backend = netns() if args.netns else qemu(args.image, kvm=args.kvm)
+    print(f"starting the {backend.label} ...", file=sys.stderr)
+    return KernelPeer(backend).start(), True
 
 
 def _print(report: Report, *, show_all: bool) -> None:
     from rich.console import Console
     from rich.table import Table
+
     console = Console()
     shown = report.findings if show_all else report.differences
     table = Table(title=f"kernel-check {report.name}: {len(report.differences)} difference(s)")

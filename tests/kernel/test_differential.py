@@ -6,6 +6,7 @@ every observation must agree, unless esplab.peer.known lists the difference with
 
 from __future__ import annotations
 
+import json
 from fnmatch import fnmatch
 
 import pytest
@@ -60,3 +61,31 @@ def test_the_suite_is_wide_enough() -> None:
     assert len(CASES) >= 200
     areas = {name.split("-")[0] for name, _ in CASES}
     assert {"tx", "rx", "pad", "natt", "bad", "life", "esn", "cp"} <= areas
+
+
+def test_kernel_check_exits_0_when_both_agree_and_1_on_a_difference(
+    kernel: KernelPeer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from esplab.peer.cli import main_kernel_check
+
+    state = (
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 reqid 1 "
+        "mode transport auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 "
+        "enc aes 0x000102030405060708090a0b0c0d0e0f"
+    )
+    agree = f"host {state}; host ip xfrm state count"
+    assert main_kernel_check(["-c", agree, "--json"], client=kernel) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["differences"] == 0 and payload["findings"]
+    # Under another seed the lab's MACs are not the ones the kernel was given: its
+    # eth0 drops the ap's frames (another host's MAC) where the emulated host, built
+    # from that seed, delivers them. kernel-check must say so and exit 1.
+    send = 'send ap wan IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)/Raw(b"x"*8)'
+    differ = (
+        f"host {state}; {state}; ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 "
+        "dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode transport; "
+        f"{send}"
+    )
+    assert main_kernel_check(["-c", differ, "--seed", "7"], client=kernel) == 1
+    out = capsys.readouterr().out
+    assert "send #1: delivered" in out and "differs" in out
