@@ -63,16 +63,16 @@ def _lab(tmp_path: Path, steps: str = STEPS) -> Lab:
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
-def test_every_shipped_solution_is_proved(path: Path) -> None:
+def test_every_shipped_solution_is_proved(path: Path, tmp_path: Path) -> None:
     lab, errors = check_file(path)
     assert errors == [] and lab is not None
-    for report in solve(lab):
+    for report in solve(lab, tmp_path):
         bad = [(s.name, [f.line() for f in s.failures]) for s in report.steps if s.failed]
         assert report.passed, bad
 
 
-def test_solutions_cli_over_labs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main_run(["--solutions", "--json", str(LABS)]) == 0
+def test_solutions_cli_over_labs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main_run(["--solutions", "--json", "--outdir", str(tmp_path), str(LABS)]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["passed"] is True
     assert len(document["labs"]) >= len(SHIPPED)
