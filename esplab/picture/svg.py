@@ -94,8 +94,8 @@ def journey_svg(journey: Journey, *, prefix: str = "") -> str:
     used = {box_of(s).id for s in stages}
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="journey" id="{jid}-svg" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT + 20 * len(stages)}" width="{WIDTH}" '
-        f'height="{HEIGHT + 20 * len(stages)}" font-family="sans-serif" font-size="12">',
+        f'viewBox="0 0 {WIDTH} {HEIGHT + 30 + 20 * len(stages)}" width="{WIDTH}" '
+        f'height="{HEIGHT + 30 + 20 * len(stages)}" font-family="sans-serif" font-size="12">',
         f"<title>journey {journey.id}: {escape(journey.verdict)}</title>",
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
         'markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
