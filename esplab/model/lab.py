@@ -88,6 +88,9 @@ class Lab:
         self.aead_tfms: dict[int, tuple[Any, Any]] = {}
         # Nodes played by a real Linux kernel (esplab.peer.bridge.RealPeer), by name.
         self.real_peers: dict[str, Any] = {}
+        # Called with (node, packet) for every packet delivered locally (a real peer
+        # answers echo requests for the emulated nodes it pings).
+        self.deliver_hooks: list[Callable[[str, bytes], None]] = []
         # Counts SAD and SPD changes on every node (what a flow cache's plan checks).
         self.xfrm_epoch = Epoch()
         for node in self.nodes.values():

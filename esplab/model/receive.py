@@ -261,6 +261,8 @@ class ReceivePath:
                 self._learn_pmtu(walk, node, packet, info)
             walk.journey.verdict = f"delivered to {node.name}"
             walk.journey.delivered = True
+            for hook in self.lab.deliver_hooks:
+                hook(node.name, packet)
             return
         if not node.forwarding:
             walk.drop(

@@ -118,6 +118,17 @@ class RealPeer:
         self.client = client
         self.frames_in = 0
         self.frames_out = 0
+        # Echo replies the lab owes the kernel: (emulated node, IP packet).
+        self.replies: list[tuple[str, bytes]] = []
+
+    def heard(self, node: str, packet: bytes) -> None:
+        """A packet delivered to an emulated node: an ICMP or ICMPv6 echo request gets
+        its reply, as Linux answers one (net/ipv4/icmp.c icmp_echo, net/ipv6/icmp.c
+        icmpv6_echo_reply) [C]. esplab's own ping draws its replies itself, so only
+        requests from a real peer are answered here (our design [M])."""
+        reply = echo_reply(packet)
+        if reply is not None:
+            self.replies.append((node, reply))
 
     @property
     def label(self) -> str:
@@ -246,10 +257,40 @@ class RealPeer:
         datapath.receive_from_wire(walk, other[0], other[1], frame, hops + 1)
         if not journey.verdict:
             journey.verdict = "no verdict"
+        while self.replies:
+            node, reply = self.replies.pop(0)
+            datapath.send(node, None, reply)
         return journey
 
     def close(self) -> None:
         self.client.close()
+
+
+def echo_reply(packet: bytes) -> bytes | None:
+    """The echo reply to ``packet`` if it is an ICMP or ICMPv6 echo request, else None:
+    addresses swapped, type 0 (129 for ICMPv6), identifier, sequence and data kept."""
+    version = packet[0] >> 4 if packet else 0
+    if version == 4 and len(packet) >= 28 and packet[9] == 1:
+        hlen = (packet[0] & 0xF) * 4
+        if packet[hlen : hlen + 1] != b"\x08":
+            return None
+        from scapy.layers.inet import ICMP, IP
+        from scapy.packet import Raw
+
+        ip = IP(packet)
+        icmp = ip[ICMP]
+        head = IP(src=ip.dst, dst=ip.src, ttl=64, flags=ip.flags)
+        return bytes(head / ICMP(type=0, id=icmp.id, seq=icmp.seq) / Raw(bytes(icmp.payload)))
+    if version == 6 and len(packet) >= 48 and packet[6] == 58 and packet[40] == 128:
+        from scapy.layers.inet6 import ICMPv6EchoReply, ICMPv6EchoRequest, IPv6
+
+        ip6 = IPv6(packet)
+        req = ip6[ICMPv6EchoRequest]
+        back = IPv6(src=ip6.dst, dst=ip6.src, hlim=64) / ICMPv6EchoReply(
+            id=req.id, seq=req.seq, data=req.data
+        )
+        return bytes(back)
+    return None
 
 
 def describe(peers: Iterable[tuple[str, Any]]) -> list[tuple[str, str]]:
@@ -267,4 +308,5 @@ def attach(lab: Lab, node: str, client: KernelPeer) -> RealPeer:
         client.close()
         raise
     lab.real_peers[node] = peer
+    lab.deliver_hooks.append(peer.heard)
     return peer

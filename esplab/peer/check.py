@@ -168,6 +168,7 @@ def run_scenario(
     real = Session(options=SessionOptions(seed=seed))
     peer = RealPeer("host", client)
     real.lab.real_peers["host"] = peer
+    real.lab.deliver_hooks.append(peer.heard)
     reset_kernel(client)
     client.take_frames()
     e_before = _emulated_stat(emulated)

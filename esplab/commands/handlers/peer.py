@@ -42,6 +42,8 @@ def stop_peer(session: Session, node: str) -> bool:
     peer = session.lab.real_peers.pop(node, None)
     if peer is None:
         return False
+    if peer.heard in session.lab.deliver_hooks:
+        session.lab.deliver_hooks.remove(peer.heard)
     peer.close()
     return True
 
