@@ -27,6 +27,13 @@ from esplab.errors import EsplabError
             "packet expression 'IP()/' does not parse at its end: invalid syntax",
         ),
         ("let x = IP(ttl=)", "packet expression 'IP(ttl=)' does not parse at column 8"),
+        # xdpsock's own option and the value in decimal: "-s 4294967295; valid: 64..9728".
+        (
+            "xdpsock wan txonly size 0xffffffff packets 16 mode zc",
+            "size 0xffffffff is out of range: bytes of each frame, FCS included (xdpsock -s); "
+            "valid: 64..9728",
+        ),
+        ("xdpsock wan txonly batch 0", "batch 0 is out of range: frames a batch (xdpsock -b)"),
         # A ';' reaching one command named a function of the code.
         ("help; help", "unexpected ';' at column 5; one command here: give each its own line"),
     ],

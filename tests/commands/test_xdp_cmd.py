@@ -281,10 +281,10 @@ def test_xdpsock_errors(session: Session) -> None:
     assert kernel_error(session, "xdpsock eth0 txonly").errno_name == "ENETDOWN"
     for line, text in (
         ("xdpsock wan rxdrp", "did you mean rxdrop"),
-        ("xdpsock wan rxdrop size 20", "-s 20"),
+        ("xdpsock wan rxdrop size 20", "size 20 is out of range"),
         ("xdpsock wan rxdrop mode zz", "'mode' needs"),
         ("xdpsock wan rxdrop packets 0", "packets 0"),
-        ("xdpsock wan rxdrop batch 0", "-b 0"),
+        ("xdpsock wan rxdrop batch 0", "batch 0 is out of range"),
         ("xdpsock wan", "missing DEV"),
     ):
         with pytest.raises(BadArgument, match=text):

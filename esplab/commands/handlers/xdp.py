@@ -25,7 +25,7 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.xdp.consts import Benchmark, NetdevXdpAct
 from esplab.model.xdp.costmodel import CostModel, line_rate_pps, seed_table
-from esplab.model.xdp.xdpsock import NUM_FRAMES
+from esplab.model.xdp.xdpsock import MAX_PKT_SIZE, MIN_PKT_SIZE, NUM_FRAMES
 from esplab.model.xdp_lab import (
     ATTACH_MODES,
     PROFILES,
@@ -351,6 +351,15 @@ def _xdpsock(session: Session, inv: Invocation) -> Result:
     opts, flags = word_options(
         rest, _XDPSOCK_USAGE, ("batch", "size", "packets", "queue"), ("no-wakeup",)
     )
+    # As typed, before xdpsock's own -s/-b checks would name its options.
+    for key, low, high, what in (
+        ("size", MIN_PKT_SIZE, MAX_PKT_SIZE, "bytes of each frame, FCS included (xdpsock -s)"),
+        ("batch", 1, None, "frames a batch (xdpsock -b)"),
+    ):
+        if key in opts and not (low <= opts[key] and (high is None or opts[key] <= high)):
+            typed = rest[rest.index(key) + 1]
+            valid = f"{low}..{high}" if high is not None else f"{low} or more"
+            raise BadArgument(f"{key} {typed} is out of range: {what}", valid=valid)
     run = run_xdpsock(
         lab_xdp(session.lab),
         target_node(session, inv),
