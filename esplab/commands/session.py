@@ -48,6 +48,9 @@ class Session:
     files: FilePolicy = field(default_factory=FilePolicy)
     # How a real peer's QEMU guest uses KVM: "auto" (tried, then TCG), "on", "off".
     peer_kvm: str = "auto"
+    # What the session has to say that is no command's result (a real peer that could
+    # not start, so its node stayed emulated); front ends print and clear it.
+    notes: list[str] = field(default_factory=list)
     # How results are printed: "text", "json" (``set output json``, ``esplab --json``),
     # or "board" (what a board's own tools print; runner.board_error).
     output: str = "text"

@@ -115,6 +115,8 @@ class Lab:
     device: str = "en7581"
     objectives: tuple[str, ...] = ()
     summary: str = ""
+    # (node, "kernel" | "netns"): peers a real kernel plays (the file's peer:).
+    peers: tuple[tuple[str, str], ...] = ()
 
     @property
     def points(self) -> float:
@@ -460,6 +462,7 @@ def _build(doc: Document) -> Lab:
         device=data.get("device", "en7581"),
         objectives=tuple(data.get("objectives", ())),
         summary=data.get("summary", ""),
+        peers=tuple((n, w) for n, w in data.get("peer", {}).items() if w != "emulated"),
     )
 
 
@@ -488,5 +491,10 @@ def check_file(path: str | Path, file: str | None = None) -> tuple[Lab | None, l
 
 
 def session_for(lab: Lab) -> Session:
-    """A fresh session with the lab's seed."""
-    return Session(options=SessionOptions(seed=lab.seed))
+    """A fresh session with the lab's seed, and the real peers its ``peer:`` asks for
+    (one that cannot start leaves its node emulated; why is in ``session.notes``)."""
+    from esplab.commands.handlers.peer import start_peers
+
+    session = Session(options=SessionOptions(seed=lab.seed))
+    start_peers(session, lab.peers)
+    return session

@@ -200,6 +200,9 @@ def run_lab(
     """Run one lab, printing as it goes when stepping or verbose; ``report()`` tells how.
     ``after_step`` is called after each step (the --html page remembers ESP layouts)."""
     run = LabRun(lab, outdir=outdir, course=course)
+    for note in run.session.notes:
+        err.print(Text(visible(note), style="yellow"))
+    run.session.notes.clear()
     if step_mode:
         out.print(Text(f"lab: {visible(lab.name)} ({visible(lab.file)})", style="bold"))
         out.print(Text(visible(lab.description.strip(), keep="\n\t")))
@@ -232,6 +235,7 @@ def run_lab(
     if step_mode and run.pending is None and lab.summary.strip():
         out.print(Text("What you saw:", style="bold"))
         out.print(Text(visible(lab.summary.strip(), keep="\n\t")))
+    run.session.close_peers()  # a real peer's guest ends with its lab
     return run
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, PeerError
+from esplab.errors import BadArgument, EsplabError, PeerError
 
-__all__ = ["COMMANDS", "run_on_peer", "start_peer", "stop_peer"]
+__all__ = ["COMMANDS", "run_on_peer", "start_peer", "start_peers", "stop_peer"]
 
 BACKENDS = ("kernel", "netns", "off")
 
@@ -35,6 +37,16 @@ def start_peer(session: Session, node: str, backend: str, image: str | None = No
     peer = attach(lab, node, client)
     ready = f"ready in {client.booted_in:.1f} s"
     return f"{node} is now a real Linux {client.release} ({peer.label}, {ready})"
+
+
+def start_peers(session: Session, peers: Iterable[tuple[str, str]]) -> None:
+    """Start each (node, backend) of a lab's ``peer:``; one that cannot start leaves its
+    node emulated, and ``session.notes`` says why in one line."""
+    for node, what in peers:
+        try:
+            session.notes.append(start_peer(session, node, what))
+        except EsplabError as exc:
+            session.notes.append(f"peer {node} {what}: {exc}; {node} stays emulated")
 
 
 def stop_peer(session: Session, node: str) -> bool:
