@@ -70,6 +70,7 @@ class KernelPeer:
         # Called with frames waiting while a command runs (RealPeer walks them).
         self.frame_hook: Callable[[], object] | None = None
         self._hooked = False
+        self._reader: threading.Thread | None = None
 
     # -- life ----------------------------------------------------------------
     def start(self) -> KernelPeer:
@@ -111,6 +112,7 @@ class KernelPeer:
         self.frames.clear()
         thread = threading.Thread(target=self._read, args=(self.proc,), daemon=True)
         thread.start()
+        self._reader = thread
 
     def _wait_ready(self, backend: Backend) -> None:
         answer = self._next(backend.timeout, f"the {backend.label} to boot")
@@ -176,6 +178,12 @@ class KernelPeer:
             except OSError:
                 proc.kill()
             proc.wait()
+        # The reader sees the end of the output and stops; then its pipe is closed.
+        if self._reader is not None:
+            self._reader.join(timeout=5)
+            self._reader = None
+        if proc.stdout is not None:
+            proc.stdout.close()
 
     # -- requests --------------------------------------------------------------
     def request(self, op: str, wait: float = 60.0, **fields: Any) -> dict[str, Any]:

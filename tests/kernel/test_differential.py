@@ -86,6 +86,11 @@ def test_kernel_check_exits_0_when_both_agree_and_1_on_a_difference(
         "dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode transport; "
         f"{send}"
     )
-    assert main_kernel_check(["-c", differ, "--seed", "7"], client=kernel) == 1
-    out = capsys.readouterr().out
-    assert "send #1: delivered" in out and "differs" in out
+    assert main_kernel_check(["-c", differ, "--seed", "7", "--json"], client=kernel) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    delivered = next(f for f in found if f["item"].endswith("send #1: delivered"))
+    assert (delivered["emulated"], delivered["kernel"], delivered["same"]) == (
+        "True",
+        "False",
+        False,
+    )
