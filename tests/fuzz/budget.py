@@ -100,9 +100,17 @@ def names_the_input(text: str, message: str) -> bool:
     words += re.split(r"[\s:,;=/|\-]+", text)  # a hex group, a field's value
     with contextlib.suppress(EsplabError):
         words += [token.value for token in tokenize(text)]
-    # (a message shows a character that does not print escaped, as repr does)
-    shown = [w for word in words for w in (word, _escaped(word))]
+    # (a message shows a character that does not print escaped, as repr does, and may
+    # give a number in decimal: 0xffffffff as 4294967295)
+    shown = [w for word in words for w in (word, _escaped(word), _decimal(word))]
     return any((w.strip() and w[:16] in message) or f"'{w}'" in message for w in shown)
+
+
+def _decimal(word: str) -> str:
+    try:
+        return str(int(word, 0)) if len(word) < 40 else ""
+    except ValueError:
+        return ""
 
 
 def _escaped(word: str) -> str:
