@@ -18,12 +18,20 @@ Facts (airoha-dsa-xfrm.md, tags as there):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from ipaddress import IPv4Interface, IPv6Interface
+from ipaddress import IPv4Address, IPv4Interface, IPv6Interface
 from typing import Literal
 
 from esplab.errors import BadArgument, KernelError
 
-__all__ = ["ESP_DEPENDENTS", "ESP_HW_OFFLOAD", "ETHTOOL_FEATURES", "DevCounters", "NetDev"]
+__all__ = [
+    "ESP_DEPENDENTS",
+    "ESP_HW_OFFLOAD",
+    "ETHTOOL_FEATURES",
+    "DevCounters",
+    "NetDev",
+    "eui64_link_local",
+    "is_link_local",
+]
 
 DevKind = Literal["gdm", "dsa-user", "ether", "loopback"]
 
@@ -98,6 +106,12 @@ class NetDev:
     # A switch port's MIB counters by mt7530 name (the front port of a DSA user
     # device, the CPU port on its conduit), as l2.count_switch_ports counts them.
     port_mib: dict[str, int] = field(default_factory=dict)
+    # IFA_BROADCAST of each IPv4 address that has one: iproute2 sends one only for
+    # "brd ADDR" or "brd +" (ip/ipaddress.c ipaddr_modify), and the kernel keeps
+    # what it is given (net/ipv4/devinet.c) [C].
+    brd: dict[IPv4Interface, IPv4Address] = field(default_factory=dict)
+    # IFLA_CARRIER_CHANGES (carrier up + down counts): "transns" of ip -s -s link.
+    carrier_changes: int = 0
     # ``mac`` as bytes, for the receive path's destination check (and what it was
     # made from, so a changed address is noticed).
     _mac_raw: tuple[str, bytes] = field(default=("", b""), init=False, repr=False, compare=False)
@@ -212,6 +226,22 @@ class NetDev:
                 f"mtu {mtu} out of range for {self.name}",
                 hint=hint or f"valid: {self.min_mtu}..{self.max_mtu}",
             )
+
+
+def eui64_link_local(mac: str) -> IPv6Interface:
+    """The link-local address addrconf gives an Ethernet device when it comes up
+    (net/ipv6/addrconf.c ``addrconf_addr_gen`` with addr_gen_mode eui64, the default;
+    ``addrconf_ifid_eui48``): fe80::/64 with the MAC's EUI-64, its universal/local bit
+    flipped and ff:fe in the middle [C; checked against Linux 6.12: 02:11:22:33:44:55
+    gives fe80::11:22ff:fe33:4455/64]."""
+    b = bytes.fromhex(mac.replace(":", ""))
+    ifid = bytes([b[0] ^ 0x02, b[1], b[2], 0xFF, 0xFE, b[3], b[4], b[5]])
+    return IPv6Interface((b"\xfe\x80" + bytes(6) + ifid, 64))
+
+
+def is_link_local(iface: IPv4Interface | IPv6Interface) -> bool:
+    """An IPv6 link-local address (fe80::/10)."""
+    return iface.version == 6 and iface.ip.is_link_local
 
 
 def _fix_features(wanted: dict[str, bool]) -> dict[str, bool]:

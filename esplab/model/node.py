@@ -24,7 +24,7 @@ from ipaddress import (
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import KernelError, NoSuchPort
-from esplab.model.netdev import NetDev
+from esplab.model.netdev import NetDev, eui64_link_local, is_link_local
 from esplab.model.pmtu_cache import TooBig, learn
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ __all__ = [
     "connected_route",
     "is_loopback",
     "raw_loopback",
+    "route_metric",
 ]
 
 IPAddress = IPv4Address | IPv6Address
@@ -58,6 +59,8 @@ class Route:
     # rtm_protocol: "kernel" for a prefix route an address brings, "boot" (RTPROT_BOOT)
     # for one ip route add makes (iproute2 iproute_modify) or the boot config sets up.
     proto: str = "boot"
+    # The route's priority ("metric N"); None for the default (see route_metric).
+    metric: int | None = None
 
     def render(self) -> str:
         default = self.dst.prefixlen == 0
@@ -71,6 +74,24 @@ class Route:
         if self.src is not None:
             text += f" src {self.src}"
         return text
+
+
+# IPv6 route metrics: IP6_RT_PRIO_ADDRCONF for a prefix route an address brings,
+# IP6_RT_PRIO_USER for one ip route add makes without a metric (include/net/ip6_route.h).
+IP6_RT_PRIO_ADDRCONF = 256
+IP6_RT_PRIO_USER = 1024
+
+
+def route_metric(route: Route) -> int:
+    """The route's priority as the kernel keeps it: the metric given, else 0 for IPv4
+    (fib_create_info: fc_priority) and, for IPv6, 256 for a prefix route an address
+    brings and 1024 for one added without a metric (net/ipv6/route.c
+    ``ip6_route_info_create``) [C]."""
+    if route.metric is not None:
+        return route.metric
+    if route.dst.version == 4:
+        return 0
+    return IP6_RT_PRIO_ADDRCONF if route.proto == "kernel" else IP6_RT_PRIO_USER
 
 
 def connected_route(iface: IPv4Interface | IPv6Interface, dev: str) -> Route:
@@ -103,7 +124,9 @@ class Neighbour:
     state: str = "PERMANENT"
 
     def render(self) -> str:
-        return f"{self.addr} dev {self.dev} lladdr {self.mac} {self.state}"
+        """The neighbour as ``ip neigh`` prints it (ip/ipneigh.c ``print_neigh``): the
+        state followed by a blank."""
+        return f"{self.addr} dev {self.dev} lladdr {self.mac} {self.state} "
 
 
 def is_loopback(addr: IPAddress) -> bool:
@@ -211,6 +234,14 @@ class Node:
                 continue
             if best is None or route.dst.prefixlen > best.dst.prefixlen:
                 best = route
+            elif (
+                route.dst.prefixlen == best.dst.prefixlen
+                and (route.metric is not None or best.metric is not None)
+                and route_metric(route) < route_metric(best)
+            ):
+                # Among routes to one prefix the lowest priority wins (fib_table_lookup
+                # walks the aliases in priority order; fib6 siblings by metric) [C].
+                best = route
         if len(memo) >= _MEMO_MAX:
             memo.clear()
         memo[dst] = best
@@ -283,7 +314,30 @@ class Node:
         ``rt6_sync_down_dev`` (route.c ``fib6_ifdown``) deletes every route via it."""
         gone = [r for r in self.routes if r.dev == dev]  # in table order, both families
         self.routes = [r for r in self.routes if r.dev != dev]
+        netdev = self.dev(dev)
+        if netdev.kind != "loopback":
+            netdev.carrier_changes += 1  # the carrier goes with the device [U]
         return self.ipv6_off(dev, "keep_addr_on_down=0", gone)
+
+    def ipv6_on(self, dev: str) -> IPv6Interface | None:
+        """addrconf on NETDEV_UP (net/ipv6/addrconf.c ``addrconf_notify`` ->
+        ``addrconf_dev_config``): an up Ethernet device whose MTU is at least
+        IPV6_MIN_MTU gets its EUI-64 link-local address (:func:`eui64_link_local`)
+        with the prefix route fe80::/64 (proto kernel, metric 256). NETDEV_CHANGEMTU
+        back to 1280 or more does the same for a device that lost IPv6 [C; both
+        checked against Linux 6.12]. The address is shown as settled: duplicate
+        address detection, which keeps it "tentative" for a second or two, is not
+        modelled [M]. Returns the address added, or None."""
+        netdev = self.dev(dev)
+        if netdev.kind == "loopback" or not netdev.up or netdev.mtu < 1280:
+            return None
+        ll = eui64_link_local(netdev.mac)
+        if ll in netdev.addrs:
+            return None
+        netdev.addrs.append(ll)
+        self.routes = [*self.routes, connected_route(ll, dev)]
+        self.invalidate()
+        return ll
 
     def ipv6_off(self, dev: str, why: str, gone: list[Route] | None = None) -> list[str]:
         """``addrconf_ifdown`` (net/ipv6/addrconf.c): the device's IPv6 addresses are
@@ -323,7 +377,10 @@ class Node:
         (net/ipv4/fib_frontend.c). Static routes flushed on the way down stay gone, and
         so do the IPv6 addresses ``addrconf_ifdown`` deleted."""
         back: list[Route] = []
-        for iface in self.dev(dev).addrs:
+        netdev = self.dev(dev)
+        if netdev.kind != "loopback":
+            netdev.carrier_changes += 1
+        for iface in netdev.addrs:
             if iface.version != 4 or not brings_prefix_route(iface):
                 continue
             route = connected_route(iface, dev)
@@ -332,6 +389,7 @@ class Node:
             ):
                 back.append(route)
         self.routes = [*self.routes, *back]
+        self.ipv6_on(dev)
         self.invalidate()
         if not back:
             return []
@@ -379,8 +437,10 @@ class Node:
         return raw in owned or raw_loopback(raw)
 
     def source_for(self, dev: str, version: int) -> IPAddress | None:
+        """The first address of ``version`` on ``dev``; never a link-local one, which
+        the kernel picks only for a link-local destination (RFC 6724 rule 2, scope)."""
         for iface in self.dev(dev).addrs:
-            if iface.version == version:
+            if iface.version == version and not is_link_local(iface):
                 return iface.ip
         return None
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 from ipaddress import IPv4Interface, IPv6Interface, ip_address, ip_network
 
-from esplab.model.netdev import NetDev
+from esplab.model.netdev import NetDev, is_link_local
 from esplab.model.node import Neighbour, Node, Route, connected_route
 
 __all__ = [
@@ -235,13 +235,21 @@ def build_nodes(seed: int) -> dict[str, Node]:
 
 
 def _connected_routes(node: Node) -> None:
+    """What the boot configuration leaves: each address's prefix route, the IPv4
+    addresses with their broadcast (as "brd +" sets it, what distributions' network
+    scripts and the real-kernel peer use: up to /30) [M], and each up device's
+    IPv6 link-local address (``Node.ipv6_on``). lo's routes live in the local table
+    only: 127.0.0.0/8 (fib_add_ifaddr: RTN_LOCAL on a loopback device) and ::1 (Linux
+    6.12 lists no ::1 route in the main table; checked against it) [C]."""
     for dev in node.devs.values():
+        if dev.kind == "loopback":
+            continue
         for iface in dev.addrs:
-            # lo's IPv4 prefix goes to the local table (fib_add_ifaddr: RTN_LOCAL on a
-            # loopback device); ::1 has its route in the main table, as Linux shows it.
-            if dev.kind == "loopback" and iface.version == 4:
-                continue
             node.routes.append(connected_route(iface, dev.name))
+            if isinstance(iface, IPv4Interface) and iface.network.prefixlen <= 30:
+                dev.brd[iface] = iface.network.broadcast_address
+    for dev in node.devs.values():
+        node.ipv6_on(dev.name)
 
 
 def _static_neighbours(nodes: dict[str, Node]) -> None:
@@ -249,4 +257,6 @@ def _static_neighbours(nodes: dict[str, Node]) -> None:
         a, b = nodes[a_node], nodes[b_node]
         for src, src_dev, dst, dst_dev in ((a, a_dev, b, b_dev), (b, b_dev, a, a_dev)):
             for iface in dst.devs[dst_dev].addrs:
+                if is_link_local(iface):
+                    continue  # preset for the configured addresses only [M]
                 src.neigh.append(Neighbour(iface.ip, src_dev, dst.devs[dst_dev].mac))

@@ -141,7 +141,7 @@ def test_the_conduit_offers_esp_offload_as_a_gdm_port() -> None:
         (
             "ethtool",
             "ethtool needs a device name; valid: lo, eth0, lan1, lan2, lan3, lan4, wan; "
-            "usage: ethtool [-k|-K|-S] DEV [FEATURE on|off ...]",
+            "usage: ethtool [-i|-k|-K|-S] DEV [FEATURE on|off ...]",
         ),
         ("ethtool -k", "ethtool -k needs a device name; valid: lo, eth0, lan1"),
         ("ethtool -K wan esp-hw-offload", "ethtool -K wan esp-hw-offload needs on or off"),
@@ -155,7 +155,7 @@ def test_the_conduit_offers_esp_offload_as_a_gdm_port() -> None:
         ),
         ("ethtool -K wan", "ethtool -K wan needs a feature and on or off; valid: rx-checksumming"),
         ("ethtool -K wan on", "wan has no feature 'on'"),
-        ("ethtool -X wan", "unknown ethtool option '-X'; valid: -k, -K, -S"),
+        ("ethtool -X wan", "unknown ethtool option '-X'; valid: -i, -k, -K, -S"),
         ("ethtool -k wan extra", "ethtool -k wan takes nothing after the device, not 'extra'"),
     ],
 )

@@ -41,9 +41,9 @@ def test_family_abbreviation() -> None:
 @pytest.mark.parametrize(
     ("line", "why"),
     [
-        ("ip -d link", 'Option "-details" is not modelled by esplab for ip link'),
+        ("ip -d neigh", 'Option "-details" is not modelled by esplab for ip neigh'),
         ("ip -d route", 'Option "-details" is not modelled by esplab for ip route'),
-        ("ip -o xfrm state", 'Option "-o" (-oneline) is not modelled'),
+        ("ip -t xfrm monitor", 'Option "-t" (-timestamp) is not modelled'),
         ("ip -j link", 'Option "-j" (-json) is not modelled'),
         ("ip -b link", 'Option "-b" (-batch) is not modelled'),
         ("ip -x link", 'Option "-x" is unknown'),

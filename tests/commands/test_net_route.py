@@ -9,6 +9,7 @@ import pytest
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
+from esplab.model.netdev import eui64_link_local
 from tests.commands.results import text
 
 
@@ -54,7 +55,8 @@ def test_route_get_ipv6_prints_from_metric_and_pref(session: Session) -> None:
 def test_route_get_a_local_address_answers_from_the_local_table(session: Session) -> None:
     get = session.execute("ip route get 192.0.2.1")
     assert isinstance(get, TextResult)
-    assert get.text == "local 192.0.2.1 dev lo table local src 192.0.2.1 uid 0 \n    cache <local> "
+    # As iproute2 6.15 prints it on Linux 6.12: no "table local" for IPv4.
+    assert get.text == "local 192.0.2.1 dev lo src 192.0.2.1 uid 0 \n    cache <local> "
     assert get.data["dev"] == "lo"
 
 
@@ -102,37 +104,47 @@ def test_up_brings_connected_routes_back_but_not_static_ones(session: Session) -
     session.execute("ip route add 10.20.0.0/16 via 198.51.100.66")
     out = session.execute("ip link set lan2 down").summary
     assert out.splitlines()[1] == (
-        "lan2: flushed routes 198.51.100.64/26, 2001:db8:1:2::/64, 10.20.0.0/16 via 198.51.100.66"
+        "lan2: flushed routes 198.51.100.64/26, 2001:db8:1:2::/64, fe80::/64, "
+        "10.20.0.0/16 via 198.51.100.66"
     )
     assert not any("lan2" in r for r in routes(session))
     out = session.execute("ip link set lan2 up").summary
     assert out.splitlines() == ["lan2 up", "lan2: connected routes back 198.51.100.64/26"]
     lan2 = [r for r in routes(session) if "lan2" in r]
-    assert lan2 == ["198.51.100.64/26 dev lan2 proto kernel scope link src 198.51.100.65"]
+    ll = eui64_link_local(session.lab.node("ap").devs["lan2"].mac)
+    assert lan2 == [
+        "198.51.100.64/26 dev lan2 proto kernel scope link src 198.51.100.65",
+        f"fe80::/64 dev lan2 proto kernel scope link src {ll.ip}",  # addrconf, NETDEV_UP
+    ]
     assert session.execute("ip route get 198.51.100.66").data["dev"] == "lan2"
 
 
 def test_down_deletes_ipv6_addresses_and_routes_and_up_does_not_restore_them(
     session: Session,
 ) -> None:
+    lan2 = session.lab.node("ap").devs["lan2"]
+    ll = eui64_link_local(lan2.mac)
     out = session.execute("ip link set lan2 down").summary
-    assert "lan2: deleted IPv6 addresses 2001:db8:1:2::1/64 (keep_addr_on_down=0)" in out
+    assert f"lan2: deleted IPv6 addresses 2001:db8:1:2::1/64, {ll} (keep_addr_on_down=0)" in out
     session.execute("ip link set lan2 up")
-    assert session.execute("ip -6 addr show lan2").data == {}
+    # Only the link-local address comes back: addrconf makes it on NETDEV_UP (as Linux
+    # 6.12 does); the static one stays gone.
+    assert session.execute("ip -6 addr show lan2").data == {"lan2": [str(ll)]}
     assert "2001:db8:1:2::/64" not in text(session, "ip -6 route")
-    assert [str(a) for a in session.lab.node("ap").devs["lan2"].addrs] == ["198.51.100.65/26"]
+    assert [str(a) for a in lan2.addrs] == ["198.51.100.65/26", str(ll)]
 
 
 def test_the_conduit_going_down_flushes_the_routes_of_every_user_port(
     session: Session,
 ) -> None:
     session.execute("ip link set eth0 down")
+    wan_ll = eui64_link_local(session.lab.node("ap").devs["wan"].mac)
     assert sorted(routes(session)) == [
         "192.0.2.0/24 dev wan proto kernel scope link src 192.0.2.1",
         "2001:db8:2::/64 dev wan proto kernel scope link src 2001:db8:2::1",
-        "::1/128 dev lo proto kernel scope link src ::1",
         "default via 192.0.2.2 dev wan",
         "default via 2001:db8:2::2 dev wan",
+        f"fe80::/64 dev wan proto kernel scope link src {wan_ll.ip}",
     ]
 
 

@@ -52,16 +52,23 @@ def test_a_longer_prefix_with_the_same_key_comes_first(session: Session) -> None
 def test_ip_6_route_prints_metric_and_pref_and_puts_default_last(session: Session) -> None:
     # rt6_fill_node: scope universe, no prefsrc, IP6_RT_PRIO_ADDRCONF 256 for a prefix
     # route, IP6_RT_PRIO_USER 1024 for ip route add; fib6_walk_continue is post-order.
+    # Linux 6.12 lists no ::1 route in the main table; each up device has fe80::/64
+    # for its link-local address, in the order they came (as iproute2 6.15 prints it
+    # on Linux 6.12).
     session.execute("ip -6 route add 2001:db8:9::/64 via 2001:db8:2::2")
+    fe80 = [
+        f"fe80::/64 dev {dev} proto kernel metric 256 pref medium"
+        for dev in ("eth0", "lan1", "lan2", "lan3", "lan4", "wan")
+    ]
     assert text(session, "ip -6 route") == "\n".join(
         [
-            "::1 dev lo proto kernel metric 256 pref medium",  # lo's ::1/128 (addrconf)
             "2001:db8:1:1::/64 dev lan1 proto kernel metric 256 pref medium",
             "2001:db8:1:2::/64 dev lan2 proto kernel metric 256 pref medium",
             "2001:db8:1:3::/64 dev lan3 proto kernel metric 256 pref medium",
             "2001:db8:1:4::/64 dev lan4 proto kernel metric 256 pref medium",
             "2001:db8:2::/64 dev wan proto kernel metric 256 pref medium",
             "2001:db8:9::/64 via 2001:db8:2::2 dev wan metric 1024 pref medium",
+            *fe80,
             "default via 2001:db8:2::2 dev wan metric 1024 pref medium",
         ]
     )
@@ -90,6 +97,7 @@ def test_dev_keeps_the_devices_routes_and_leaves_the_device_out(session: Session
     assert text(session, "ip -6 route show dev wan") == "\n".join(
         [
             "2001:db8:2::/64 proto kernel metric 256 pref medium",
+            "fe80::/64 proto kernel metric 256 pref medium",
             "default via 2001:db8:2::2 metric 1024 pref medium",
         ]
     )

@@ -26,7 +26,7 @@ from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, NotFound
+from esplab.errors import BadArgument, KernelError, NotFound
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Node
 from esplab.model.offload_port import DSA_FEATURE_LOST, dsa_feature_change
@@ -35,11 +35,12 @@ from esplab.model.xfrm.objects import XfrmPolicy, XfrmState
 
 __all__ = ["COMMANDS", "USAGE"]
 
-USAGE = "ethtool [-k|-K|-S] DEV [FEATURE on|off ...]"
+USAGE = "ethtool [-i|-k|-K|-S] DEV [FEATURE on|off ...]"
 _SHOW = ("-k", "--show-features", "--show-offload")
 _SET = ("-K", "--features", "--offload")
 _STATS = ("-S", "--statistics")
-_OPTIONS = (*_SHOW, *_SET, *_STATS)
+_INFO = ("-i", "--driver")
+_OPTIONS = (*_SHOW, *_SET, *_STATS, *_INFO)
 
 
 def _ethtool(session: Session, inv: Invocation) -> Result:
@@ -47,7 +48,9 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
     words = list(inv.args["args"])
     opt = words.pop(0) if words and words[0].startswith("-") else ""
     if opt and opt not in _OPTIONS:
-        raise BadArgument(f"unknown ethtool option '{opt}'", valid=["-k", "-K", "-S"], value=opt)
+        raise BadArgument(
+            f"unknown ethtool option '{opt}'", valid=["-i", "-k", "-K", "-S"], value=opt
+        )
     if not words:
         command = f"ethtool {opt}" if opt else "ethtool"
         raise BadArgument(
@@ -96,6 +99,10 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
             gone = _flushed(*flushed)
             summary += f"\n{dev.name}: {DSA_FEATURE_LOST}" + (f" ({gone})" if gone else "")
         return MessageResult(summary=summary, data=dict(dev.features))
+    if opt in _INFO:
+        info = _drvinfo(node, dev)
+        text = "\n".join(f"{k}: {v}" for k, v in info.items())
+        return TextResult(summary=f"driver of {dev.name}", text=text, data=info)
     if opt in _STATS:
         stats = _nic_stats(node, dev)
         if not stats:
@@ -198,9 +205,61 @@ def _nic_stats(node: Node, dev: NetDev) -> dict[str, int]:
         # the other way round [D], with the special tag (l2.count_switch_ports).
         mib = _port_mib(dev)
         return {f"p{MT7530_CPU_PORT:02d}_{name}": value for name, value in mib.items()}
-    # The peers' NICs and lo: a generic driver whose strings are the rtnl counters
-    # and the device's extra counters, a labelled design choice [M].
+    if dev.kind == "loopback" or (dev.kind == "ether" and dev.name != "eth0"):
+        # lo and dummy (the peers' devices beside eth0) have no ETH_SS_STATS strings:
+        # "no stats available" (Linux 6.12) [C].
+        return {}
+    # The peers' NICs: a generic driver whose strings are the rtnl counters and the
+    # device's extra counters, a labelled design choice [M].
     return {**counters.as_dict(), **dev.stats}
+
+
+#: What the kernel version string reads in ``ethtool -i`` where a driver leaves the
+#: version to the core (ethtool_get_drvinfo: UTS_RELEASE); the lab's kernel [M].
+KERNEL_RELEASE = "6.12.0"
+
+
+def _drvinfo(node: Node, dev: NetDev) -> dict[str, str]:
+    """``ethtool -i DEV`` (ethtool.c ``dump_drvinfo``). lo has no get_drvinfo:
+    "Cannot get driver information: Operation not supported" [C, Linux 6.12]. A DSA
+    user port: driver "dsa", firmware "N/A", bus "platform" (net/dsa/user.c
+    ``dsa_user_get_drvinfo``), with statistics [C]. A GDM port: airoha_eth's
+    ``airoha_ethtool_get_drvinfo`` gives its driver's name and its platform device's
+    name as bus [C]; the device name "1fb50000.ethernet" is the EN7581 device tree's
+    [U], and no statistics (no get_sset_count) [C]. The peers are the veth and dummy
+    devices the real-kernel peer makes (esplab.peer), printed as Linux 6.12 does [C]."""
+    if dev.kind == "loopback":
+        raise KernelError(
+            "EOPNOTSUPP",
+            f"{dev.name} has no driver information",
+            prefix="Cannot get driver information",
+        )
+    if dev.kind == "dsa-user":
+        driver, version, fw, bus, stats = "dsa", KERNEL_RELEASE, "N/A", "platform", "yes"
+    elif dev.kind == "gdm":
+        driver, version, fw, bus, stats = (
+            "airoha_eth",
+            KERNEL_RELEASE,
+            "",
+            "1fb50000.ethernet",
+            "no",
+        )
+    elif dev.name == "eth0":
+        driver, version, fw, bus, stats = "veth", "1.0", "", "", "yes"
+    else:
+        driver, version, fw, bus, stats = "dummy", KERNEL_RELEASE, "", "", "no"
+    return {
+        "driver": driver,
+        "version": version,
+        "firmware-version": fw,
+        "expansion-rom-version": "",
+        "bus-info": bus,
+        "supports-statistics": stats,
+        "supports-test": "no",
+        "supports-eeprom-access": "no",
+        "supports-register-dump": "no",
+        "supports-priv-flags": "no",
+    }
 
 
 #: ethtool's short names for the features it has long ones for (ethtool.c
@@ -272,7 +331,7 @@ def _flushed(states: list[XfrmState], policies: list[XfrmPolicy]) -> str:
 
 def _ethtool_complete(session: Session, words: list[str]) -> list[str]:
     if not words:
-        return ["-k", "-K", "-S", *session.lab.node().devs]
+        return ["-i", "-k", "-K", "-S", *session.lab.node().devs]
     if len(words) == 1 and words[0].startswith("-"):
         return list(session.lab.node().devs)
     if words[0] == "-K" and len(words) >= 2:
@@ -283,7 +342,7 @@ def _ethtool_complete(session: Session, words: list[str]) -> list[str]:
 COMMANDS = (
     Command(
         name="ethtool",
-        summary="device features (-k/-K), statistics (-S) and link state",
+        summary="driver (-i), device features (-k/-K), statistics (-S) and link state",
         handler=_ethtool,
         # Optional, so that a bare "ethtool" reaches the handler, which names the devices.
         params=(Param("args", kind="rest", optional=True, metavar="ARGS"),),

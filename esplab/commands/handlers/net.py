@@ -23,12 +23,12 @@ from esplab.commands.handlers.net_neigh import ip_neigh
 from esplab.commands.handlers.net_route import ip_route
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
-from esplab.commands.result import Result
+from esplab.commands.result import Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.node import Node
 
-__all__ = ["COMMANDS", "OBJECTS", "ip_global_options", "ip_object"]
+__all__ = ["COMMANDS", "OBJECTS", "ip_global_options", "ip_object", "ip_option", "xfrm_oneline"]
 
 # The objects esplab models.
 OBJECTS = ("link", "address", "route", "neighbour", "xfrm")
@@ -99,7 +99,7 @@ _OPTIONS: tuple[tuple[str, str | None, bool], ...] = (
     ("-statistics", "stats", False),
     ("-details", "details", False),
     ("-resolve", None, False),
-    ("-oneline", None, False),
+    ("-oneline", "oneline", False),
     ("-timestamp", None, False),
     ("-tshort", None, False),
     ("-Version", None, False),
@@ -118,12 +118,31 @@ _OPTIONS: tuple[tuple[str, str | None, bool], ...] = (
 )
 _MODELLED = [
     "-s[tatistics]",
-    "-d[etails] (ip xfrm)",
+    "-d[etails] (ip link, ip addr, ip xfrm)",
+    "-o[neline]",
     "-4",
     "-6",
     "-f[amily] inet|inet6",
     "-br[ief]",
 ]
+
+
+def xfrm_oneline(text: str) -> str:
+    """``ip -o xfrm``: ip/ipxfrm.c ends each line inside a record with ``_SL_``, so
+    with -o a record (a line that starts without a tab, and the tabbed lines after
+    it) is one line, its lines joined by a backslash."""
+    records: list[list[str]] = []
+    for line in text.split("\n"):
+        if line.startswith("\t") and records:
+            records[-1].append(line)
+        else:
+            records.append([line])
+    return "\n".join("\\".join(r) for r in records)
+
+
+def ip_option(opt: str) -> str:
+    """What an option word (as ip.c reads it, one leading dash) means to esplab."""
+    return _option(opt)
 
 
 def _option(opt: str) -> str:
@@ -143,9 +162,10 @@ def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
     """iproute2's global options, before the object (ip/ip.c ``main``), abbreviated as
     ip.c reads them: -s (repeated counts), -d, -4/-6, -f|-family FAMILY, -br; ``--``
     ends them. Returns the options, their words as ip.c reads them, and the words from
-    the object on. ``-d`` is for ip xfrm only, which ignores it as iproute2 does
-    (ip/ipxfrm.c never reads show_details); link, addr, route and neigh details are not
-    modelled. Pure: the lab checker parses run lines with it too."""
+    the object on. ``-d`` is for ip link and ip addr, and for ip xfrm, which ignores it
+    as iproute2 does (ip/ipxfrm.c never reads show_details); route and neigh details
+    are not modelled. ``-o`` prints each record on one line. Pure: the lab checker
+    parses run lines with it too."""
     opts = IpOpts()
     read: list[str] = []
     at = 0
@@ -162,6 +182,8 @@ def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
             opts.stats += 1
         elif means == "details":
             opts.details += 1
+        elif means == "oneline":
+            opts.oneline = True
         elif means in ("4", "6"):
             opts.family = int(means)
         elif means == "family":
@@ -180,10 +202,11 @@ def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
             obj = ip_object(words[at])
         except BadArgument:
             obj = "xfrm"  # the object's own error comes next
-        if obj != "xfrm":
+        if obj not in ("xfrm", "link", "address"):
             raise BadArgument(
                 f'Option "-details" is not modelled by esplab for ip {obj}',
-                valid="ip -d xfrm ... (printed as without -d, as iproute2 does)",
+                valid="ip -d link|addr|xfrm ... (ip -d xfrm prints as without -d, as "
+                "iproute2 does)",
                 hint=f"leave -d out of ip {obj}",
             )
     return opts, read, words[at:]
@@ -199,7 +222,10 @@ def _ip(session: Session, inv: Invocation) -> Result:
         # ip xfrm reads its own options (-s repeated, -4/-6, -f FAMILY): its grammar's.
         from esplab.commands.handlers.xfrm import run_ip_xfrm
 
-        result: Result = run_ip_xfrm(session, node, [*read, *words])
+        kept = [w for w in read if not (w.startswith("-") and ip_option(w) == "oneline")]
+        result: Result = run_ip_xfrm(session, node, [*kept, *words])
+        if opts.oneline and isinstance(result, TextResult):
+            result.text = xfrm_oneline(result.text)
         return result
     words.pop(0)
     handler = _IP_OBJECTS[obj]

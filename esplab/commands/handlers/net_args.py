@@ -30,12 +30,14 @@ FAMILIES = {"inet": 4, "inet6": 6}
 
 @dataclass
 class IpOpts:
-    """iproute2's global options (ip/ip.c): -s and -d count, -4/-6/-f pick a family, -br."""
+    """iproute2's global options (ip/ip.c): -s and -d count, -4/-6/-f pick a family, -br,
+    -o (one line per record)."""
 
     stats: int = 0
     details: int = 0
     family: int | None = None
     brief: bool = False
+    oneline: bool = False
 
 
 class IpArgs:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from ipaddress import ip_interface
+from ipaddress import IPv4Address, IPv4Interface, IPv6Interface, ip_interface
 
 from esplab.commands.handlers.net_args import IpArgs, IpOpts, Keyword, resolve
-from esplab.commands.handlers.net_show import addr_text, dev_addrs, link_text, show_devs
+from esplab.commands.handlers.net_dev_show import (
+    addr_text,
+    dev_addrs,
+    is_secondary,
+    link_text,
+    show_devs,
+)
 from esplab.commands.parser import parse_int
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
@@ -57,10 +63,13 @@ def ip_link(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
     word = args.take("command") if args.more() else "show"
     verb = resolve(word, _LINK_VERBS, ["show", "set"], "Command", " for ip link")
     if verb == "show":
-        devs = show_devs(node, args)
+        devs, _ = show_devs(node, args)
+        text = link_text(
+            node, devs, opts.stats, opts.brief, details=opts.details > 0, one=opts.oneline
+        )
         return TextResult(
             summary=f"{len(devs)} device(s)",
-            text=link_text(node, devs, opts.stats > 0, opts.brief),
+            text=text,
             data={d.name: {"up": d.up, "mtu": d.mtu, **d.counters.as_dict()} for d in devs},
         )
     if args.peek() == "dev":
@@ -102,6 +111,42 @@ def ip_link(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
             "devs": {d.name: {"up": d.up, "mtu": d.mtu} for d in node.devs.values()},
         },
     )
+
+
+def _addr_args(
+    node: Node, args: IpArgs, iface: IPv4Interface | IPv6Interface
+) -> tuple[NetDev, IPv4Address | None]:
+    """``dev DEVICE`` and, for IPv4, ``brd|broadcast ADDR|+|-`` after ``ip addr add|del
+    ADDR``: iproute2 sends a broadcast only when told (ip/ipaddress.c
+    ``ipaddr_modify``): "+" is the subnet's broadcast for a prefix up to /30 (none
+    for /31 and /32), "-" its network address [C]."""
+    dev: NetDev | None = None
+    brd: IPv4Address | None = None
+    while args.more():
+        word = args.take("keyword")
+        if word == "dev":
+            dev = node.dev(args.take("device"))
+        elif word in ("brd", "broadcast") and isinstance(iface, IPv4Interface):
+            value = args.take(f"address after '{word}'")
+            net = iface.network
+            if value == "+":
+                brd = net.broadcast_address if net.prefixlen <= 30 else None
+            elif value == "-":
+                brd = net.network_address if net.prefixlen <= 30 else None
+            else:
+                try:
+                    brd = IPv4Address(value)
+                except ValueError:
+                    raise BadArgument(
+                        f'invalid broadcast "{value}"', valid="ADDR, + or -", value=value
+                    ) from None
+        else:
+            raise BadArgument(
+                f'unknown ip addr keyword "{word}"', valid=["dev DEVICE", "brd ADDR|+|-"]
+            )
+    if dev is None:
+        raise BadArgument("expected 'dev DEVICE'")
+    return dev, brd
 
 
 def _set_updown(session: Session, node: Node, dev: NetDev, up: bool, notes: list[str]) -> str:
@@ -151,6 +196,7 @@ def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str]) -> str:
         return f"{dev.name} mtu {mtu} (unchanged)"
     dev.mtu = mtu
     _ipv6_floor(node, dev, notes)
+    node.ipv6_on(dev.name)  # back to 1280 or more: addrconf runs again
     if dev.conduit is None:
         users = [d for d in node.devs.values() if d.conduit == dev.name]
         if not users:
@@ -171,6 +217,7 @@ def _set_mtu(node: Node, dev: NetDev, mtu: int, notes: list[str]) -> str:
         return f"{dev.name} mtu {mtu}"
     old, conduit.mtu = conduit.mtu, want
     _ipv6_floor(node, conduit, notes)
+    node.ipv6_on(conduit.name)
     return (
         f"{dev.name} mtu {mtu}; {conduit.name} mtu {old} -> {want} "
         f"(largest user MTU + {DSA_TAG_LEN}-byte tag)"
@@ -182,27 +229,39 @@ def ip_addr(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
     verb = resolve(word, _ADDR_VERBS, ["show", "add", "del"], "Command", " for ip addr")
     if verb == "show":
         fam = opts.family
-        devs = [d for d in show_devs(node, args) if fam is None or dev_addrs(d, fam)]
+        shown, named = show_devs(node, args)
+        devs = [d for d in shown if fam is None or dev_addrs(d, fam)]
+        text = addr_text(
+            node,
+            devs,
+            fam,
+            opts.brief,
+            details=opts.details > 0,
+            one=opts.oneline,
+            filtered=named,
+        )
         return TextResult(
             summary="addresses",
-            text=addr_text(node, devs, fam, opts.brief),
+            text=text,
             data={d.name: [str(a) for a in dev_addrs(d, fam)] for d in devs},
         )
     try:
         iface = ip_interface(args.take("address"))
     except ValueError as exc:
         raise BadArgument(f"bad address: {exc}", valid="ADDR/PLEN, e.g. 192.0.2.9/24") from None
-    if args.take("dev") != "dev":
-        raise BadArgument("expected 'dev DEVICE'")
-    dev = node.dev(args.take("device"))
+    dev, brd = _addr_args(node, args, iface)
     if verb == "add":
         if iface in dev.addrs:
             raise KernelError("EEXIST", f"{iface} on {dev.name}")
         dev.addrs.append(iface)
+        if isinstance(iface, IPv4Interface) and brd is not None:
+            dev.brd[iface] = brd
         # net/ipv4/fib_frontend.c fib_add_ifaddr adds the prefix route only while the
         # device is up (NETDEV_UP adds it later), and none for a /32; inet6_addr_add
         # adds it regardless (brings_prefix_route).
-        routed = brings_prefix_route(iface)
+        # A secondary address brings no prefix route: its primary's stands (the
+        # IFA_F_SECONDARY test in fib_add_ifaddr) [C].
+        routed = brings_prefix_route(iface) and not is_secondary(dev, iface)
         if routed and (dev.up or iface.version == 6):
             node.routes.append(connected_route(iface, dev.name))
         node.invalidate()
@@ -212,7 +271,19 @@ def ip_addr(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
         return MessageResult(summary=f"{iface} added to {dev.name}{later}")
     if iface not in dev.addrs:
         raise KernelError("EADDRNOTAVAIL", f"{iface} not on {dev.name}")
-    dev.addrs.remove(iface)
+    # Deleting a primary IPv4 address deletes its secondaries too: promote_secondaries
+    # is 0 by default (net/ipv4/devinet.c __inet_del_ifa) [C].
+    gone = [iface]
+    if not is_secondary(dev, iface):
+        gone += [
+            a
+            for a in dev.addrs
+            if a != iface and is_secondary(dev, a) and a.network == iface.network
+        ]
+    for addr in gone:
+        dev.addrs.remove(addr)
+        if isinstance(addr, IPv4Interface):
+            dev.brd.pop(addr, None)
     # Only the connected route this address made: its prefix on its device.
     node.routes = [
         r
@@ -226,8 +297,10 @@ def ip_addr(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result:
     ]
     node.invalidate()
     notes: list[str] = []
+    if len(gone) > 1:
+        notes.append(f"secondary {', '.join(map(str, gone[1:]))} removed with it")
     if iface.version == 4 and not any(a.version == 4 for a in dev.addrs):
         # net/ipv4/fib_frontend.c fib_inetaddr_event, NETDEV_DOWN of the last address:
         # "Disable IP", fib_disable_ip flushes every IPv4 route through the device.
-        notes = node.disable_ip(dev.name)
+        notes += node.disable_ip(dev.name)
     return MessageResult(summary="\n".join([f"{iface} removed from {dev.name}", *notes]))

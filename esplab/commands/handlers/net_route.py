@@ -38,7 +38,7 @@ from esplab.commands.handlers.net_show import (
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchPort
-from esplab.model.node import IPAddress, IPNetwork, Node, Route
+from esplab.model.node import IPAddress, IPNetwork, Node, Route, route_metric
 
 __all__ = ["ip_route"]
 
@@ -119,10 +119,12 @@ def ip_route(session: Session, node: Node, args: IpArgs, opts: IpOpts) -> Result
     family = opts.family
     word = args.take("command") if args.more() else "show"
     verb = resolve(word, _ROUTE_VERBS, _ROUTE_VALID, "Command", " for ip route")
-    if verb == "show":
-        return _show(node, args, family)
-    if verb == "get":
-        return _route_get(node, args, family)
+    if verb in ("show", "get"):
+        shown = _show(node, args, family) if verb == "show" else _route_get(node, args, family)
+        if opts.oneline and isinstance(shown, TextResult):
+            # -o: the cache line follows a backslash (_SL_) instead of a newline.
+            shown.text = shown.text.replace("\n    cache", "\\    cache")
+        return shown
     if verb == "flush":
         return _flush_cache(node, args, family)
     return _modify(node, verb, args, family)
@@ -328,22 +330,45 @@ def _modify(node: Node, verb: str, args: IpArgs, family: int | None) -> Result:
     dst_word = args.take("prefix")
     via: IPAddress | None = None
     dev_name = None
+    metric: int | None = None
     while args.more():
         key = args.take("keyword")
         if key == "via":
             via = addr_arg(args.take("gateway"))
         elif key == "dev":
             dev_name = node.dev(args.take("device")).name
+        elif matches(key, "metric") or matches(key, "priority") or key == "preference":
+            # iproute_modify: get_u32 of the value, else invarg [C].
+            value = args.take("metric")
+            if not decimal(value) or int(value) > 0xFFFFFFFF:
+                raise BadArgument(
+                    f'argument "{value}" is wrong: "metric" value is invalid',
+                    valid="0 to 4294967295",
+                    value=value,
+                )
+            metric = int(value)
         else:
-            raise BadArgument(f'unknown route keyword "{key}"', valid=["via", "dev"], value=key)
+            raise BadArgument(
+                f'unknown route keyword "{key}"', valid=["via", "dev", "metric N"], value=key
+            )
     prefix = _route_prefix(dst_word, family, via)
     if verb == "delete":
-        before = len(node.routes)
-        node.routes = [r for r in node.routes if r.dst != prefix]
+        # fib_table_delete / fib6 delete one route: the first (lowest metric) to the
+        # prefix that matches what is given (metric, gateway, device) [C].
+        found = [
+            r
+            for r in node.routes
+            if r.dst == prefix
+            and (metric is None or route_metric(r) == metric)
+            and (via is None or r.via == via)
+            and (dev_name is None or r.dev == dev_name)
+        ]
+        if not found:
+            raise KernelError("ESRCH", f"no route {prefix}" + _metric_text(metric))
+        gone = min(found, key=route_metric)
+        node.routes = [r for r in node.routes if r is not gone]
         node.invalidate()
-        if len(node.routes) == before:
-            raise KernelError("ESRCH", f"no route {prefix}")
-        return MessageResult(summary=f"route {prefix} deleted")
+        return MessageResult(summary=f"route {prefix}{_metric_text(metric)} deleted")
     if via is not None:
         if via.version != prefix.version:
             raise BadArgument(
@@ -357,15 +382,21 @@ def _modify(node: Node, verb: str, args: IpArgs, family: int | None) -> Result:
     elif not node.dev(dev_name).up:
         # fib_check_nh_nongw / fib6_nh_init: a device route needs its device up.
         raise KernelError("ENETDOWN", f"Device for nexthop is not up: {dev_name}")
-    existing = [r for r in node.routes if r.dst == prefix]
-    if existing and verb == "add":
-        raise KernelError("EEXIST", f"route {prefix}")
-    route = Route(prefix, dev_name, via=via)
-    node.routes = [r for r in node.routes if r.dst != prefix]
+    # Routes to one prefix differ by metric; add refuses a second with the same one
+    # (EEXIST) and replace takes its place (fib_table_insert, fib6_add_rt2node) [C].
+    route = Route(prefix, dev_name, via=via, metric=metric)
+    same = [r for r in node.routes if r.dst == prefix and route_metric(r) == route_metric(route)]
+    if same and verb == "add":
+        raise KernelError("EEXIST", f"route {prefix}" + _metric_text(metric))
+    node.routes = [r for r in node.routes if r not in same]
     node.routes.append(route)
     node.invalidate()
     # The confirmation reads like the route's line in ip route.
     return MessageResult(summary="route " + route_line(main_msg(route)).rstrip())
+
+
+def _metric_text(metric: int | None) -> str:
+    return "" if metric is None else f" metric {metric}"
 
 
 def _route_prefix(word: str, family: int | None, via: IPAddress | None) -> IPNetwork:
@@ -414,11 +445,12 @@ def _route_get(node: Node, args: IpArgs, family: int | None) -> Result:
     if node.owns(dst):
         host = ip_network(dst)
         if dst.version == 4:
+            # No "table local": Linux 6.12 answers an IPv4 local address without it
+            # (checked: "local 192.0.2.2 dev lo src 192.0.2.2 uid 0"); IPv6 names it.
             local = RtMsg(
                 host,
                 "lo",
                 type="local",
-                table="local",
                 prefsrc=dst,
                 uid=0,
                 cloned=True,

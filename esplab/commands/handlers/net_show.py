@@ -1,171 +1,26 @@
-"""The iproute2 layouts of ``ip link`` and ``ip addr`` (ip/ipaddress.c) and of a route
-(ip/iproute.c ``print_route``), the device filter ``ip link|addr show`` share, and the
-route messages ``ip route`` prints: what the kernel dumps for a main-table route
+"""The iproute2 layout of a route (ip/iproute.c ``print_route``) and the route
+messages ``ip route`` prints: what the kernel dumps for a main-table route
 (``fib_dump_info``, net/ipv6/route.c ``rt6_fill_node``), for the local routes an
 address brings (net/ipv4/fib_frontend.c ``fib_add_ifaddr``) and for a path-MTU
 exception (the route cache), in the kernel's dump order."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from ipaddress import (
-    IPv4Address,
-    IPv4Interface,
-    IPv4Network,
-    IPv6Address,
-    IPv6Interface,
-    IPv6Network,
-    ip_network,
-)
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_network
 
-from esplab.commands.handlers.net_args import IpArgs
-from esplab.errors import BadArgument, NoSuchPort
-from esplab.model.netdev import NetDev
-from esplab.model.node import IPAddress, IPNetwork, Node, Route
+from esplab.model.node import IPAddress, IPNetwork, Node, Route, route_metric
 
 __all__ = [
     "RtHide",
     "RtMsg",
-    "addr_text",
     "cache_msgs",
     "cached_msg",
-    "dev_addrs",
     "fib_order",
-    "link_text",
     "local_table",
     "main_msg",
     "route_line",
-    "show_devs",
 ]
-
-
-def _flags(dev: NetDev) -> str:
-    up = dev.up
-    kind = ["LOOPBACK"] if dev.kind == "loopback" else ["BROADCAST", "MULTICAST"]
-    return "<" + ",".join(kind + (["UP", "LOWER_UP"] if up else [])) + ">"
-
-
-def _link_line(dev: NetDev) -> str:
-    """The link/ether (or, for lo, link/loopback) line of ``print_linkinfo``."""
-    if dev.kind == "loopback":
-        return f"    link/loopback {dev.mac} brd 00:00:00:00:00:00"
-    return f"    link/ether {dev.mac} brd ff:ff:ff:ff:ff:ff"
-
-
-def _ifname(dev: NetDev) -> str:
-    return f"{dev.name}@{dev.conduit}" if dev.conduit else dev.name
-
-
-def _state(dev: NetDev) -> str:
-    if dev.kind == "loopback" and dev.up:
-        return "UNKNOWN"  # lo has no carrier to report (operstate IF_OPER_UNKNOWN)
-    return "UP" if dev.up else "DOWN"
-
-
-def _qdisc(dev: NetDev) -> str:
-    return "noqueue" if dev.kind in ("dsa-user", "loopback") else "mq"
-
-
-def link_text(node: Node, devs: Iterable[NetDev], stats: bool, brief: bool = False) -> str:
-    """``ip link`` (iproute2 ip/ipaddress.c ``print_linkinfo``); ``brief`` is
-    ``print_linkinfo_brief``: name ("%-16s "), operstate ("%-14s "), MAC, flags."""
-    lines: list[str] = []
-    for dev in devs:
-        if brief:
-            lines.append(f"{_ifname(dev):<16} {_state(dev):<14} {dev.mac} {_flags(dev)} ")
-            continue
-        lines.append(
-            f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} qdisc {_qdisc(dev)} "
-            f"state {_state(dev)} mode DEFAULT group default qlen 1000"
-        )
-        lines.append(_link_line(dev))
-        if stats:
-            c = dev.counters
-            lines.append("    RX:  bytes packets errors dropped  missed   mcast")
-            lines.append(
-                f"    {c.rx_bytes:>10} {c.rx_packets:>7} {c.rx_errors:>6} {c.rx_dropped:>7}"
-                f" {0:>7} {0:>7}"
-            )
-            lines.append("    TX:  bytes packets errors dropped carrier collsns")
-            lines.append(
-                f"    {c.tx_bytes:>10} {c.tx_packets:>7} {c.tx_errors:>6} {c.tx_dropped:>7}"
-                f" {0:>7} {0:>7}"
-            )
-    return "\n".join(lines)
-
-
-def dev_addrs(dev: NetDev, family: int | None) -> list[IPv4Interface | IPv6Interface]:
-    # The kernel dumps AF_INET before AF_INET6 (rtnl_dump_all walks families in order).
-    return sorted(
-        (a for a in dev.addrs if family is None or a.version == family), key=lambda a: a.version
-    )
-
-
-def addr_text(
-    node: Node, devs: Iterable[NetDev], family: int | None = None, brief: bool = False
-) -> str:
-    """``ip addr`` (iproute2 ip/ipaddress.c ``ipaddr_list_flush_or_save``). With a family
-    (-4/-6) only devices holding an address of it are listed (``ipaddr_filter``) and
-    the link/ether line is left out (``print_linkinfo`` prints it only without one).
-    Each address is permanent, so its lifetimes print as forever (IFA_CACHEINFO); IPv4
-    addresses carry their device as label, IPv6 ones none. ``brief``: name, operstate,
-    then each ADDR/PLEN."""
-    lines: list[str] = []
-    for dev in devs:
-        addrs = dev_addrs(dev, family)
-        if family is not None and not addrs:
-            continue
-        if brief:
-            lines.append(f"{_ifname(dev):<16} {_state(dev):<14} " + "".join(f"{a} " for a in addrs))
-            continue
-        lines.append(
-            f"{dev.ifindex}: {_ifname(dev)}: {_flags(dev)} mtu {dev.mtu} qdisc {_qdisc(dev)} "
-            f"state {_state(dev)} group default qlen 1000"
-        )
-        if family is None:
-            lines.append(_link_line(dev))
-        lo = dev.kind == "loopback"
-        scope = "host" if lo else "global"  # lo's addresses are RT_SCOPE_HOST
-        for iface in addrs:
-            if iface.version == 4:
-                # The addresses carry a broadcast as "brd +" sets it: only up to /30
-                # (iproute2 ip/ipaddress.c ipaddr_modify).
-                brd = iface.network.broadcast_address
-                shown = f" brd {brd}" if iface.network.prefixlen <= 30 and not lo else ""
-                lines.append(f"    inet {iface}{shown} scope {scope} {dev.name}")
-            else:
-                lines.append(f"    inet6 {iface} scope {scope} ")
-            lines.append("       valid_lft forever preferred_lft forever")
-    return "\n".join(lines)
-
-
-def show_devs(node: Node, args: IpArgs) -> list[NetDev]:
-    """The device filter of ``ip link|addr show`` (iproute2 ip/ipaddress.c
-    ``ipaddr_list_flush_or_save``): ``up`` keeps devices that are up; ``dev NAME`` or
-    a bare NAME picks one device, and a second name is refused with iproute2's
-    'either "dev" is duplicate, or "WORD" is a garbage' (``duparg2``)."""
-    name: str | None = None
-    up_only = False
-    while args.more():
-        word = args.take("filter")
-        if word == "up":
-            up_only = True
-            continue
-        if word == "dev":
-            word = args.take("device name after 'dev'")
-        if name is not None:
-            raise BadArgument(
-                f'either "dev" is duplicate, or "{word}" is a garbage',
-                valid=["dev DEVICE", "up"],
-            )
-        name = word
-    devs = list(node.devs.values())
-    if name is not None:
-        if name not in node.devs:
-            raise NoSuchPort(f'Device "{name}" does not exist', valid=list(node.devs), value=name)
-        devs = [node.devs[name]]
-    return [d for d in devs if d.up or not up_only]
 
 
 @dataclass(frozen=True)
@@ -256,43 +111,48 @@ def route_line(msg: RtMsg, hide: RtHide = RtHide()) -> str:
     return "".join(out)
 
 
-# IPv6 route metrics: IP6_RT_PRIO_ADDRCONF for a prefix route an address brings,
-# IP6_RT_PRIO_USER for one ip route add makes (include/net/ip6_route.h).
-_IP6_RT_PRIO_ADDRCONF = 256
-_IP6_RT_PRIO_USER = 1024
-
-
 def main_msg(route: Route) -> RtMsg:
     """A main-table route as the kernel dumps it. IPv4 (net/ipv4/fib_semantics.c
     ``fib_dump_info``): a prefix route an address brings is proto kernel, scope link,
     with the address as preferred source (``fib_magic``); ``ip route add`` sends proto
     boot, and scope link when no gateway is given, universe otherwise (iproute2
-    ``iproute_modify``); no metric (a zero priority is not dumped). IPv6
-    (``rt6_fill_node``): scope is always universe, no preferred source unless one was
-    configured, the metric, and RTA_PREF (medium)."""
+    ``iproute_modify``); the metric only when not 0 (RTA_PRIORITY is dumped only
+    then). IPv6 (``rt6_fill_node``): scope is always universe, no preferred source
+    unless one was configured, the metric (``route_metric``), and RTA_PREF
+    (medium)."""
+    metric = route_metric(route)
     if route.dst.version == 4:
         scope = "link" if route.via is None else "global"
         return RtMsg(
-            route.dst, route.dev, via=route.via, proto=route.proto, scope=scope, prefsrc=route.src
+            route.dst,
+            route.dev,
+            via=route.via,
+            proto=route.proto,
+            scope=scope,
+            prefsrc=route.src,
+            metric=metric or None,
         )
-    metric = _IP6_RT_PRIO_ADDRCONF if route.proto == "kernel" else _IP6_RT_PRIO_USER
     return RtMsg(
         route.dst, route.dev, via=route.via, proto=route.proto, metric=metric, pref="medium"
     )
 
 
-def fib_order(msg: RtMsg) -> tuple[int, str]:
+def fib_order(msg: RtMsg) -> tuple[int, str, int]:
     """Where the kernel's dump puts a route. IPv4 walks the fib trie by key (the
     prefix's address) and, within a key, by suffix length, longer prefixes first
     (net/ipv4/fib_trie.c ``leaf_walk_rcu``, ``fib_insert_alias``): the default route
     comes first. IPv6 walks its radix tree children first, the 0 branch before the
     1 branch (net/ipv6/ip6_fib.c ``fib6_walk_continue``): a more specific route comes
-    before the route it is inside, and the default route last."""
+    before the route it is inside, and the default route last. Routes to one prefix
+    come by metric, lowest first (``fib_insert_alias``, ``fib6_add_rt2node``), and
+    in the order they came within a metric [C]."""
     net = msg.dst
+    metric = msg.metric or 0
     if net.version == 4:
-        return int(net.network_address), f"{32 - net.prefixlen:03}"
+        return int(net.network_address), f"{32 - net.prefixlen:03}", metric
     bits = format(int(net.network_address), "0128b")[: net.prefixlen]
-    return 0, bits + "2"  # "2" sorts after both branches: the node after its children
+    # "2" sorts after both branches: the node after its children
+    return 0, bits + "2", metric
 
 
 def local_table(node: Node) -> list[RtMsg]:
@@ -316,7 +176,12 @@ def local_table(node: Node) -> list[RtMsg]:
         for iface in v4:
             prim = next(p for p in v4 if p.network == iface.network)
             msgs.append(_local(ip_network(iface.ip), dev.name, prim.ip))
-            if dev.up and iface.network.prefixlen < 31:
+            if not dev.up:
+                continue
+            given = dev.brd.get(iface)  # IFA_BROADCAST, when the address has one
+            if given is not None and int(given) != 0xFFFFFFFF:
+                msgs.append(_local(ip_network(given), dev.name, prim.ip, "broadcast"))
+            if prim == iface and iface.network.prefixlen < 31:
                 brd = ip_network(iface.network.broadcast_address)
                 msgs.append(_local(brd, dev.name, prim.ip, "broadcast"))
     seen: set[tuple[IPNetwork, str, str]] = set()
@@ -354,7 +219,7 @@ def cache_msgs(node: Node, family: int) -> list[RtMsg]:
     """The path-MTU exceptions of ``family`` (``Node.learned_pmtus``: those whose route
     still stands), in the order the kernel dumps them: with the route each hangs off
     (``fib_dump_info_fnhe`` from ``fn_trie_dump_leaf``), in the table's order."""
-    found: list[tuple[tuple[int, str], int, RtMsg]] = []
+    found: list[tuple[tuple[int, str, int], int, RtMsg]] = []
     for dst, mtu in node.learned_pmtus().items():
         route = node.route(dst)
         msg = cached_msg(node, dst, mtu)
