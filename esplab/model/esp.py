@@ -317,6 +317,21 @@ def _tunnel_header(
 # --------------------------------------------------------------------------- input
 
 
+def _icv_values(sa: EspSA, covered: bytes, icv: bytes, seq_hi: bytes) -> str:
+    """The check's values for an ICV that failed: what the packet carries, and what this
+    SA computes over the same bytes (RFC 4303 3.4.4.1; ESN high bits appended, 2.2.1).
+    An AEAD tag has no separate value to show: only what was received."""
+    esn = " + ESN high bits" if seq_hi else ""
+    if sa.aead is not None:
+        return f": received tag {icv.hex()} ({sa.aead.name}, {len(icv)} bytes{esn})"
+    assert sa.auth is not None
+    mine = sa.auth.icv(covered, seq_hi)
+    return (
+        f": received {icv.hex()}, this SA computes {mine.hex()} ({sa.auth.name}, "
+        f"{len(icv)}-byte ICV over {len(covered)} bytes{esn})"
+    )
+
+
 def _failed(res: DecryptResult, reason: str, detail: str) -> DecryptResult:
     res.reason, res.detail, res.mib = reason, detail, DECRYPT_REASONS[reason]
     return res
@@ -441,6 +456,7 @@ def _open(
         st.integrity_failed += 1
         st.in_proto_error += 1
         what = f"ICV does not verify (SPI {sa.spi:#010x}, seq {seq:#x})"
+        what += _icv_values(sa, esp[:ct_end], icv, seq_hi)
         if strict:
             raise IntegrityError(what, hint="check keys, ICV length and ESN")
         return _failed(res, "auth-failed", what)

@@ -75,3 +75,17 @@ def test_inbound_no_sa_lists_the_sa_under_another_spi() -> None:
     assert "XfrmInNoStates" in why
     assert "SA spi 0x00001001 192.0.2.1 > 192.0.2.2 reqid 1 transport: SPI: the SA's is " in why
     assert "the packet's 0x00001000" in why
+
+
+def test_an_icv_failure_shows_the_received_and_the_computed_value() -> None:
+    s = Session()
+    s.execute(seed.SA_OUT)
+    s.execute(seed.POL_OUT)
+    s.execute("host " + seed.SA_OUT.replace(seed.AUTH, "0x" + "11" * 20))
+    j = send(s)
+    assert j.dropped is not None and j.dropped.drop is not None
+    wire = j.stage("wan.wire")
+    assert wire is not None and wire.data is not None
+    received = wire.data[-12:].hex()  # the HMAC-SHA1-96 ICV the ap sent
+    assert f"received {received}, this SA computes " in j.dropped.drop
+    assert "(hmac(sha1), 12-byte ICV over " in j.dropped.drop
