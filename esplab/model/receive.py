@@ -33,6 +33,7 @@ from esplab.model.walk import (
     no_icmp,
     tapname,
 )
+from esplab.model.xfrm.objects import Flow
 from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
@@ -378,13 +379,20 @@ class ReceivePath:
             if not any(x.mode != "transport" for x in walk.secpath):
                 return True
             node.xfrm.mib.bump("XfrmInNoPols")
+            x = walk.secpath[-1]
+            flow = Flow(*key)
+            fix = (
+                f"ip xfrm policy add src {flow.src} dst {flow.dst} dir {direction} tmpl src "
+                f"{x.src} dst {x.dst} proto esp reqid {x.reqid} mode {x.mode}"
+            )
             walk.drop(
                 tap,
                 node.name,
-                f"decapsulated by a {walk.secpath[-1].mode} SA, and no {direction} policy",
+                f"decapsulated by a {x.mode} SA, and no {direction} policy",
                 "XfrmInNoPols",
                 "__xfrm_policy_check: a packet that came out of a tunnel needs a policy "
-                "that allows it (airoha-dsa-xfrm.md 3.8)",
+                f"that allows it (airoha-dsa-xfrm.md 3.8); the check: a policy dir {direction} "
+                f"for {flow.src} -> {flow.dst}, none matches. Fix: {fix}",
             )
             return False
         if policy.action == "block":

@@ -49,3 +49,20 @@ def test_icmp_type_and_code_select_a_policy() -> None:
     assert echo.stage("ap.esp") is not None, echo.taps()
     other = send(s, 'send ap wan IP(dst="192.0.2.2")/ICMP(type=13)/Raw(b"x"*12)')
     assert other.stage("ap.esp") is None
+
+
+def test_the_no_policy_drop_names_the_command_that_fixes_it() -> None:
+    s = Session()
+    s.execute(TUNNEL)
+    s.execute("host " + TUNNEL)
+    s.execute(HOST_OUT)
+    drop = send(s, f"send host eth0 {PACKET}").dropped
+    assert drop is not None
+    assert "a policy dir fwd for 203.0.113.1 -> 198.51.100.2, none matches" in drop.why
+    fix = drop.why.split("Fix: ", 1)[1]
+    assert fix == (
+        "ip xfrm policy add src 203.0.113.1 dst 198.51.100.2 dir fwd tmpl src 192.0.2.2 "
+        "dst 192.0.2.1 proto esp reqid 7 mode tunnel"
+    )
+    s.execute(fix)
+    assert send(s, f"send host eth0 {PACKET}").delivered
