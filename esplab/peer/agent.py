@@ -10,8 +10,9 @@ pair come at any time as ``{"ev": "frame", "hex": ...}``.
 
 ``run``      ``argv`` (no shell), ``timeout``: ``rc``, ``out``, ``err``. Several may run at
              once; frames flow while they run.
-``inject``   ``hex``: one Ethernet frame written to the veth end, then ``settle`` seconds
-             in which the kernel's answers are read; returns ``counters``.
+``inject``   ``hex``: one Ethernet frame written to the veth end, then the kernel's
+             answers read until it is quiet (at most ``settle`` seconds); returns
+             ``counters``.
 ``attach``   ``dev``: the device whose frames are carried (an AF_PACKET socket on it);
              ``encap_port``: UDP sockets there for ESP in UDP, as an IKE daemon has.
 ``counters`` ``/proc/net/xfrm_stat``, ``/proc/net/snmp`` and ``/proc/net/snmp6``, parsed.
@@ -30,6 +31,9 @@ import time
 from typing import Any
 
 ETH_P_ALL = 0x0003
+# How long the kernel may stay silent after a frame before its answers are taken as
+# complete (seconds); inject's ``settle`` bounds the whole wait.
+QUIET = 0.004
 UDP_ENCAP = 100  # include/uapi/linux/udp.h
 UDP_ENCAP_ESPINUDP = 2
 # Frames the peer sends to a group address (IPv6 router and neighbour solicitations,
@@ -178,17 +182,20 @@ class Agent:
                 }
             )
 
-    def settle(self, seconds: float) -> None:
+    def settle(self, seconds: float, quiet: float = QUIET) -> None:
+        """Read what the kernel sends back: the frame was processed in the write
+        (veth_xmit raises the receive softirq, run as the syscall returns), so its
+        answers are already queued or come within ``quiet``; stop after ``quiet``
+        seconds without a frame, or ``seconds`` in all."""
         end = time.monotonic() + seconds
-        while True:
+        while self.sock is not None:
             left = end - time.monotonic()
             if left <= 0:
                 break
-            if self.sock is not None:
-                select.select([self.sock], [], [], left)
-                self.pump_frames()
-            else:
-                time.sleep(left)
+            ready, _, _ = select.select([self.sock], [], [], min(quiet, left))
+            if not ready:
+                break
+            self.pump_frames()
         self.pump_frames()
 
     def handle(self, req: dict[str, Any]) -> None:

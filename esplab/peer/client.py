@@ -255,9 +255,9 @@ class KernelPeer:
             )
         return done.out
 
-    def inject(self, frame: bytes, settle: float = 0.02) -> dict[str, int]:
+    def inject(self, frame: bytes, settle: float = 0.2) -> dict[str, int]:
         """Write ``frame`` into the peer's wire; its answers land in :attr:`frames`.
-        Returns the kernel's counters after ``settle`` seconds."""
+        Returns the kernel's counters once it is quiet (at most ``settle`` seconds)."""
         answer = self.request("inject", hex=frame.hex(), settle=settle)
         return dict(answer["counters"])
 
