@@ -28,7 +28,6 @@ from types import MappingProxyType
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from esplab.capfile.opener import GOOD
 from esplab.capfile.safile import SaSpec
 from esplab.capfile.trials import (
     DECRYPT_PROBLEMS,
@@ -39,6 +38,7 @@ from esplab.capfile.trials import (
     labelled,
     plausible,
 )
+from esplab.capfile.trials_driver import IV_SIZES, iv_of, iv_reuse_trials, seq_trials
 from esplab.citations import cite
 
 __all__ = [
@@ -332,61 +332,6 @@ def _iv_trials(ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]) -> 
     yield Trial("a 16-byte IV field (the CBC IV size) in front of the ciphertext", iv16)
 
 
-# -- sequence numbers and IVs written by the driver ------------------------------
-
-
-def _seq_trials(ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]) -> Iterator[Trial]:
-    if spec is None:
-        return
-    opener = ctx.opener(spec)
-    if opener is None:
-        return
-    for delta in (-1, 1, -2, 2):
-
-        def check(s: Suspect, delta: int = delta) -> bool:
-            seq = (s.seq + delta) & 0xFFFFFFFFFFFFFFFF
-            esp = s.esp[:4] + struct.pack("!I", seq & 0xFFFFFFFF) + s.esp[8:]
-            return opener(esp, seq >> 32)[0] == GOOD
-
-        yield Trial(
-            f"the ICV computed for the header's sequence number {delta:+d} (the number "
-            "in the header was written after the ICV)",
-            check,
-        )
-
-
-#: IV bytes on the wire per cipher (RFC 3602 3, RFC 3686 3, RFC 4106 3.1, RFC 2451).
-IV_SIZES: Mapping[str, int] = MappingProxyType(
-    {
-        "cbc(aes)": 16,
-        "rfc3686(ctr(aes))": 8,
-        "cbc(des3_ede)": 8,
-        "cbc(des)": 8,
-        "rfc4106(gcm(aes))": 8,
-        "rfc4309(ccm(aes))": 8,
-        "rfc7539esp(chacha20,poly1305)": 8,
-    }
-)
-
-
-def iv_of(spec: SaSpec, esp: bytes) -> bytes:
-    """The IV field of an ESP packet of ``spec`` (empty for a cipher without one)."""
-    n = IV_SIZES.get(spec.aead or spec.enc or "", 0)
-    return esp[8 : 8 + n] if len(esp) >= 8 + n else b""
-
-
-def _iv_reuse_trials(
-    ctx: TrialContext, spec: SaSpec | None, _: Sequence[Suspect]
-) -> Iterator[Trial]:
-    if spec is None:
-        return
-    yield Trial(
-        "an all-zero IV (the engine's IV source is not the PRNG: sa_cmd0 iv_source 0)",
-        lambda s: not any(iv_of(spec, s.esp)),
-    )
-    yield Trial("an IV that an earlier packet of the SA carried", lambda s: True)
-
-
 # -- NAT-T -----------------------------------------------------------------------
 
 
@@ -441,7 +386,7 @@ HYPOTHESES: tuple[Hypothesis, ...] = (
         "let the engine write the sequence number (packet offload), or write it before the "
         "ICV is computed; never patch the header afterwards",
         _problems("icv-bad"),
-        _seq_trials,
+        seq_trials,
     ),
     Hypothesis(
         "iv-reuse",
@@ -451,7 +396,7 @@ HYPOTHESES: tuple[Hypothesis, ...] = (
         "program the engine's IV source as the PRNG (sa_cmd0 iv_source 3) or give every "
         "packet a fresh IV",
         _problems("iv-reused"),
-        _iv_reuse_trials,
+        iv_reuse_trials,
     ),
     Hypothesis(
         "spi-byte-order",

@@ -30,6 +30,7 @@ from esplab.model.engine.aead import AeadTfm
 from esplab.model.engine.choices import DriverSettings
 from esplab.model.engine.device import MAX_RING_ENTRIES, EIP93Device
 from esplab.model.engine.fast import Plan
+from esplab.model.engine.faults import faulty_outcome
 from esplab.model.engine.outcome import (
     DMA_BUFFER_SIZE,
     DriverStats,
@@ -546,7 +547,7 @@ class EIP93Driver:
     ) -> Outcome:
         """Crypto offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
         outcome = xmit.esp_tx(self, sa, skb, "crypto", proto=proto, esp_offset=esp_offset, iv=iv)
-        return self._faulty(sa, outcome) if sa.faults else outcome
+        return faulty_outcome(self, sa, outcome) if sa.faults else outcome
 
     def packet_tx(
         self,
@@ -559,36 +560,7 @@ class EIP93Driver:
     ) -> Outcome:
         """Packet offload TX; see :func:`~esplab.model.engine.xmit.esp_tx`."""
         outcome = xmit.esp_tx(self, sa, skb, "packet", proto=proto, esp_offset=esp_offset, iv=iv)
-        return self._faulty(sa, outcome) if sa.faults else outcome
-
-    def _faulty(self, sa: OffloadedSA, outcome: Outcome) -> Outcome:
-        """What a driver with ``sa``'s injected faults sends: the engine's packet changed
-        by the tx faults, and a stage naming every fault (record faults too, since the
-        engine computed from the faulty record) [M]."""
-        from esplab.model.engine.faults import FAULTS, apply_tx
-
-        if not outcome.ok or not outcome.data or outcome.pending:
-            return outcome
-        packet, lines = apply_tx(self, sa, bytes(outcome.data))
-        record = [
-            f"fault {k} [M]: the SA record's {FAULTS[k].field} as a driver with this mistake "
-            "writes it"
-            for k in sa.faults
-            if FAULTS[k].where == "record"
-        ]
-        faults = ", ".join(f"{k} {a}".strip() for k, a in sa.faults.items())
-        outcome.stages.append(
-            self.stage(
-                f"injected fault(s) on SPI {sa.spi:#x}: {faults}",
-                "; ".join(record + lines) + " (eip93 fault clear to remove)",
-                "M",
-                data=packet,
-                kind="ip",
-                faults=dict(sa.faults),
-            )
-        )
-        outcome.data = packet
-        return outcome
+        return faulty_outcome(self, sa, outcome) if sa.faults else outcome
 
     def rx(self, skb: bytes, *, dev: str = "wan", esp_offset: int | None = None) -> Outcome | None:
         """Crypto or packet offload RX; see :func:`~esplab.model.engine.xmit.esp_rx`."""

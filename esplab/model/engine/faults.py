@@ -28,7 +28,7 @@ from esplab.errors import BadArgument
 
 if TYPE_CHECKING:
     from esplab.model.engine.driver import EIP93Driver
-    from esplab.model.engine.outcome import OffloadedSA
+    from esplab.model.engine.outcome import OffloadedSA, Outcome
 
 __all__ = [
     "FAULTS",
@@ -37,6 +37,7 @@ __all__ = [
     "apply_tx",
     "clear_fault",
     "driver_record",
+    "faulty_outcome",
     "faulty_record",
     "record_fields",
     "set_fault",
@@ -398,3 +399,30 @@ def apply_tx(drv: EIP93Driver, sa: OffloadedSA, packet: bytes) -> tuple[bytes, l
         packet = step(sa, drv, packet)
         lines.append(f"fault {kind} [M]: {FAULTS[kind].what}")
     return packet, lines
+
+
+def faulty_outcome(drv: EIP93Driver, sa: OffloadedSA, outcome: Outcome) -> Outcome:
+    """What a driver with ``sa``'s injected faults sends: the engine's packet changed
+    by the tx faults, and a stage naming every fault (record faults too, since the
+    engine computed from the faulty record) [M]."""
+    if not outcome.ok or not outcome.data or outcome.pending:
+        return outcome
+    packet, lines = apply_tx(drv, sa, bytes(outcome.data))
+    record = [
+        f"fault {k} [M]: the SA record's {FAULTS[k].field} as a driver with this mistake writes it"
+        for k in sa.faults
+        if FAULTS[k].where == "record"
+    ]
+    faults = ", ".join(f"{k} {a}".strip() for k, a in sa.faults.items())
+    outcome.stages.append(
+        drv.stage(
+            f"injected fault(s) on SPI {sa.spi:#x}: {faults}",
+            "; ".join(record + lines) + " (eip93 fault clear to remove)",
+            "M",
+            data=packet,
+            kind="ip",
+            faults=dict(sa.faults),
+        )
+    )
+    outcome.data = packet
+    return outcome
