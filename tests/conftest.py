@@ -2,8 +2,24 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _scapy_never_asks_the_network() -> Iterator[None]:
+    """Scapy fills a missing Ether destination by asking this machine's routes and ARP
+    (a timeout per miss on a machine without that network). esplab never asks (see
+    tests/commands/test_packetexpr.py); this keeps the tests' own Scapy packets from
+    asking too, so the suite neither waits nor depends on the machine's network."""
+    import scapy.layers.l2  # noqa: F401  (it sets conf.neighbor up)
+    from scapy.config import conf
+
+    saved = conf.neighbor.resolve
+    conf.neighbor.resolve = lambda l2, l3: None  # type: ignore[method-assign, assignment]
+    yield
+    conf.neighbor.resolve = saved  # type: ignore[method-assign]
 
 
 @pytest.fixture

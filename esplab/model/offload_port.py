@@ -120,7 +120,10 @@ class PortOffload:
             errno = self.program(state, self.dev)
             why = self.refused or None
         self.refused = why or ""
-        if errno == "EOPNOTSUPP" and why:
+        # Only crypto offload falls back to software on EOPNOTSUPP; a packet-offload
+        # state the driver refuses is never added, so nothing may remember it.
+        crypto = state.offload is None or state.offload.type == "crypto"
+        if errno == "EOPNOTSUPP" and why and crypto:
             self.fallbacks[id(state)] = (state, why)
         return errno
 

@@ -31,6 +31,9 @@ import time
 from typing import Any
 
 ETH_P_ALL = 0x0003
+# esplab says "alive" every few seconds; after this long without a word from it (it
+# was killed), the agent ends and the guest powers off rather than linger.
+SILENCE = 60.0
 # How long the kernel may stay silent after a frame before its answers are taken as
 # complete (seconds); inject's ``settle`` bounds the whole wait.
 QUIET = 0.004
@@ -82,6 +85,7 @@ class Agent:
         self.held = 0
         self.inbuf = b""
         self.running = True
+        self.heard = time.monotonic()
 
     # -- output ---------------------------------------------------------------
     def send(self, obj: dict[str, Any]) -> None:
@@ -182,21 +186,26 @@ class Agent:
                 }
             )
 
-    def settle(self, seconds: float, quiet: float = QUIET) -> None:
-        """Read what the kernel sends back: the frame was processed in the write
-        (veth_xmit raises the receive softirq, run as the syscall returns), so its
-        answers are already queued or come within ``quiet``; stop after ``quiet``
-        seconds without a frame, or ``seconds`` in all."""
+    def settle(self, seconds: float, quiet: float = QUIET) -> dict[str, int]:
+        """Read what the kernel sends back, and its counters once they stand still.
+        The frame is usually processed within the write (veth_xmit raises the receive
+        softirq, run as the syscall returns), but a busy guest hands softirqs to
+        ksoftirqd; so wait until ``quiet`` passes with no frame and the counters read
+        the same twice, or ``seconds`` in all. Returns the counters."""
         end = time.monotonic() + seconds
-        while self.sock is not None:
+        seen = counters()
+        while self.sock is not None and time.monotonic() < end:
             left = end - time.monotonic()
-            if left <= 0:
+            ready, _, _ = select.select([self.sock], [], [], max(min(quiet, left), 0.0))
+            if ready:
+                self.pump_frames()
+                continue
+            now = counters()
+            if now == seen:
                 break
-            ready, _, _ = select.select([self.sock], [], [], min(quiet, left))
-            if not ready:
-                break
-            self.pump_frames()
+            seen = now
         self.pump_frames()
+        return seen
 
     def handle(self, req: dict[str, Any]) -> None:
         rid = req.get("id", 0)
@@ -209,13 +218,15 @@ class Agent:
                 if self.sock is None:
                     raise RuntimeError("no device attached")
                 self.sock.send(bytes.fromhex(req["hex"]))
-                self.settle(float(req.get("settle", 0.02)))
-                self.send({"id": rid, "ok": True, "counters": counters(), "held": self.held})
+                seen = self.settle(float(req.get("settle", 0.2)))
+                self.send({"id": rid, "ok": True, "counters": seen, "held": self.held})
                 return
             if op == "attach":
                 self.attach(req["dev"], req.get("encap_port"))
             elif op == "quit":
                 self.running = False
+            elif op == "alive":
+                return  # a heartbeat: no answer
             elif op != "counters" and op != "hello":
                 raise ValueError(f"unknown op {op!r}")
             self.send(
@@ -235,6 +246,7 @@ class Agent:
         if not chunk:
             self.running = False
             return
+        self.heard = time.monotonic()
         self.inbuf += chunk
         while b"\n" in self.inbuf:
             line, self.inbuf = self.inbuf.split(b"\n", 1)
@@ -256,6 +268,8 @@ class Agent:
                 fds += [p for p in (proc.stdout, proc.stderr) if p is not None and not p.closed]
             wait = 0.05 if self.procs else 1.0
             ready, _, _ = select.select(fds, [], [], wait)
+            if time.monotonic() - self.heard > SILENCE:
+                break  # esplab is gone (it says "alive" every few seconds): power off
             if self.sock is not None and self.sock in ready:
                 self.pump_frames()
             if 0 in ready:

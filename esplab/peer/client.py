@@ -29,6 +29,7 @@ from esplab.peer.backends import Backend
 __all__ = ["KernelPeer", "RunResult"]
 
 _LIVE: weakref.WeakSet[KernelPeer] = weakref.WeakSet()
+HEARTBEAT = 5.0  # seconds between "alive" lines (the agent gives up after 60 s of none)
 
 
 def _close_all() -> None:
@@ -71,6 +72,7 @@ class KernelPeer:
         self.frame_hook: Callable[[], object] | None = None
         self._hooked = False
         self._reader: threading.Thread | None = None
+        self._write_lock = threading.Lock()
 
     # -- life ----------------------------------------------------------------
     def start(self) -> KernelPeer:
@@ -113,6 +115,22 @@ class KernelPeer:
         thread = threading.Thread(target=self._read, args=(self.proc,), daemon=True)
         thread.start()
         self._reader = thread
+        beat = threading.Thread(target=self._heartbeat, args=(self.proc,), daemon=True)
+        beat.start()
+
+    def _heartbeat(self, proc: subprocess.Popen[bytes]) -> None:
+        """Tell the agent every few seconds that esplab is still here: if esplab is
+        killed, the agent hears nothing, ends, and the guest powers off."""
+        while proc.poll() is None and proc is self.proc:
+            time.sleep(HEARTBEAT)
+            if proc.stdin is None or proc.poll() is not None or proc is not self.proc:
+                return
+            try:
+                with self._write_lock:
+                    proc.stdin.write(b'{"op":"alive"}\n')
+                    proc.stdin.flush()
+            except (OSError, ValueError):
+                return
 
     def _wait_ready(self, backend: Backend) -> None:
         answer = self._next(backend.timeout, f"the {backend.label} to boot")
@@ -166,9 +184,10 @@ class KernelPeer:
         _LIVE.discard(self)
         try:
             if proc.poll() is None and proc.stdin is not None:
-                proc.stdin.write(b'{"op":"quit"}\n')
-                proc.stdin.flush()
-                proc.stdin.close()
+                with self._write_lock:
+                    proc.stdin.write(b'{"op":"quit"}\n')
+                    proc.stdin.flush()
+                    proc.stdin.close()
                 proc.wait(timeout=3)
         except (OSError, subprocess.TimeoutExpired, ValueError):
             pass
@@ -192,8 +211,9 @@ class KernelPeer:
             raise PeerError(f"the {self.label} is not running", hint="peer host kernel")
         rid = next(self._ids)
         try:
-            proc.stdin.write(json.dumps({"id": rid, "op": op, **fields}).encode() + b"\n")
-            proc.stdin.flush()
+            with self._write_lock:
+                proc.stdin.write(json.dumps({"id": rid, "op": op, **fields}).encode() + b"\n")
+                proc.stdin.flush()
         except OSError as exc:
             self.close()
             raise PeerError(f"the {self.label} stopped listening: {exc}") from exc

@@ -130,7 +130,13 @@ def offload_state(
     state.offload = None
     if err == "EOPNOTSUPP" and not packet:
         return None
-    raise KernelError(err, "Device failed to offload this state")
+    # The state is not added. What the driver did is kept, and said: its
+    # xdo_dev_state_add is a journey (trace), as it ran on the device.
+    raise KernelError(
+        err,
+        "Device failed to offload this state",
+        hint="no state was added; the driver's refusal is kept as the last journey (trace)",
+    )
 
 
 def offload_policy(
