@@ -199,7 +199,12 @@ class RealPeer:
         """``frame`` reaches the kernel: one stage for its part, then a journey for each
         frame it sends back."""
         before = self.client.counters
-        after = self.client.inject(frame)
+        try:
+            after = self.client.inject(frame)
+        except PeerError as exc:
+            self.gone(datapath.lab, walk, str(exc))
+            datapath.receive_from_wire(walk, self.node, "eth0", frame, hops)
+            return
         self.frames_in += 1
         delta = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
         shown = interesting(delta)
@@ -226,6 +231,21 @@ class RealPeer:
         )
         walk.journey.delivered = ok
         self.answer(datapath, hops)
+
+    def gone(self, lab: Lab, walk: Walk | None, why: str) -> None:
+        """The kernel stopped answering (the guest died, or timed out): the emulated
+        node takes over, and the journey says so."""
+        detach(lab, self.node)
+        if walk is not None:
+            walk.add(
+                Stage(
+                    f"{self.node}.kernel",
+                    "eth0",
+                    f"the real {self.node} is gone; the emulated {self.node} takes over",
+                    why,
+                    "M",
+                )
+            )
 
     def answer(self, datapath: Datapath, hops: int = 0) -> list[Journey]:
         """Every frame the kernel sent since the last look, each walked from the wire."""
@@ -296,6 +316,17 @@ def echo_reply(packet: bytes) -> bytes | None:
 def describe(peers: Iterable[tuple[str, Any]]) -> list[tuple[str, str]]:
     """(node, what plays it) for a status table."""
     return [(name, peer.label if peer is not None else "emulated") for name, peer in peers]
+
+
+def detach(lab: Lab, node: str) -> bool:
+    """Back to the emulated node (the peer's guest is shut down); False if none."""
+    peer = lab.real_peers.pop(node, None)
+    if peer is None:
+        return False
+    if peer.heard in lab.deliver_hooks:
+        lab.deliver_hooks.remove(peer.heard)
+    peer.close()
+    return True
 
 
 def attach(lab: Lab, node: str, client: KernelPeer) -> RealPeer:

@@ -108,3 +108,23 @@ def test_an_echo_request_from_a_real_peer_gets_linuxs_reply() -> None:
     back = IPv6(echo_reply(bytes(six)))
     assert back.dst == "2001:db8:2::2" and back[ICMPv6EchoReply].data == b"z"
     assert echo_reply(bytes(IP() / ICMP(type=0))) is None  # a reply gets no reply
+
+
+def test_a_peer_that_died_hands_its_node_back_to_the_emulation() -> None:
+    from esplab.peer.backends import Backend
+    from esplab.peer.bridge import RealPeer
+    from esplab.peer.client import KernelPeer
+
+    session = Session()
+    dead = KernelPeer(Backend("qemu", ["true"], "QEMU guest (test)"))  # never started
+    peer = RealPeer("host", dead)
+    session.lab.real_peers["host"] = peer
+    session.lab.deliver_hooks.append(peer.heard)
+    result = session.execute('send ap wan IP(dst="192.0.2.2")/UDP(sport=1234,dport=9)')
+    journey = session.lab.journeys.get(result.data["journeys"][-1])
+    assert journey is not None and journey.delivered
+    gone = journey.stage("host.kernel")
+    assert gone is not None and "the real host is gone" in gone.decision
+    assert gone.fidelity == "M" and "not running" in gone.why
+    assert session.lab.real_peers == {} and session.lab.deliver_hooks == []
+    assert session.execute("peer").data["peers"]["host"] == "emulated"

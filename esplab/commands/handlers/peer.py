@@ -51,13 +51,9 @@ def start_peers(session: Session, peers: Iterable[tuple[str, str]]) -> None:
 
 def stop_peer(session: Session, node: str) -> bool:
     """Back to the emulated node; False when it was emulated already."""
-    peer = session.lab.real_peers.pop(node, None)
-    if peer is None:
-        return False
-    if peer.heard in session.lab.deliver_hooks:
-        session.lab.deliver_hooks.remove(peer.heard)
-    peer.close()
-    return True
+    from esplab.peer.bridge import detach
+
+    return detach(session.lab, node)
 
 
 def _peer(session: Session, inv: Invocation) -> Result:
@@ -95,7 +91,13 @@ def run_on_peer(session: Session, node: str, line: str) -> Result:
     then walk every frame it sent."""
     peer = session.lab.real_peers[node]
     first = session.lab.journeys.next_id
-    done = peer.run_line(line, datapath=session.lab.datapath)
+    try:
+        done = peer.run_line(line, datapath=session.lab.datapath)
+    except PeerError as exc:
+        if peer.client.alive:
+            raise  # the line itself (a program not allowed, ...)
+        peer.gone(session.lab, None, str(exc))
+        raise PeerError(f"{exc}; {node} is emulated again", hint=f"peer {node} kernel") from exc
     peer.answer(session.lab.datapath)
     journeys = [j for j in session.lab.journeys if j.id >= first]
     peer.client.read_counters()
