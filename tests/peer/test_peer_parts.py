@@ -101,11 +101,15 @@ def test_an_echo_request_from_a_real_peer_gets_linuxs_reply() -> None:
     from esplab.peer.bridge import echo_reply
 
     request = IP(src="192.0.2.2", dst="192.0.2.1") / ICMP(type=8, id=7, seq=3) / Raw(b"abc")
-    reply = IP(echo_reply(bytes(request)))
+    answered = echo_reply(bytes(request))
+    assert answered is not None
+    reply = IP(answered)
     assert (reply.src, reply.dst, reply[ICMP].type) == ("192.0.2.1", "192.0.2.2", 0)
     assert (reply[ICMP].id, reply[ICMP].seq, bytes(reply[ICMP].payload)) == (7, 3, b"abc")
     six = IPv6(src="2001:db8:2::2", dst="2001:db8:2::1") / ICMPv6EchoRequest(id=7, seq=3, data=b"z")
-    back = IPv6(echo_reply(bytes(six)))
+    answered = echo_reply(bytes(six))
+    assert answered is not None
+    back = IPv6(answered)
     assert back.dst == "2001:db8:2::2" and back[ICMPv6EchoReply].data == b"z"
     assert echo_reply(bytes(IP() / ICMP(type=0))) is None  # a reply gets no reply
 
