@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from hmac import compare_digest
 
 from esplab.capfile.safile import SaSpec
 
@@ -46,11 +47,12 @@ def make_opener(spec: SaSpec) -> Opener:
 
         return open_aead
     assert sa.enc is not None
-    decrypt = sa.enc.decrypt
+    decrypt = sa.enc.decrypt_joined  # IV and ciphertext in one slice
     block = sa.block_size
     if spec.unchecked_icv:
         icv_len = spec.icv_len
     auth = sa.auth if sa.auth is not None and sa.icv_len else None
+    icv = None if auth is None else auth.icv  # AuthSuite.verify without its call
     verdict = UNCHECKED if spec.unchecked_icv else NONE
     minimum = 8 + ivs + icv_len + 2
 
@@ -59,15 +61,14 @@ def make_opener(spec: SaSpec) -> Opener:
         if n < minimum:
             return SHORT, None
         end = n - icv_len
-        if auth is None:
+        if icv is None:
             state = verdict
-        elif auth.verify(esp[:end], esp[end:], _U32.pack(hi) if esn else b""):
+        elif compare_digest(icv(esp[:end], _U32.pack(hi) if esn else b""), esp[end:]):
             state = GOOD
         else:
             return BAD, None
-        ct = esp[8 + ivs : end]
-        if len(ct) % block:
+        if (end - 8 - ivs) % block:
             return state, None
-        return state, decrypt(esp[8 : 8 + ivs], ct)
+        return state, decrypt(esp[8:end])
 
     return open_cbc

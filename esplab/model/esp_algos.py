@@ -229,6 +229,11 @@ class EncSuite:
     def decrypt(self, iv: bytes, data: bytes) -> bytes:
         raise NotImplementedError
 
+    def decrypt_joined(self, iv_data: bytes) -> bytes:
+        """:meth:`decrypt` of the IV and the data as they lie together on the wire."""
+        ivs = self.iv_size
+        return self.decrypt(iv_data[:ivs], iv_data[ivs:])
+
 
 class _NullEnc(EncSuite):
     """``ecb(cipher_null)``: RFC 2410, identity, no IV."""
@@ -283,6 +288,17 @@ class _CbcEnc(EncSuite):
             return out
         first = int.from_bytes(out[:bs], "big") ^ fix
         return first.to_bytes(bs, "big") + out[bs:]
+
+    def decrypt_joined(self, iv_data: bytes) -> bytes:
+        """IV || ciphertext: the IV goes through the chained context first, as one
+        more block, so the first plaintext block comes out already XORed with it
+        (CBC: P1 = D(C1) ^ IV); its own output block is dropped."""
+        bs = self.block_size
+        if len(iv_data) < 2 * bs or len(iv_data) % bs:
+            raise ValueError("CBC needs whole blocks and a block-sized IV")
+        out = self._dec.update(iv_data)
+        self._last_dec = int.from_bytes(iv_data[-bs:], "big")
+        return out[bs:]
 
 
 class _CtrEnc(EncSuite):
