@@ -42,15 +42,22 @@ class Terminal:
     def send(self, data: bytes) -> None:
         os.write(self.fd, data)
 
-    def exit_status(self) -> int:
+    def exit_status(self, again: bytes = b"") -> int:
+        """The exit status; ``again`` is typed once more if it has not exited after a
+        few seconds (a key pressed while the prompt was still being set up is lost on
+        a loaded machine, and a user would press it again)."""
         end = time.monotonic() + WAIT
+        retry = time.monotonic() + 5.0
         while time.monotonic() < end:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 return os.waitstatus_to_exitcode(status)
+            if again and time.monotonic() > retry:
+                self.send(again)
+                again = b""
             self.read()  # (what it still prints)
         os.kill(self.pid, 9)
-        raise AssertionError("esplab did not exit")
+        raise AssertionError(f"esplab did not exit; the screen ended {self.seen[-300:]!r}")
 
 
 def test_a_terminal_session_with_bad_bytes_and_ctrl_c_in_history_search(tmp_path: object) -> None:
@@ -59,6 +66,8 @@ def test_a_terminal_session_with_bad_bytes_and_ctrl_c_in_history_search(tmp_path
             "LANG": "C.UTF-8",
             "TERM": "xterm",
             "NO_COLOR": "1",
+            # No cursor-position requests: this terminal has no one to answer them.
+            "PROMPT_TOOLKIT_NO_CPR": "1",
             "XDG_STATE_HOME": f"{tmp_path}/state",
             "XDG_CONFIG_HOME": f"{tmp_path}/config",
         }
@@ -75,6 +84,6 @@ def test_a_terminal_session_with_bad_bytes_and_ctrl_c_in_history_search(tmp_path
     term.expect(b"leave esplab")
     term.expect(b"esplab>", 4)
     term.send(b"\x04")  # Ctrl-D on an empty line leaves
-    assert term.exit_status() == 0
+    assert term.exit_status(again=b"\x04") == 0
     assert b"internal error" not in term.seen
     assert b"byte 0xff is not UTF-8 (column 6" in term.seen
