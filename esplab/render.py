@@ -473,7 +473,12 @@ def _render_journey(result: JourneyResult) -> RenderableType:
 
 
 def render(result: Result) -> RenderableType:
-    """The renderable for any result."""
+    """The renderable for any result, then what ``ip xfrm monitor`` printed meanwhile."""
+    main = _render_result(result)
+    return Group(main, Text(result.monitor.rstrip("\n"))) if result.monitor else main
+
+
+def _render_result(result: Result) -> RenderableType:
     if isinstance(result, ErrorResult):
         return render_error(result.summary)
     if isinstance(result, TextResult):

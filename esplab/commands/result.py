@@ -39,6 +39,9 @@ class Result:
     # How the printers show it: "text" (esplab.render) or "json" (esplab.render_json),
     # set by the session from ``--json`` on the line or ``set output json``.
     output: str = "text"
+    # What a running ``ip xfrm monitor`` printed while the command ran (the session
+    # fills it; the printers show it after the result).
+    monitor: str = ""
 
     @property
     def ok(self) -> bool:

@@ -111,6 +111,10 @@ class Session:
         invocation = self.parse(line)
         self.replay = None
         result = cite_result(invocation.command.handler(self, invocation))
+        events = self.lab.drain_monitors()
+        if events:
+            result.monitor = events
+            result.data["monitor"] = events
         # What the command did, as a line that replays it (``save``): the line itself,
         # or the handler's rewrite of it (an interrupted send: the count it reached).
         self.history.append(self.replay or line)

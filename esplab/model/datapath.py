@@ -388,7 +388,9 @@ class Datapath(ReceivePath):
                 "M",
             )
             return
-        if decision.verdict != "bypass":
+        # The default policy spares loopback (xfrm_lookup_with_ifid, nopol: a route
+        # through an IFF_LOOPBACK device) [C].
+        if decision.verdict not in ("bypass", "default-block"):
             policy_refused(walk, name, decision, node.xfrm.states, Flow(*key))
             return
         lo = node.devs.get("lo")

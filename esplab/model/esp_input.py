@@ -67,6 +67,20 @@ def esp_input_step(
             + _no_state(node, dst, spi),
         )
         return None
+    if state.larval:
+        # xfrm_input: a state that is not XFRM_STATE_VALID (here a larval one that
+        # ip xfrm state allocspi made, with no keys yet) drops the packet [C].
+        node.xfrm.mib.bump("XfrmInStateInvalid")
+        walk.drop(
+            f"{node.name}.xfrm",
+            node.name,
+            f"SA spi {spi:#010x} dst {dst} is larval (no keys yet)",
+            "XfrmInStateInvalid",
+            "xfrm_input finds the state by SPI, but it is not XFRM_STATE_VALID: "
+            "ip xfrm state allocspi reserved the SPI; give it keys with "
+            "ip xfrm state update ... spi " + f"{spi:#x}",
+        )
+        return None
     if state.offload is not None and state.offload.dev == dev_name:
         run: EspStep | None = partial(_offload_input, lab, node, state, dev_name)
     else:

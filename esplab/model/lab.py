@@ -99,7 +99,16 @@ class Lab:
                 resolve_dev=self._resolver(node.name),
                 on_state=self._state_hook(node.name),
                 epoch=self.xfrm_epoch,
+                # What the kernel draws at random (allocspi's SPI), from the lab's seed.
+                rng=random.Random(f"{self.settings.seed}:{node.name}:xfrm"),
             )
+
+    def drain_monitors(self) -> str:
+        """What the nodes' ``ip xfrm monitor`` instances printed since the last call, node by
+        node (each node is a machine of its own, with its own monitor)."""
+        return "".join(
+            n.xfrm.monitor.drain() for n in self.nodes.values() if n.xfrm.monitor is not None
+        )
 
     def _state_hook(self, node: str) -> Callable[[XfrmState, bool], None]:
         def changed(state: XfrmState, gone: bool) -> None:

@@ -374,7 +374,24 @@ class ReceivePath:
         policy = node.xfrm.lookup_policy_key(key, direction)
         tap = f"{node.name}.xfrm.policy({direction})"
         if policy is None:
-            # No policy: allowed, unless a tunnel (or BEET) SA decapsulated the packet
+            # No policy and the default for the direction is block: XfrmInNoPols
+            # (__xfrm_policy_check). What came in through lo is spared: its routes
+            # carry DST_NOPOLICY (__xfrm_check_dev_nopolicy; inetdev_init sets
+            # disable_policy on the loopback device) [C: net/xfrm/xfrm_policy.c].
+            if node.xfrm.defaults[direction] == "block" and key[5] != "lo":
+                node.xfrm.mib.bump("XfrmInNoPols")
+                walk.drop(
+                    tap,
+                    node.name,
+                    f"no {direction} policy, and the default for dir {direction} is block",
+                    "XfrmInNoPols",
+                    "__xfrm_policy_check: no policy matches and the default policy "
+                    f"(ip xfrm policy setdefault {direction} block) drops the packet; "
+                    f"ip xfrm policy setdefault {direction} accept, or a policy for this "
+                    "flow, lets it through",
+                )
+                return False
+            # Else allowed, unless a tunnel (or BEET) SA decapsulated the packet
             # (secpath_has_nontransport -> xfrm_secpath_reject, XfrmInNoPols) [C].
             if not any(x.mode != "transport" for x in walk.secpath):
                 return True

@@ -343,7 +343,7 @@ def expire(node: Node, state: XfrmState, counter: str | None) -> None:
     XFRM_STATE_EXPIRED and starts its timer at once, and xfrm_timer_handler deletes it
     (__xfrm_state_delete, km_state_expired); later packets find no state [C]."""
     if counter in ("XfrmOutStateExpired", "XfrmInStateExpired"):
-        node.xfrm.delete_states(lambda x: x is state)
+        node.xfrm.expire_state(state)  # km_state_expired: ip xfrm monitor's "Expired"
 
 
 def refused_counter(walk: Walk, state: XfrmState) -> str:
@@ -368,6 +368,18 @@ def policy_refused(
     which states almost matched and why each was passed over (``states``: the node's
     SAD, ``flow``: the packet's :class:`Flow`), and the command that would fix it [M]."""
     policy = decision.policy
+    if decision.verdict == "default-block":
+        walk.drop(
+            f"{name}.xfrm.policy(out)",
+            name,
+            "no policy, and the default for dir out is block: dropped (EPERM)",
+            None,
+            "xfrm_lookup_with_ifid finds no outbound policy and the default policy "
+            "(ip xfrm policy setdefault out block) refuses the flow: the sender gets "
+            "-EPERM (Operation not permitted) and no XFRM counter moves; ip xfrm policy "
+            "setdefault out accept, or a policy for this flow, lets it through",
+        )
+        return
     pol_text = (
         f"policy {policy.sel.src} -> {policy.sel.dst} dir out priority {policy.priority}"
         if policy

@@ -29,6 +29,7 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
     """``[NODE] ip [OPTIONS] xfrm WORDS...`` on ``node``: ``argv`` is what follows ``ip``,
     options included (the grammar reads them: ``-s`` repeated, ``-4``/``-6``, ``-f``)."""
     from esplab.model.xfrm.ipxfrm import run_ip_xfrm as model_run
+    from esplab.model.xfrm.monitor import MONITOR_GROUPS
 
     out = model_run(node.xfrm, argv)
     cmd = out.command
@@ -40,6 +41,18 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
         "policies": len(out.policies),
         "text": out.text,
     }
+    if cmd.obj == "monitor":
+        mon = node.xfrm.monitor
+        groups = [g for g in MONITOR_GROUPS if mon is not None and g in mon.groups]
+        data["monitor"] = groups
+        summary = f"{node.name}: ip xfrm monitor " + (
+            f"on ({', '.join(groups)}): each SAD/SPD event prints with the result of the "
+            "command that caused it, until ip xfrm monitor off (esplab's word; a real "
+            "monitor runs until Ctrl-C)"
+            if groups
+            else "off"
+        )
+        return MessageResult(summary=summary, data=data)
     if out.text or cmd.verb == "list":
         # A dump prints what it finds; iproute2 prints nothing for an empty one.
         return TextResult(
@@ -53,6 +66,7 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
         "delete": "deleted",
         "flush": "flushed",
         "deleteall": "deleted",
+        "setdefault": "defaults set",
     }.get(cmd.verb, cmd.verb)
     offload = ""
     if cmd.obj == "state" and cmd.verb in ("add", "update") and out.states:
@@ -320,8 +334,12 @@ def xfrm_completions(session: Session, words: list[str]) -> list[str]:
     from esplab.model.xfrm.parsing import matches
 
     if not words:
-        return ["state", "policy"]
+        return ["state", "policy", "monitor"]
     obj = words[0]
+    if matches(obj, "monitor"):
+        from esplab.model.xfrm.monitor import MONITOR_GROUPS
+
+        return ["all", *MONITOR_GROUPS, "nokeys", "all-nsid", "off"]
     if matches(obj, "state") or matches(obj, "sa"):
         obj, verbs = "state", STATE_VERBS
     elif matches(obj, "policy"):

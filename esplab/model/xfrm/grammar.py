@@ -17,31 +17,55 @@ from typing import Literal, TypeAlias
 from esplab.errors import BadArgument
 from esplab.model.xfrm.filters import PolicyFilter, StateFilter
 from esplab.model.xfrm.grammar_policy import (
+    parse_defaults,
     parse_flush_ptype,
     parse_policy_add,
     parse_policy_filter,
     parse_policy_id,
 )
 from esplab.model.xfrm.grammar_state import (
+    SpiRange,
     parse_flush_proto,
     parse_state_add,
+    parse_state_allocspi,
     parse_state_filter,
     parse_state_id,
 )
+from esplab.model.xfrm.monitor import MONITOR_GROUPS, MONITOR_USAGE
 from esplab.model.xfrm.objects import PolicyId, StateId, XfrmOffload, XfrmPolicy, XfrmState
 from esplab.model.xfrm.parsing import Cursor, bad, matches
 
-__all__ = ["POLICY_VERBS", "STATE_VERBS", "IpXfrm", "Verb", "parse_ip_xfrm"]
+__all__ = [
+    "POLICY_VERBS",
+    "STATE_VERBS",
+    "IpXfrm",
+    "MonitorArgs",
+    "Verb",
+    "parse_ip_xfrm",
+    "parse_monitor",
+]
 
 Verb: TypeAlias = Literal[
-    "add", "update", "delete", "get", "list", "deleteall", "flush", "count", "help"
+    "add",
+    "update",
+    "delete",
+    "get",
+    "list",
+    "deleteall",
+    "flush",
+    "count",
+    "help",
+    "allocspi",
+    "setdefault",
+    "getdefault",
+    "monitor",
 ]
 
 # do_xfrm_state / do_xfrm_policy try these in order, so "d" is delete and "s" list.
 STATE_VERBS: tuple[tuple[str, Verb | None], ...] = (
     ("add", "add"),
     ("update", "update"),
-    ("allocspi", None),
+    ("allocspi", "allocspi"),
     ("delete", "delete"),
     ("deleteall", "deleteall"),
     ("delall", "deleteall"),
@@ -56,8 +80,8 @@ STATE_VERBS: tuple[tuple[str, Verb | None], ...] = (
 POLICY_VERBS: tuple[tuple[str, Verb | None], ...] = (
     *(v for v in STATE_VERBS if v[0] != "allocspi"),
     ("set", None),
-    ("setdefault", None),
-    ("getdefault", None),
+    ("setdefault", "setdefault"),
+    ("getdefault", "getdefault"),
 )
 
 
@@ -65,7 +89,7 @@ POLICY_VERBS: tuple[tuple[str, Verb | None], ...] = (
 class IpXfrm:
     """One parsed ``ip xfrm`` command; which fields are set depends on ``verb``."""
 
-    obj: Literal["state", "policy"]
+    obj: Literal["state", "policy", "monitor"]
     verb: Verb
     stats: int = 0
     family: int = 0
@@ -80,6 +104,9 @@ class IpXfrm:
     flush_proto: int | None = None
     flush_ptype: Literal["main", "sub"] = "main"
     devices: tuple[str, ...] = ()
+    spi_range: SpiRange | None = None
+    defaults: tuple[tuple[str, str], ...] = ()
+    monitor: MonitorArgs | None = None
 
 
 def _verb(word: str, table: tuple[tuple[str, Verb | None], ...], obj: str) -> Verb:
@@ -132,19 +159,22 @@ def parse_ip_xfrm(argv: Sequence[str]) -> IpXfrm:
     objword = cur.peek()
     if objword is None or matches(objword, "help"):
         # ipxfrm.c usage(): printed for no object and for help alike, exit 255 (C,
-        # iproute2 6.15 in the kernel guest); monitor is not modelled.
+        # iproute2 6.15 in the kernel guest).
         raise BadArgument(
-            "Usage: ip xfrm XFRM-OBJECT { COMMAND | help }\nwhere  XFRM-OBJECT := state | policy"
+            "Usage: ip xfrm XFRM-OBJECT { COMMAND | help }\n"
+            "where  XFRM-OBJECT := state | policy | monitor"
         )
     cur.take()
     if matches(objword, "state") or matches(objword, "sa"):
-        obj: Literal["state", "policy"] = "state"
+        obj: Literal["state", "policy", "monitor"] = "state"
     elif matches(objword, "policy"):
         obj = "policy"
+    elif matches(objword, "monitor"):
+        return IpXfrm("monitor", "monitor", stats, family, monitor=parse_monitor(cur))
     else:
         raise BadArgument(
             f'Object "{objword}" is unknown, try "ip xfrm help".',
-            valid=("state", "policy"),
+            valid=("state", "policy", "monitor"),
             value=objword,
         )
     verb: Verb = "list"
@@ -167,6 +197,9 @@ def _state_rest(cur: Cursor, base: IpXfrm) -> IpXfrm:
         return replace(base, state_filter=filt, nokeys=nokeys)
     if verb == "flush":
         return replace(base, flush_proto=parse_flush_proto(cur))
+    if verb == "allocspi":
+        state, spi_range = parse_state_allocspi(cur, fam)
+        return replace(base, state=state, spi_range=spi_range)
     return base  # count (extra words ignored, as iproute2 does) and help
 
 
@@ -182,4 +215,48 @@ def _policy_rest(cur: Cursor, base: IpXfrm) -> IpXfrm:
         return replace(base, policy_filter=parse_policy_filter(cur, fam))
     if verb == "flush":
         return replace(base, flush_ptype=parse_flush_ptype(cur))
-    return base
+    if verb == "setdefault":
+        return replace(base, defaults=parse_defaults(cur))
+    return base  # count, getdefault (extra words ignored, as iproute2 does) and help
+
+
+@dataclass(frozen=True)
+class MonitorArgs:
+    """``ip xfrm monitor [nokeys] [all-nsid] [all | OBJECTS]``; ``off`` is esplab's
+    (a real monitor runs until Ctrl-C)."""
+
+    groups: frozenset[str] = frozenset(MONITOR_GROUPS)
+    nokeys: bool = False
+    all_nsid: bool = False
+    off: bool = False
+
+
+def parse_monitor(cur: Cursor) -> MonitorArgs:
+    """do_xfrm_monitor's words, tried in its order (so ``a`` is all-nsid, ``ac``
+    acquire), and its message for any other [C: iproute2 6.15]."""
+    groups: set[str] = set()
+    nokeys = all_nsid = off = False
+    while cur.more():
+        word = cur.take()
+        if matches(word, "file"):
+            raise bad(word, "ip xfrm monitor file is not modelled by esplab")
+        if word == "nokeys":
+            nokeys = True
+        elif word == "all":
+            pass
+        elif matches(word, "all-nsid"):
+            all_nsid = True
+        elif word == "off":
+            off = True
+        elif matches(word, "help"):
+            raise BadArgument(MONITOR_USAGE)
+        else:
+            group = next((g for g in MONITOR_GROUPS if matches(word, g)), None)
+            if group is None:
+                raise BadArgument(
+                    f'Argument "{word}" is unknown, try "ip xfrm monitor help".',
+                    valid=("all", *MONITOR_GROUPS, "nokeys", "all-nsid", "off"),
+                    value=word,
+                )
+            groups.add(group)
+    return MonitorArgs(frozenset(groups or MONITOR_GROUPS), nokeys, all_nsid, off)

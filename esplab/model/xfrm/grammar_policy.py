@@ -19,6 +19,7 @@ from esplab.model.xfrm.objects import (
 )
 from esplab.model.xfrm.parsing import (
     ID_WORDS,
+    INCOMPLETE,
     SELECTOR_WORDS,
     Cursor,
     XfrmId,
@@ -36,6 +37,7 @@ from esplab.model.xfrm.parsing import (
 )
 
 __all__ = [
+    "DEFAULT_ACTIONS",
     "DIRS",
     "LEVELS",
     "POLICY_FILTER_WORDS",
@@ -43,6 +45,7 @@ __all__ = [
     "POLICY_WORDS",
     "PTYPES",
     "TMPL_WORDS",
+    "parse_defaults",
     "parse_flush_ptype",
     "parse_policy_add",
     "parse_policy_filter",
@@ -286,3 +289,27 @@ def parse_flush_ptype(cur: Cursor) -> Literal["main", "sub"]:
     if cur.more():
         raise unknown(cur.take(), ())
     return ptype
+
+
+#: ip xfrm policy setdefault's actions (xfrm_str_to_policy: allow is accept).
+DEFAULT_ACTIONS = {"accept": "accept", "allow": "accept", "block": "block"}
+
+
+def parse_defaults(cur: Cursor) -> tuple[tuple[str, str], ...]:
+    """``xfrm_spd_setdefault``: ``[in ACTION] [fwd ACTION] [out ACTION]``, any order;
+    nothing given changes nothing (the kernel still answers, and tells a monitor)
+    [C: iproute2 6.15 on Linux 6.12]."""
+    given: dict[str, str] = {}
+    while cur.more():
+        word = cur.take()
+        if word not in DIRS:
+            raise bad(word, "unknown direction", valid=DIRS)
+        if word in given:
+            raise BadArgument(f'duplicate "{word}": "{word}" is the second value.')
+        if not cur.more():
+            raise BadArgument(INCOMPLETE, hint=f'"{word}" needs accept or block')
+        action = cur.take()
+        if action not in DEFAULT_ACTIONS:
+            raise bad(action, f"{word} policy value is invalid", valid=("accept", "block"))
+        given[word] = DEFAULT_ACTIONS[action]
+    return tuple(given.items())

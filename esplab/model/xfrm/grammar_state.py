@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ipaddress import ip_interface
 from typing import Literal
 
 from esplab.errors import BadArgument
@@ -46,6 +47,7 @@ from esplab.model.xfrm.validate import XFRM_REPLAY_ESN_MAX
 __all__ = [
     "ALGO_CLASH",
     "ALGO_TYPES",
+    "ALLOCSPI_WORDS",
     "ENCAP_TYPES",
     "OFFLOAD_KINDS",
     "STATE_FILTER_WORDS",
@@ -53,8 +55,10 @@ __all__ = [
     "STATE_MODES",
     "STATE_PROTOS",
     "STATE_WORDS",
+    "SpiRange",
     "parse_flush_proto",
     "parse_state_add",
+    "parse_state_allocspi",
     "parse_state_filter",
     "parse_state_id",
 ]
@@ -281,6 +285,78 @@ def _check(
         error = BadArgument(said, hint="an IPComp CPI is 16 bits: spi 0..0xffff")
         error.board_text = said
         raise error
+
+
+#: The words of ip xfrm state allocspi (xfrm_state_allocspi), ID words aside.
+ALLOCSPI_WORDS = ("mode", "mark", "reqid", "seq", "min", "max", "dir", *ID_WORDS)
+
+#: allocspi's range when no min/max is given: PF_KEY's (iproute2's defaults; 0xffff
+#: for IPComp, whose CPI is 16 bits) [C: ip/xfrm_state.c].
+SpiRange = tuple[int, int]
+
+
+def parse_state_allocspi(cur: Cursor, family: int) -> tuple[XfrmState, SpiRange]:
+    """``xfrm_state_allocspi``: ``ID [mode MODE] [mark MARK [mask MASK]] [reqid REQID]
+    [dir DIR] [seq SEQ] [min SPI max SPI]``; the ID may not name an SPI. Returns the
+    larval state asked for (its SPI 0) and the range. iproute2's own refusals, in its
+    words [C: iproute2 6.15]."""
+    xid: XfrmId | None = None
+    mode = "transport"
+    mark: XfrmMark | None = None
+    reqid = seq = 0
+    sa_dir: Literal["in", "out"] | None = None
+    bounds: dict[str, int] = {}
+    while cur.more():
+        word = cur.take()
+        if word == "mode":
+            mode = parse_mode(cur.value(word))
+        elif word == "mark":
+            mark = parse_mark(cur)
+        elif word in ("reqid", "seq"):
+            value = parse_uint(cur.value(word), 32, f"{word.upper()} value")
+            reqid, seq = (value, seq) if word == "reqid" else (reqid, value)
+        elif word in ("min", "max"):
+            if word in bounds:
+                raise BadArgument(f'duplicate "{word}": "{word}" is the second value.')
+            bounds[word] = parse_uint(cur.value(word), 32, f'value after "{word}"')
+        elif word == "dir":
+            sa_dir = "in" if parse_choice(cur.value(word), ("in", "out"), "DIR") == "in" else "out"
+        elif xid is None and word in ID_WORDS:
+            cur.i -= 1
+            xid = parse_id(cur, loose=False, family=family)
+            if xid.spi:
+                raise BadArgument('"spi" is invalid', hint="allocspi chooses the SPI: drop spi N")
+        else:
+            raise unknown(word, ALLOCSPI_WORDS)
+    if xid is None:
+        raise BadArgument("Not enough information: ID is required", hint="add src/dst/proto")
+    if ("min" in bounds) != ("max" in bounds):
+        missing = "max" if "min" in bounds else "min"
+        raise BadArgument(f'"{missing}" is missing', hint="give both: min SPI max SPI")
+    if bounds and bounds["min"] > bounds["max"]:
+        raise BadArgument('value after "min" is larger than value after "max"')
+    proto = xid.proto or 0
+    low, high = (bounds["min"], bounds["max"]) if bounds else (0x100, 0x0FFFFFFF)
+    if not bounds and proto == IPPROTO_COMP:
+        high = 0xFFFF
+    src, dst = xid.addresses(family)
+    # __find_acq_core: a /32 (/128) selector of the two addresses [C: Linux 6.12].
+    plen = 32 if dst.version == 4 else 128
+    state = XfrmState(
+        src=src,
+        dst=dst,
+        proto=proto,
+        reqid=reqid,
+        mode=mode,
+        sel=Selector(
+            ip_interface(f"{src}/{plen}"), ip_interface(f"{dst}/{plen}"), family=dst.version
+        ),
+        sa_dir=sa_dir,
+        mark=mark if mark and mark.mask & mark.value else None,
+        seq=seq,
+        larval=True,
+    )
+    return state, (low, high)
 
 
 def parse_state_id(cur: Cursor, family: int) -> StateId:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from esplab.errors import BadArgument
 from esplab.model.xfrm.grammar import IpXfrm, parse_ip_xfrm
+from esplab.model.xfrm.monitor import XfrmMonitor, format_defaults
 from esplab.model.xfrm.objects import XfrmPolicy, XfrmState
 from esplab.model.xfrm.offload import DeviceResolver
 from esplab.model.xfrm.printer import (
@@ -37,6 +38,8 @@ _USAGE = {
         "        [ flag FLAG-LIST ] [ sel SELECTOR ] [ LIMIT-LIST ] [ encap ENCAP ]\n"
         "        [ extra-flag EXTRA-FLAG-LIST ] [ offload [ crypto | packet ] dev DEV dir DIR ]\n"
         "        [ if_id IF_ID ] [ tfcpad LENGTH ]\n"
+        "Usage: ip xfrm state allocspi ID [ mode MODE ] [ mark MARK [ mask MASK ] ]\n"
+        "        [ reqid REQID ] [ dir DIR ] [ seq SEQ ] [ min SPI max SPI ]\n"
         "Usage: ip xfrm state { delete | get } ID [ mark MARK [ mask MASK ] ]\n"
         "Usage: ip xfrm state { deleteall | list } [ nokeys ] [ ID ] [ mode MODE ]\n"
         "        [ reqid REQID ] [ flag FLAG-LIST ]\n"
@@ -69,6 +72,8 @@ _USAGE = {
         "        [ flag FLAG-LIST ]\n"
         "Usage: ip xfrm policy flush [ ptype PTYPE ]\n"
         "Usage: ip xfrm policy count\n"
+        "Usage: ip xfrm policy setdefault DIR ACTION [ DIR ACTION ] [ DIR ACTION ]\n"
+        "Usage: ip xfrm policy getdefault\n"
         "DIR := in | out | fwd\n"
         "PTYPE := main | sub\n"
         "ACTION := allow | block\n"
@@ -121,6 +126,8 @@ def execute_ip_xfrm(
                 f'argument "{dev}" is wrong: Invalid device name',
                 hint=f"node {node.name} has no netdev {dev}",
             )
+    if cmd.obj == "monitor":
+        return _monitor(node, cmd)
     if cmd.verb == "help":
         return IpResult(_USAGE[cmd.obj], cmd)
     if cmd.obj == "state":
@@ -143,12 +150,19 @@ def _state(node: XfrmNode, cmd: IpXfrm, level: int, resolve: DeviceResolver) -> 
     if cmd.verb in ("list", "deleteall") and cmd.state_filter is not None:
         filt = cmd.state_filter
         if cmd.verb == "deleteall":
-            return IpResult("", cmd, states=tuple(node.delete_states(filt.matches)))
+            gone = node.delete_states(filt.matches, notify=True)
+            return IpResult("", cmd, states=tuple(gone))
         shown = tuple(x for x in node.states if filt.matches(x))
         text = "".join(format_state(x, stats=level, nokeys=cmd.nokeys) for x in shown)
         return IpResult(text, cmd, states=shown)
     if cmd.verb == "flush":
         return IpResult("", cmd, states=tuple(node.flush_states(cmd.flush_proto)))
+    if cmd.verb == "allocspi" and cmd.state is not None and cmd.spi_range is not None:
+        from esplab.model.xfrm.allocspi import alloc_spi
+
+        x = alloc_spi(node, cmd.state, *cmd.spi_range)
+        # iproute2 prints the answer as a state (xfrm_state_print) [C].
+        return IpResult(format_state(x), cmd, states=(x,))
     return IpResult(format_sad_count(len(node.states), stats=level), cmd)
 
 
@@ -165,10 +179,27 @@ def _policy(node: XfrmNode, cmd: IpXfrm, level: int, resolve: DeviceResolver) ->
     if cmd.verb in ("list", "deleteall") and cmd.policy_filter is not None:
         filt = cmd.policy_filter
         if cmd.verb == "deleteall":
-            return IpResult("", cmd, policies=tuple(node.delete_policies(filt.matches)))
+            gone = node.delete_policies(filt.matches, notify=True)
+            return IpResult("", cmd, policies=tuple(gone))
         shown = tuple(p for p in node.policies if filt.matches(p))
         text = "".join(format_policy(p, stats=level, ptype_attr=ptype_attr) for p in shown)
         return IpResult(text, cmd, policies=shown)
     if cmd.verb == "flush":
         return IpResult("", cmd, policies=tuple(node.flush_policies(cmd.flush_ptype)))
+    if cmd.verb == "setdefault":
+        node.set_defaults(dict(cmd.defaults))
+        return IpResult("", cmd)
+    if cmd.verb == "getdefault":
+        return IpResult(format_defaults(node.defaults), cmd)
     return IpResult(format_spd_count(node.policy_counts(), stats=level), cmd)
+
+
+def _monitor(node: XfrmNode, cmd: IpXfrm) -> IpResult:
+    """``ip xfrm monitor ...`` turns a monitor on for the node (the events then print
+    with each later command's result); ``ip xfrm monitor off`` (esplab's) ends it."""
+    args = cmd.monitor
+    if args is None or args.off:
+        node.monitor = None
+        return IpResult("", cmd)
+    node.monitor = XfrmMonitor(args.groups, args.nokeys, args.all_nsid)
+    return IpResult("", cmd)

@@ -91,7 +91,7 @@ def find_output_state(
     best: XfrmState | None = None
     for x in newest_first:
         dev = x.offload.dev if x.offload is not None and x.is_packet_offload else None
-        if dev != want_dev:
+        if dev != want_dev or x.larval:  # xfrm_state_find takes XFRM_STATE_VALID only
             continue
         if not (
             x.family == daddr.version

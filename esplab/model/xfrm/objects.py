@@ -327,6 +327,9 @@ class XfrmState:
     curlft: LifetimeCur = field(default_factory=LifetimeCur)
     replay: ReplayState = field(default_factory=ReplayState)
     lastused: int = 0
+    # km.state XFRM_STATE_ACQ: a larval state that ``ip xfrm state allocspi`` (or an
+    # ACQUIRE) made; it holds an SPI and no keys, and no packet uses it.
+    larval: bool = False
 
     @property
     def family(self) -> int:

@@ -220,8 +220,11 @@ def _mark_line(x: XfrmState | XfrmPolicy) -> str:
     return out + "\n" if out else ""
 
 
-def format_state(x: XfrmState, *, stats: int = 0, nokeys: bool = False) -> str:
-    """One SA as ``ip [-s] xfrm state list|get`` prints it."""
+def format_state(
+    x: XfrmState, *, stats: int = 0, nokeys: bool = False, replay_attr: bool = True
+) -> str:
+    """One SA as ``ip [-s] xfrm state list|get`` prints it; ``replay_attr``: the
+    message carries the replay state (an expire's does not)."""
     out = f"src {format_addr(x.src)} dst {format_addr(x.dst)}\n"
     out += _id_line(x.proto, x.spi, x.reqid, x.mode, stats=stats, force_spi=True, indent="\t")
     legacy_window = 0 if x.uses_esn_replay else x.replay_window
@@ -250,7 +253,8 @@ def format_state(x: XfrmState, *, stats: int = 0, nokeys: bool = False) -> str:
         )
     if x.lastused:
         out += f"\tlastused {format_time(x.lastused)}\n"
-    out += _replay_lines(x)
+    if replay_attr:
+        out += _replay_lines(x)
     if x.offload:
         o = x.offload
         out += f"\tcrypto offload parameters: dev {o.dev} dir {o.dir} mode {o.type}\n"

@@ -10,24 +10,24 @@ as ``xfrm_add_sa`` / ``xfrm_add_policy`` do on their error paths.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import random
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from esplab.errors import DuplicateSA, KernelError
-from esplab.model.xfrm.lookup import find_output_state, find_policy, mark_ok
+from esplab.model.xfrm.lookup import mark_ok
+from esplab.model.xfrm.monitor import XfrmEvent, XfrmMonitor
 from esplab.model.xfrm.objects import (
     IPPROTO_AH,
     IPPROTO_COMP,
     IPPROTO_ESP,
     Address,
-    Flow,
     PolicyId,
     StateId,
     XfrmOffload,
     XfrmPolicy,
     XfrmState,
-    XfrmTemplate,
 )
 from esplab.model.xfrm.offload import (
     ESP_HW_OFFLOAD,
@@ -44,10 +44,13 @@ from esplab.model.xfrm.policy_rules import (
     policy_by_id,
 )
 from esplab.model.xfrm.stats import XfrmMib
+from esplab.model.xfrm.tables_lookup import FlowKey, OutputDecision, XfrmLookups
 from esplab.model.xfrm.validate import construct_policy, construct_state
 
 __all__ = [
     "DEFAULT_EPOCH",
+    "IPSEC_PROTO_ANY",
+    "FlowKey",
     "OutputDecision",
     "PriorityRule",
     "XfrmNode",
@@ -60,10 +63,7 @@ PriorityRule: TypeAlias = Literal["rfc", "mainline"]
 DEFAULT_EPOCH = 1767225600
 
 _IPSEC_PROTOS = (IPPROTO_ESP, IPPROTO_AH, IPPROTO_COMP)
-
-#: What the datapath asks about: (src, dst, proto, sport, dport, dev) of a flow with
-#: no mark and no if_id, i.e. ``Flow(*key)``.
-FlowKey: TypeAlias = tuple[Address, Address, int, int, int, "str | None"]
+IPSEC_PROTO_ANY = 255  # include/uapi/linux/ipsec.h: ip xfrm state flush proto ipsec-any
 
 _MEMO_MAX = 4096  # remembered lookups before the memo starts again
 
@@ -88,22 +88,6 @@ class XfrmSettings:
     sub_policy: bool = False
 
 
-@dataclass(frozen=True)
-class OutputDecision:
-    """What the SPD/SAD say about an outbound flow (``xfrm_lookup`` in short).
-
-    ``verdict``: ``bypass`` (no policy), ``ipsec`` (``states`` in template order),
-    ``block`` (``XfrmOutPolBlock``), ``no-state`` (a required template has no SA:
-    ``XfrmOutNoStates``, the kernel would send an ACQUIRE) or ``error``
-    (``counter`` names why).
-    """
-
-    verdict: Literal["bypass", "ipsec", "block", "no-state", "error"]
-    policy: XfrmPolicy | None = None
-    states: tuple[XfrmState, ...] = ()
-    counter: str | None = None
-
-
 class Epoch:
     """A count of changes, shared by the SADs and SPDs of a lab's nodes."""
 
@@ -114,7 +98,7 @@ class Epoch:
 
 
 @dataclass
-class XfrmNode:
+class XfrmNode(XfrmLookups):
     """The XFRM side of one emulated node (``ap``, ``host``...)."""
 
     name: str = "ap"
@@ -122,6 +106,16 @@ class XfrmNode:
     resolve_dev: DeviceResolver = no_devices
     clock: Callable[[], int] = lambda: DEFAULT_EPOCH
     mib: XfrmMib = field(default_factory=XfrmMib)
+    # net->xfrm.policy_default per direction: accept (the kernel's initial value) or
+    # block (ip xfrm policy setdefault).
+    defaults: dict[str, str] = field(
+        default_factory=lambda: dict.fromkeys(("in", "fwd", "out"), "accept")
+    )
+    # A running ip xfrm monitor, told of every change (see _changed).
+    monitor: XfrmMonitor | None = field(default=None, repr=False, compare=False)
+    # Where the kernel draws at random (allocspi's SPI): the lab passes one seeded
+    # from its seed, so a run is reproducible.
+    rng: random.Random = field(default_factory=lambda: random.Random(0), repr=False, compare=False)
     # Oldest first; the kernel's *_all lists have the newest first (list_add).
     _states: list[XfrmState] = field(default_factory=list, init=False, repr=False)
     _policies: list[XfrmPolicy] = field(default_factory=list, init=False, repr=False)
@@ -145,10 +139,13 @@ class XfrmNode:
     # learnt of a walk (the flow cache's plans) holds while it stays the same.
     epoch: Epoch = field(default_factory=lambda: Epoch(), repr=False, compare=False)
 
-    def _changed(self) -> None:
-        """The SAD or the SPD changed: forget remembered lookups."""
+    def _changed(self, event: XfrmEvent | None = None) -> None:
+        """The SAD or the SPD changed: forget remembered lookups, and tell a monitor
+        what the kernel would multicast (``event``; None: nothing is sent)."""
         self._memo.clear()
         self.epoch.value += 1
+        if event is not None and self.monitor is not None:
+            self.monitor.record(event, ptype_attr=self.settings.sub_policy)
 
     def _lookups(self) -> dict[Hashable, Any]:
         """The memo of lookups, emptied first when the settings changed."""
@@ -205,8 +202,11 @@ class XfrmNode:
                 f"SA {state.dst} spi 0x{state.spi:08x} proto {state.proto} exists",
                 hint="use 'ip xfrm state update' or delete it first",
             )
+        larval = self._larval_for(state)
+        if larval is not None:
+            self._unlink_state(larval)
         self._states.append(state)
-        self._changed()
+        self._changed(XfrmEvent("newsa", state))
         if dev is not None:
             self._bound[id(state)] = dev
         return state
@@ -228,6 +228,15 @@ class XfrmNode:
         state, dev = self._construct(req, offload, resolve)
         mark = state.mark.value if state.mark else 0
         old = self._locate(state.dst, state.spi, state.proto, mark)
+        if old is not None and old.larval:
+            # xfrm_state_update: a larval state (XFRM_STATE_ACQ) is replaced whole by
+            # the new one, keys and all [C: Linux 6.12, allocspi then update].
+            if dev is not None:
+                self._bound[id(state)] = dev
+            self._unlink_state(old)
+            self._states.append(state)
+            self._changed(XfrmEvent("updsa", state))
+            return state
         try:
             if old is None:
                 raise KernelError("ESRCH", f"no SA {state.dst} spi 0x{state.spi:08x} to update")
@@ -242,9 +251,41 @@ class XfrmNode:
         old.lifetime = state.lifetime
         if state.if_id:
             old.if_id = state.if_id
-        self._changed()
+        self._changed(XfrmEvent("updsa", old))
         self.on_state(old, False)
         return old
+
+    def _larval_for(self, x: XfrmState) -> XfrmState | None:
+        """The larval state an added SA takes the place of (xfrm_state_add): the one
+        with its ``seq``, else one with no SPI yet for the same addresses, protocol,
+        mode, reqid and mark (``__find_acq_core`` with create 0) [D:
+        net/xfrm/xfrm_state.c]."""
+        mark = x.mark.value & x.mark.mask if x.mark else 0
+        for old in self._states:
+            if not old.larval or old.dst != x.dst:
+                continue
+            if x.seq and old.seq == x.seq and mark_ok(old.mark, mark):
+                return old
+            if (
+                old.spi == 0
+                and old.src == x.src
+                and (old.proto, old.mode, old.reqid) == (x.proto, x.mode, x.reqid)
+                and old.mark == x.mark
+            ):
+                return old
+        return None
+
+    def insert_larval(self, x: XfrmState) -> None:
+        """A larval state joins the SAD (``__find_acq_core``'s insert); the kernel
+        sends no notification for it."""
+        x.larval = True
+        self._states.append(x)
+        self._changed()
+
+    def set_larval_spi(self, x: XfrmState, spi: int) -> None:
+        """``xfrm_alloc_spi`` gave the larval state ``x`` its SPI (no notification)."""
+        x.spi = spi
+        self._changed()
 
     def find_state(self, sid: StateId) -> XfrmState | None:
         """``xfrm_user_state_lookup`` for ESP/AH/IPComp: (daddr, spi, proto, mark)."""
@@ -261,6 +302,7 @@ class XfrmNode:
         """``XFRM_MSG_DELSA``: ``-ESRCH`` when missing; an offloaded SA leaves its device."""
         x = self.get_state(sid)
         self._unlink_state(x)
+        self._changed(XfrmEvent("delsa", x))
         return x
 
     def _unlink_state(self, x: XfrmState) -> None:
@@ -271,19 +313,38 @@ class XfrmNode:
             dev.state_delete(x)
         self.on_state(x, True)
 
-    def delete_states(self, which: Callable[[XfrmState], bool]) -> list[XfrmState]:
-        """Delete every SA ``which`` selects (``ip xfrm state deleteall``); newest first."""
+    def delete_states(
+        self, which: Callable[[XfrmState], bool], *, notify: bool = False
+    ) -> list[XfrmState]:
+        """Delete every SA ``which`` selects, newest first; ``notify``: each is an
+        ``XFRM_MSG_DELSA`` of its own (``ip xfrm state deleteall`` sends one per SA)."""
         gone = [x for x in self.states if which(x)]
         for x in gone:
             self._unlink_state(x)
+            if notify:
+                self._changed(XfrmEvent("delsa", x))
         return gone
 
+    def expire_state(self, x: XfrmState, *, hard: bool = True) -> None:
+        """``km_state_expired``: a soft expiry is only told; a hard one is told, then
+        the state is gone (xfrm_timer_handler, ``__xfrm_state_delete``, which sends no
+        DELSA) [C: net/xfrm/xfrm_state.c]."""
+        if hard and x in self._states:
+            self._unlink_state(x)
+        self._changed(XfrmEvent("expire", x, hard=hard))
+
     def flush_states(self, proto: int | None = None) -> list[XfrmState]:
-        """``XFRM_MSG_FLUSHSA``; None is ``IPSEC_PROTO_ANY`` (ESP, AH, IPComp). Flushing
-        nothing succeeds (fact 6.26: ``xfrm_flush_sa`` turns ``-ESRCH`` into 0)."""
-        if proto is None:
-            return self.delete_states(lambda x: x.proto in _IPSEC_PROTOS)
-        return self.delete_states(lambda x: x.proto == proto)
+        """``XFRM_MSG_FLUSHSA``; None is ``ip xfrm state flush`` with no proto (sent as
+        0: every SA), ``IPSEC_PROTO_ANY`` ESP, AH and IPComp. Flushing nothing
+        succeeds (fact 6.26: ``xfrm_flush_sa`` turns ``-ESRCH`` into 0) and tells no
+        one."""
+        if proto is None or proto == IPSEC_PROTO_ANY:
+            gone = self.delete_states(lambda x: x.proto in _IPSEC_PROTOS)
+        else:
+            gone = self.delete_states(lambda x: x.proto == proto)
+        if gone:
+            self._changed(XfrmEvent("flushsa", proto=proto))
+        return gone
 
     # ------------------------------------------------------------------ SPD
 
@@ -326,7 +387,9 @@ class XfrmNode:
         self._pos_gen += 1
         pol.pos = self._pos_gen
         self._policies.append(pol)
-        self._changed()
+        # xfrm_add_policy: the event is the message's type, so update tells "Updated"
+        # even for a policy that was new [D: net/xfrm/xfrm_user.c].
+        self._changed(XfrmEvent("updpolicy" if update else "newpolicy", policy=pol))
         if dev is not None:
             self._bound[id(pol)] = dev
         return pol
@@ -348,6 +411,7 @@ class XfrmNode:
         """``XFRM_MSG_DELPOLICY``: ``-ENOENT`` when missing."""
         p = self.get_policy(pid)
         self._unlink_policy(p)
+        self._changed(XfrmEvent("delpolicy", policy=p))
         return p
 
     def _unlink_policy(self, p: XfrmPolicy) -> None:
@@ -357,17 +421,34 @@ class XfrmNode:
         if dev is not None:
             dev.policy_delete(p)
 
-    def delete_policies(self, which: Callable[[XfrmPolicy], bool]) -> list[XfrmPolicy]:
-        """Delete the non-socket policies ``which`` selects; newest first."""
+    def delete_policies(
+        self, which: Callable[[XfrmPolicy], bool], *, notify: bool = False
+    ) -> list[XfrmPolicy]:
+        """Delete the non-socket policies ``which`` selects; newest first; ``notify``:
+        each is an ``XFRM_MSG_DELPOLICY`` of its own (``ip xfrm policy deleteall``)."""
         gone = [p for p in self.policies if not p.socket and which(p)]
         for p in gone:
             self._unlink_policy(p)
+            if notify:
+                self._changed(XfrmEvent("delpolicy", policy=p))
         return gone
 
     def flush_policies(self, ptype: str = "main") -> list[XfrmPolicy]:
-        """``XFRM_MSG_FLUSHPOLICY``: every non-socket policy of the type."""
+        """``XFRM_MSG_FLUSHPOLICY``: every non-socket policy of the type; flushing
+        nothing tells no one (``xfrm_policy_flush`` returns -ESRCH, turned into 0)."""
         check_ptype(ptype, sub_policy=self.settings.sub_policy)
-        return self.delete_policies(lambda p: p.ptype == ptype)
+        gone = self.delete_policies(lambda p: p.ptype == ptype)
+        if gone:
+            self._changed(XfrmEvent("flushpolicy", ptype=ptype))
+        return gone
+
+    def set_defaults(self, changes: Mapping[str, str]) -> dict[str, str]:
+        """``XFRM_MSG_SETDEFAULT`` (xfrm_set_default): each direction given takes its
+        action, the rest keep theirs; the new defaults are multicast whatever changed
+        (xfrm_notify_userpolicy) [C]. Returns the defaults."""
+        self.defaults.update(changes)
+        self._changed(XfrmEvent("default", defaults=dict(self.defaults)))
+        return dict(self.defaults)
 
     def policy_counts(self) -> dict[str, int]:
         """``XFRM_MSG_GETSPDINFO``: per direction, then socket policies per direction."""
@@ -375,88 +456,6 @@ class XfrmNode:
         for p in self._policies:
             counts[("sock-" if p.socket else "") + p.dir] += 1
         return counts
-
-    # ------------------------------------------------------------------ lookups
-
-    def lookup_policy(self, flow: Flow, dir: Literal["in", "out", "fwd"]) -> XfrmPolicy | None:
-        """The policy that applies to ``flow`` in ``dir`` (sub policies first when
-        ``CONFIG_XFRM_SUB_POLICY`` is on). Pure: counts nothing."""
-        mainline = self.settings.policy_priority_rule == "mainline"
-        if self.settings.sub_policy:
-            sub = find_policy(self._policies, flow, dir, "sub", mainline=mainline)
-            if sub is not None:
-                return sub
-        return find_policy(self._policies, flow, dir, "main", mainline=mainline)
-
-    def lookup_policy_key(
-        self, key: FlowKey, dir: Literal["in", "out", "fwd"]
-    ) -> XfrmPolicy | None:
-        """:meth:`lookup_policy` for ``Flow(*key)``, remembered until the tables or
-        the settings change."""
-        memo = self._lookups()
-        mkey = (dir, key)
-        try:
-            hit: XfrmPolicy | None = memo[mkey]
-        except KeyError:
-            hit = memo[mkey] = self.lookup_policy(Flow(*key), dir)
-        return hit
-
-    def lookup_state_output(
-        self, flow: Flow, policy: XfrmPolicy, tmpl: XfrmTemplate
-    ) -> XfrmState | None:
-        """The SA ``xfrm_state_find`` picks for one template (see
-        :func:`~esplab.model.xfrm.lookup.find_output_state`). Pure: counts nothing."""
-        return find_output_state(self.states, flow, policy, tmpl)
-
-    def lookup_state_input(
-        self, dst: Address, spi: int, proto: int, *, mark: int = 0
-    ) -> XfrmState | None:
-        """``xfrm_state_lookup`` by (daddr, spi, proto, mark) for received IPsec.
-        Pure: the caller counts ``XfrmInNoStates`` on a miss."""
-        memo = self._lookups()
-        mkey = ("sa", dst, spi, proto, mark)
-        try:
-            hit: XfrmState | None = memo[mkey]
-        except KeyError:
-            hit = memo[mkey] = self._locate(dst, spi, proto, mark)
-        return hit
-
-    def resolve_output(self, flow: Flow) -> OutputDecision:
-        """Policy lookup plus template resolution for an outbound flow, with the MIB
-        counters ``xfrm_lookup`` bumps (reference 3.8, fact 6.24)."""
-        pol = self.lookup_policy(flow, "out")
-        if pol is None:
-            return OutputDecision("bypass")
-        if pol.action == "block":
-            self.mib.bump("XfrmOutPolBlock")
-            return OutputDecision("block", pol, counter="XfrmOutPolBlock")
-        states: list[XfrmState] = []
-        for tmpl in pol.templates:
-            x = self.lookup_state_output(flow, pol, tmpl)
-            if x is None:
-                if tmpl.level == "use":
-                    continue
-                self.mib.bump("XfrmOutNoStates")
-                return OutputDecision("no-state", pol, tuple(states), "XfrmOutNoStates")
-            if x.sa_dir == "in":
-                # 6.10+: an SA with dir in found on the output path.
-                self.mib.bump("XfrmOutStateDirError")
-                return OutputDecision("error", pol, tuple(states), "XfrmOutStateDirError")
-            states.append(x)
-        return OutputDecision("ipsec", pol, tuple(states))
-
-    def resolve_output_key(self, key: FlowKey) -> OutputDecision:
-        """:meth:`resolve_output` for ``Flow(*key)``: the decision is remembered until
-        the tables or the settings change; the MIB counter a refusal bumps is bumped
-        on every call, as ``resolve_output`` does."""
-        memo = self._lookups()
-        mkey = ("out", key)
-        hit: OutputDecision | None = memo.get(mkey)
-        if hit is None:
-            hit = memo[mkey] = self.resolve_output(Flow(*key))
-        elif hit.counter is not None:
-            self.mib.bump(hit.counter)
-        return hit
 
     # ------------------------------------------------------------------ devices
 

@@ -149,8 +149,9 @@ def test_abbreviations() -> None:
     [
         ("ip xfrm stte", 'Object "stte" is unknown'),
         ("ip xfrm state lsit", 'Command "lsit" is unknown, try "ip xfrm state help".'),
-        ("ip xfrm state allocspi src 1.2.3.4", "not modelled by esplab"),
-        ("ip xfrm monitor", 'Object "monitor" is unknown'),
+        # Both as iproute2 6.15 answers on Linux 6.12.
+        ("ip xfrm state allocspi src 1.2.3.4", 'argument "XFRM-PROTO" is required'),
+        ("ip xfrm monitor bogus", 'Argument "bogus" is unknown, try "ip xfrm monitor help".'),
         ("ip link show", 'Object "link" is unknown'),
         ("ip -j xfrm state", 'Option "-j" is unknown'),
         ("ip xfrm", "Usage: ip xfrm XFRM-OBJECT"),
