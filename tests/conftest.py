@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,17 @@ def _scapy_never_asks_the_network() -> Iterator[None]:
     conf.neighbor.resolve = lambda l2, l3: None  # type: ignore[method-assign, assignment]
     yield
     conf.neighbor.resolve = saved  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _the_checkout_stays_clean() -> Iterator[None]:
+    """No test writes into the repository's top folder (a test that runs commands
+    which write files works in a temporary directory)."""
+    root = Path(__file__).resolve().parent.parent
+    before = {p.name for p in root.iterdir()}
+    yield
+    added = sorted({p.name for p in root.iterdir()} - before - {".pytest_cache", ".hypothesis"})
+    assert not added, f"tests wrote into {root}: {added}"
 
 
 @pytest.fixture

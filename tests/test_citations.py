@@ -99,8 +99,12 @@ def test_no_user_visible_text_names_a_note() -> None:
 
 
 @pytest.mark.parametrize("lab", sorted((ROOT / "labs").glob("*.yaml")), ids=lambda p: p.name)
-def test_labs_show_no_note_citation(lab: Path) -> None:
+def test_labs_show_no_note_citation(
+    lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import yaml
+
+    monkeypatch.chdir(tmp_path)  # what a lab's commands write lands here
 
     doc = yaml.safe_load(lab.read_text())
     s = Session()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,8 +109,12 @@ def test_esplab_json_option(capsys: pytest.CaptureFixture[str]) -> None:
     assert docs[2]["result"]["usage"].startswith("send [NODE] DEV PACKET")
 
 
-def test_every_registered_command_result_serialises() -> None:
-    # Each command's own example, run once: its JSON is one parseable line.
+def test_every_registered_command_result_serialises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each command's own example, run once: its JSON is one parseable line. What the
+    # examples write (wireshark-keys esp_sa) lands in tmp_path.
+    monkeypatch.chdir(tmp_path)
     s = Session()
     s.execute(STATE)
     s.execute(SEND)
