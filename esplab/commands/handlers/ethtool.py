@@ -27,6 +27,7 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NotFound
+from esplab.model.feature_table import feature_table
 from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.node import Node
 from esplab.model.offload_port import DSA_FEATURE_LOST, dsa_feature_change
@@ -64,20 +65,9 @@ def _ethtool(session: Session, inv: Invocation) -> Result:
             hint=f"usage: {USAGE}",
         )
     if opt in _SHOW:
-        lines = [f"Features for {dev.name}:"]
-        for name in ETHTOOL_FEATURES:
-            if name in dev.features:
-                fixed_esp = not dev.xfrmdev_ops and "esp" in name
-                requested = dev.requested(name)
-                if name in dev.fixed or fixed_esp:
-                    suffix = " [fixed]"
-                elif requested is not None:
-                    suffix = f" [requested {_onoff(requested)}]"
-                else:
-                    suffix = ""
-                lines.append(f"{name}: {_onoff(dev.features[name])}{suffix}")
+        # Every feature, as ethtool 6.1 prints it on Linux 6.12 (feature_table).
         return TextResult(
-            summary=f"features of {dev.name}", text="\n".join(lines), data=dict(dev.features)
+            summary=f"features of {dev.name}", text=feature_table(dev), data=dict(dev.features)
         )
     if opt in _SET:
         request = _feature_request(dev, words)
