@@ -411,7 +411,7 @@ def parse_state_filter(cur: Cursor, family: int) -> tuple[StateFilter, bool]:
 
 
 def parse_flush_proto(cur: Cursor) -> int | None:
-    """``ip xfrm state flush [proto XFRM-PROTO]``; None is ``ipsec-any``."""
+    """``ip xfrm state flush [proto XFRM-PROTO]``; None: no proto (sent as 0)."""
     if not cur.more():
         return None
     word = cur.take()
@@ -422,4 +422,5 @@ def parse_flush_proto(cur: Cursor) -> int | None:
         raise bad(val, "XFRM-PROTO value is invalid", valid=XFRM_PROTOS, guess_from=XFRM_PROTOS)
     if cur.more():
         raise unknown(cur.take(), ())
-    return None if val == "ipsec-any" else XFRM_PROTOS[val]
+    # ipsec-any is IPSEC_PROTO_ANY (255), which a monitor names [D: ip/xfrm_monitor.c].
+    return 255 if val == "ipsec-any" else XFRM_PROTOS[val]

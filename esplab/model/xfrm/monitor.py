@@ -143,7 +143,8 @@ class XfrmMonitor:
         prefix = _PREFIX.get(kind, "")
         if kind == "flushsa":
             proto = event.proto or 0
-            name = next((n for n, v in XFRM_PROTOS.items() if v == proto and proto), None)
+            names = {**XFRM_PROTOS, "ipsec-any": 255}  # strxf_xfrmproto
+            name = next((n for n, v in names.items() if v == proto and proto), None)
             return f"Flushed state proto {name or proto}\n"
         if kind == "flushpolicy":
             return "Flushed policy " + (f"ptype {event.ptype} " if ptype_attr else "") + "\n"

@@ -109,6 +109,9 @@ def test_every_event_of_the_kernel_run() -> None:
         "\tsel src ::/0 dst ::/0 \n"
         "Flushed state proto esp\n"
     )
+    run_ip_xfrm(n, f"{v6} enc aes {AES}".split())
+    n.monitor.drain()  # type: ignore[union-attr]
+    assert events(n, "ip xfrm state flush proto ipsec-any") == "Flushed state proto ipsec-any\n"
     # Flushing empty tables tells no one.
     assert events(n, "ip xfrm state flush", "ip xfrm policy flush") == ""
 
