@@ -90,3 +90,13 @@ def test_fwd_block_drops_a_forwarded_packet_as_xfrm_in_no_pols() -> None:
     assert drop.counters == {"XfrmInNoPols": 1}
     s.execute("ip xfrm policy setdefault fwd accept")
     assert send(s, f"send host eth0 {PACKET}").delivered
+
+
+def test_a_packet_for_a_larval_state_is_xfrm_in_state_invalid() -> None:
+    # xfrm_input: the state found by SPI is not XFRM_STATE_VALID (allocspi made it).
+    s = Session()
+    s.execute("ip xfrm state allocspi src 192.0.2.2 dst 192.0.2.1 proto esp min 0x700 max 0x700")
+    j = send(s, 'send host eth0 IP(src="192.0.2.2", dst="192.0.2.1")/ESP(spi=0x700, seq=1)')
+    drop = j.dropped
+    assert drop is not None and drop.counters == {"XfrmInStateInvalid": 1}
+    assert "larval" in drop.decision
