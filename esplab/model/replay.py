@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 
 from esplab.errors import BadArgument
 
-__all__ = ["MAX_REPLAY_WINDOW", "ReplayVerdict", "ReplayWindow"]
+__all__ = [
+    "MAX_REPLAY_WINDOW",
+    "ReplayVerdict",
+    "ReplayWindow",
+    "circular_bitmap",
+    "shifted_bitmap",
+]
 
 #: Largest window the kernel accepts: ``XFRMA_REPLAY_ESN_MAX`` (4096 bytes of netlink
 #: attribute) caps ``bmp_len`` at 128 words of 32 bits.
@@ -155,3 +161,30 @@ class ReplayWindow:
         """Forget everything (a new SA)."""
         self.top = 0
         self.bitmap = 0
+
+
+def circular_bitmap(shifted: int, seq: int, window: int) -> int:
+    """The bitmap of a window in its ESN form (``XFRMA_REPLAY_ESN_VAL``, used for ESN and
+    for windows over 32) as Linux keeps and lists it: circular, sequence number ``s`` at
+    bit ``(s - 1) % window`` (net/xfrm/xfrm_replay.c xfrm_replay_advance_bmp/_esn:
+    ``bitnr = (pos + diff) % replay_window``, ``pos = (seq - 1) % replay_window``) [K].
+    The model keeps it shifted (bit ``i`` is ``seq - i``, as the legacy 32-bit bitmap);
+    ``seq`` is the low 32 bits of the highest number received. Numbers before it map
+    back round the window (``pos - diff`` taken modulo the window), so the two forms
+    hold the same bits. Exact for windows that divide 2^32 (a power of two): for
+    another window the kernel's layout after the low half wraps depends on the order
+    packets came in, which the model does not keep [D]."""
+    out = 0
+    for i in range(window):
+        if shifted >> i & 1:
+            out |= 1 << ((seq - 1 - i) % window)
+    return out
+
+
+def shifted_bitmap(circular: int, seq: int, window: int) -> int:
+    """:func:`circular_bitmap` undone (a listed ESN bitmap read back)."""
+    out = 0
+    for i in range(window):
+        if circular >> ((seq - 1 - i) % window) & 1:
+            out |= 1 << i
+    return out

@@ -285,6 +285,31 @@ def _lifetimes() -> Iterator[Case]:
             _send(False, False, pins=" seq 0xffffffff"),
         ],
     )
+    # ESN across 2^32: the high half is inferred at the receiver (xfrm_replay_seqhi),
+    # from a fresh window and from one already past 2^32 - 2.
+    esn_pair = _pair(
+        DEFAULT_ALGO, host_extra=" flag esn replay-window 32", ap_extra=" flag esn dir out"
+    )
+    yield (
+        "esn-wrap-fresh",
+        [
+            *esn_pair,
+            *(
+                _send(False, False, pins=f" seq {n:#x}")
+                for n in (0xFFFFFFFE, 0xFFFFFFFF, 0x100000000, 0x100000001)
+            ),
+        ],
+    )
+    yield (
+        "esn-wrap-running",
+        [
+            *esn_pair,
+            *(
+                _send(False, False, pins=f" seq {n:#x}")
+                for n in (1, 40, 0xFFFFFFF0, 0xFFFFFFFF, 0x100000001, 0x100000002)
+            ),
+        ],
+    )
     for datapath in ("sw", "crypto", "packet"):
         yield (
             f"esn-{datapath}",

@@ -25,6 +25,7 @@ from ipaddress import ip_address
 from typing import Literal
 
 from esplab.errors import EsplabError, LabFileError, shorten
+from esplab.model.replay import shifted_bitmap
 from esplab.model.xfrm.algos import AlgoKind, XfrmAlgo, lookup_algo
 from esplab.model.xfrm.ipxfrm import run_ip_xfrm
 from esplab.model.xfrm.objects import (
@@ -313,6 +314,8 @@ def _state_block(block: list[Line]) -> tuple[XfrmState, XfrmOffload | None, _Lif
     except (ValueError, IndexError) as exc:
         raise _damaged(line, raw, "an SA") from exc
     req.replay_window = esn_window if esn_window >= 0 else legacy_window
+    if esn_window >= 0:  # listed circular, as Linux keeps it; the model keeps it shifted
+        replay.bitmap = shifted_bitmap(replay.bitmap, replay.seq, esn_window)
     req.replay = replay
     req.lifetime = life.cfg
     req.auth, req.enc = algos.get("auth"), algos.get("enc")

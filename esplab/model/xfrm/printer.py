@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+from esplab.model.replay import circular_bitmap
 from esplab.model.xfrm.algos import XfrmAlgo
 from esplab.model.xfrm.objects import (
     POLICY_FLAGS,
@@ -203,10 +204,11 @@ def _replay_lines(x: XfrmState) -> str:
         f"oseq-hi 0x{rp.oseq_hi:x}, oseq 0x{rp.oseq:x}\n"
         f"\t replay_window {x.replay_window}, bitmap-length {x.bmp_len}"
     )
+    bitmap = circular_bitmap(rp.bitmap, rp.seq, x.replay_window)
     for j, i in enumerate(range(x.bmp_len, 0, -1)):
         if j % 8 == 0:
             out += "\n\t "
-        out += f"{(rp.bitmap >> (32 * (i - 1))) & 0xFFFFFFFF:08x} "
+        out += f"{(bitmap >> (32 * (i - 1))) & 0xFFFFFFFF:08x} "
     return out + "\n"
 
 
