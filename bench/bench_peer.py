@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 KEYS = (
-    "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 enc aes 0x000102030405060708090a0b0c0d0e0f"
+    "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 "
+    "enc aes 0x000102030405060708090a0b0c0d0e0f"
 )
 STATE = f"src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1000 reqid 1 mode transport {KEYS}"
 

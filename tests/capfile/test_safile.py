@@ -150,7 +150,7 @@ def test_errors_name_the_line_and_why(text: str, line: int, why: str) -> None:
 
 
 def test_unreadable_and_binary_files(tmp_path: Path) -> None:
-    with pytest.raises(FileError, match="cannot read SA file '.*missing.txt': No such file"):
+    with pytest.raises(FileError, match=r"cannot read SA file '.*missing\.txt': No such file"):
         load_sa_file(tmp_path / "missing.txt")
     binary = tmp_path / "bin"
     binary.write_bytes(b"ip xfrm\n\xff\xfe")
