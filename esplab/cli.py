@@ -24,6 +24,7 @@ from esplab import __version__
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from esplab.commands.runner import Outcome
     from esplab.commands.session import Session
 
 __all__ = ["build_parser", "main", "seed_arg"]
@@ -31,6 +32,7 @@ __all__ = ["build_parser", "main", "seed_arg"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # as a shell reports a command Ctrl-C ended
 
 
 # Subcommands live in their own modules, imported only when used:
@@ -189,19 +191,29 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.real_host is not None and not _real_host(session, args.real_host, err):
         return EXIT_FAILED
 
+    from esplab.progress import for_console
+
+    session.progress = for_console(err)  # a bar for long runs on a terminal only
     if args.commands is not None:
-        outcomes = run_text(session, args.commands, out, err)
-        return EXIT_OK if all(o.ok for o in outcomes) else EXIT_FAILED
+        return _status(run_text(session, args.commands, out, err, batch=True))
     if not sys.stdin.isatty():
         # Bytes, decoded here: a byte that is not UTF-8 becomes a lone surrogate, which
         # the command it is in reports (column and value), whatever the locale says.
         text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
-        outcomes = run_text(session, text, out, err)
-        return EXIT_OK if all(o.ok for o in outcomes) else EXIT_FAILED
+        return _status(run_text(session, text, out, err, batch=True))
 
     from esplab.repl.app import run_repl
 
     return run_repl(session, out)
+
+
+def _status(outcomes: list[Outcome]) -> int:
+    """A batch's exit status: 130 when Ctrl-C stopped it, 1 when a command failed."""
+    from esplab.commands.runner import INTERRUPTED
+
+    if outcomes and outcomes[-1].error == INTERRUPTED:
+        return EXIT_INTERRUPTED
+    return EXIT_OK if all(o.ok for o in outcomes) else EXIT_FAILED
 
 
 def _real_host(session: Session, image: str, err: Console) -> bool:

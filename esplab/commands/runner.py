@@ -20,7 +20,7 @@ from esplab.config import LOG, log_path, setup_logging
 from esplab.errors import EsplabError
 from esplab.render import render, render_error
 
-__all__ = ["Outcome", "command_pieces", "emit", "run_line", "run_text"]
+__all__ = ["INTERRUPTED", "Outcome", "command_pieces", "emit", "run_line", "run_text"]
 
 
 @dataclass
@@ -176,10 +176,46 @@ def command_pieces(
     return [("\n".join(lines), whole) for lines, whole in pieces]
 
 
-def run_text(session: Session, text: str, out: Console, err: Console) -> list[Outcome]:
+def run_text(
+    session: Session, text: str, out: Console, err: Console, *, batch: bool = False
+) -> list[Outcome]:
     """Run every command in ``text`` (``;`` or newline separated); stop at ``quit``.
-    A memory dump pasted after ``decode LAYER`` goes to it whole (:func:`command_pieces`)."""
+    A memory dump pasted after ``decode LAYER`` goes to it whole (:func:`command_pieces`).
+    A ``batch`` (``esplab -c``, commands on standard input) stops at the first Ctrl-C,
+    names the command it stopped in, and ends its outcomes with an interrupted one."""
     outcomes: list[Outcome] = []
+    try:
+        _run_pieces(session, text, out, err, outcomes, batch)
+    except KeyboardInterrupt:
+        if not batch:
+            raise
+        if not outcomes or outcomes[-1].error != INTERRUPTED:  # between two commands
+            outcomes.append(Outcome(text.strip(), None, INTERRUPTED))
+        _say_stopped(err, len(outcomes), outcomes[-1].line)
+    return outcomes
+
+
+def _say_stopped(err: Console, number: int, line: str) -> None:
+    shown = line if len(line) <= 120 else line[:117] + "..."
+    err.print(
+        render_error(
+            f"interrupted (Ctrl-C) in command {number}: {shown}; the commands after it were not run"
+        )
+    )
+
+
+#: The error of an outcome a batch's Ctrl-C ended (its exit status is 130).
+INTERRUPTED = "interrupted"
+
+
+def _run_pieces(
+    session: Session,
+    text: str,
+    out: Console,
+    err: Console,
+    outcomes: list[Outcome],
+    batch: bool,
+) -> None:
     nodes = session.node_names()
     for piece, whole in command_pieces(text, nodes, session.registry.names(aliases=True)):
         if not whole and is_dump_line(piece):
@@ -193,8 +229,13 @@ def run_text(session: Session, text: str, out: Console, err: Console) -> list[Ou
             outcomes.append(Outcome(piece, None, str(exc)))
             continue
         for line in lines:
+            outcomes.append(Outcome(line, None, INTERRUPTED))  # until it has run
             outcome = run_line(session, line, out, err)
-            outcomes.append(outcome)
+            outcomes[-1] = outcome
             if isinstance(outcome.result, QuitResult):
-                return outcomes
-    return outcomes
+                return
+            # A send that Ctrl-C stopped between two packets ends a batch there too.
+            if batch and outcome.result is not None and outcome.result.data.get("interrupted"):
+                _say_stopped(err, len(outcomes), line)
+                outcomes.append(Outcome(line, None, INTERRUPTED))
+                return

@@ -17,6 +17,7 @@ from esplab.commands.result import ErrorResult, Result
 from esplab.errors import EsplabError
 from esplab.files import FilePolicy
 from esplab.model.lab import Lab, LabSettings
+from esplab.progress import Progress, silent
 
 __all__ = ["Session", "SessionOptions"]
 
@@ -48,6 +49,9 @@ class Session:
     files: FilePolicy = field(default_factory=FilePolicy)
     # How a real peer's QEMU guest uses KVM: "auto" (tried, then TCG), "on", "off".
     peer_kvm: str = "auto"
+    # How a long run (send ... count N) shows its progress: a front end on a terminal
+    # sets a bar (esplab.progress.for_console); nothing by default.
+    progress: Progress = field(default=silent)
     # What the session has to say that is no command's result (a real peer that could
     # not start, so its node stayed emulated); front ends print and clear it.
     notes: list[str] = field(default_factory=list)

@@ -270,10 +270,18 @@ def _send(session: Session, inv: Invocation) -> Result:
             def pins(n: int) -> SendOptions:
                 return SendOptions(seq=None if first is None else first + n, iv=iv)
 
-        with between_packets() as stop:
-            run = session.lab.datapath.send_many(
-                req.node, req.dev, data, req.count, pins, lambda: stop.requested
-            )
+        with session.progress(f"send {req.count}", req.count) as tick, between_packets() as stop:
+            done = 0
+
+            def check() -> bool:
+                """After each packet: stop on Ctrl-C; the bar moves every 256 packets."""
+                nonlocal done
+                done += 1
+                if not done & 0xFF:
+                    tick(256)
+                return stop.requested
+
+            run = session.lab.datapath.send_many(req.node, req.dev, data, req.count, pins, check)
     last = run.last
     assert last is not None  # count is at least 1, and the first packet always goes
     sent = len(run.ids)
