@@ -35,12 +35,13 @@ def silent(label: str, total: int) -> Iterator[Tick]:
     yield _nothing
 
 
-def bar(console: Console) -> Progress:
-    """Progress as a transient rich bar on ``console`` (a terminal's)."""
+def bar(console: Console, minimum: int = MIN_TOTAL) -> Progress:
+    """Progress as a transient rich bar on ``console`` (a terminal's), for runs of at
+    least ``minimum`` items."""
 
     @contextmanager
     def show(label: str, total: int) -> Iterator[Tick]:
-        if total < MIN_TOTAL:
+        if total < minimum:
             yield _nothing
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -63,6 +64,6 @@ def bar(console: Console) -> Progress:
     return show
 
 
-def for_console(console: Console) -> Progress:
+def for_console(console: Console, minimum: int = MIN_TOTAL) -> Progress:
     """A bar when ``console`` is a terminal, else nothing."""
-    return bar(console) if console.is_terminal else silent
+    return bar(console, minimum) if console.is_terminal else silent

@@ -25,6 +25,7 @@ from typing import Any
 
 from esplab.peer.bridge import RealPeer
 from esplab.peer.client import KernelPeer
+from esplab.progress import Progress, silent
 
 __all__ = ["Finding", "Report", "kernel_sub_policy", "mask", "reset_kernel", "run_scenario"]
 
@@ -152,6 +153,7 @@ def run_scenario(
     client: KernelPeer,
     seed: int = 0x5EED,
     sub_policy: bool | None = None,
+    progress: Progress = silent,
 ) -> Report:
     """Run ``lines`` on an emulated host and on ``client``'s kernel (already configured
     as the host by :func:`esplab.peer.bridge.attach` under the same seed). The emulated
@@ -174,28 +176,30 @@ def run_scenario(
     e_before = _emulated_stat(emulated)
     k_before = client.read_counters()
     sends = 0
-    for n, line in enumerate(lines, 1):
-        words = line.split()
-        if words[:1] == ["host"]:
-            command = line.split(None, 1)[1]
-            e_ok, e_text = _emulated_line(emulated, line)
-            k_ok, k_text = _kernel_line(peer, command, real)
-            peer.answer(real.lab.datapath)
-            report.add(f"{n}: {command}: ok", e_ok, k_ok)
-            if not k_ok or not e_ok:
-                report.add(f"{n}: {command}: message", e_text, k_text)
-            elif _is_listing(command):
-                report.add(f"{n}: {command}: output", mask(e_text), mask(k_text))
-            continue
-        e_result = emulated.run(line)
-        r_result = real.run(line)
-        if words[:1] == ["send"]:
-            sends += 1
-            e_del = e_result.data.get("delivered") if e_result.ok else None
-            r_del = r_result.data.get("delivered") if r_result.ok else None
-            report.add(f"{n}: send #{sends}: delivered", e_del, r_del)
-        elif e_result.ok != r_result.ok:
-            report.add(f"{n}: {line}: ok", e_result.ok, r_result.ok)
+    with progress(f"kernel-check {name}", len(lines)) as tick:
+        for n, line in enumerate(lines, 1):
+            tick(1)
+            words = line.split()
+            if words[:1] == ["host"]:
+                command = line.split(None, 1)[1]
+                e_ok, e_text = _emulated_line(emulated, line)
+                k_ok, k_text = _kernel_line(peer, command, real)
+                peer.answer(real.lab.datapath)
+                report.add(f"{n}: {command}: ok", e_ok, k_ok)
+                if not k_ok or not e_ok:
+                    report.add(f"{n}: {command}: message", e_text, k_text)
+                elif _is_listing(command):
+                    report.add(f"{n}: {command}: output", mask(e_text), mask(k_text))
+                continue
+            e_result = emulated.run(line)
+            r_result = real.run(line)
+            if words[:1] == ["send"]:
+                sends += 1
+                e_del = e_result.data.get("delivered") if e_result.ok else None
+                r_del = r_result.data.get("delivered") if r_result.ok else None
+                report.add(f"{n}: send #{sends}: delivered", e_del, r_del)
+            elif e_result.ok != r_result.ok:
+                report.add(f"{n}: {line}: ok", e_result.ok, r_result.ok)
     # Anything the kernel sent late is walked before the two sides are compared.
     client.read_counters()
     peer.answer(real.lab.datapath)

@@ -115,7 +115,12 @@ def _run(args: argparse.Namespace, lines: list[str]) -> Report:
             attach(holder.lab, "host", client)
             holder.lab.real_peers.clear()
         name = args.scenario or "-c"
-        return run_scenario(name, lines, client, seed=args.seed)
+        from rich.console import Console
+
+        from esplab.progress import for_console
+
+        shown = for_console(Console(stderr=True), minimum=10)  # lines take seconds each
+        return run_scenario(name, lines, client, seed=args.seed, progress=shown)
     finally:
         if owned:
             client.close()
