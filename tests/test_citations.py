@@ -71,10 +71,7 @@ def _lines(s: Session, line: str) -> str:
 def test_no_user_visible_text_names_a_note() -> None:
     s = Session()
     lines = [
-        seed.SA_OUT + " offload dev wan dir out",
-        seed.POL_OUT,
-        "host " + seed.SA_OUT,
-        "host " + seed.POL_IN_HOST,
+        *seed.CRYPTO_OUT,
         f"send ap wan {seed.UDP}",
         "explain",
         "eip93 sa 0x1000",

@@ -32,15 +32,7 @@ ARGS = {"wrong-sa": " 0x2000"}
 
 
 def _session() -> Session:
-    s = Session()
-    for line in (
-        seed.SA_OUT + " offload dev wan dir out",
-        seed.POL_OUT,
-        "host " + seed.SA_OUT,
-        "host " + seed.POL_IN_HOST,
-    ):
-        s.execute(line)
-    return s
+    return seed.crypto_session()
 
 
 def test_every_fault_kind_names_a_hypothesis_diagnose_has() -> None:

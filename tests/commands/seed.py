@@ -3,6 +3,11 @@ hmac(sha1) + cbc(aes)-128 (airoha-dsa-xfrm.md 5.5 (a); keys as printed there).""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from esplab.commands.session import Session
+
 AUTH = "0x0102030405060708090a0b0c0d0e0f1011121314"
 ENC = "0x000102030405060708090a0b0c0d0e0f"
 SA_OUT = (
@@ -39,3 +44,17 @@ def software(offload: str = "") -> list[str]:
         "host " + SA_IN,
         "host " + POL_BACK_HOST,
     ]
+
+
+#: The ap's outbound SA in crypto offload on wan, and the host's end of it.
+CRYPTO_OUT = [SA_OUT + " offload dev wan dir out", POL_OUT, "host " + SA_OUT, "host " + POL_IN_HOST]
+
+
+def crypto_session() -> Session:
+    """A session with :data:`CRYPTO_OUT` set up."""
+    from esplab.commands.session import Session
+
+    s = Session()
+    for line in CRYPTO_OUT:
+        s.execute(line)
+    return s

@@ -19,15 +19,7 @@ HOST_RX = 'host send eth0 IP(dst="192.0.2.1")/UDP(dport=5201)/Raw(b"hello")'
 @pytest.fixture
 def session() -> Session:
     """The seed scenario with the ap's outbound SA 0x1000 in crypto offload on wan."""
-    s = Session()
-    for line in (
-        seed.SA_OUT + " offload dev wan dir out",
-        seed.POL_OUT,
-        "host " + seed.SA_OUT,
-        "host " + seed.POL_IN_HOST,
-    ):
-        s.execute(line)
-    return s
+    return seed.crypto_session()
 
 
 def send(s: Session, line: str = SEND) -> Journey:

@@ -16,15 +16,7 @@ SEND = f"send ap wan {seed.UDP} seq 7 iv 000102030405060708090a0b0c0d0e0f"
 
 @pytest.fixture
 def session() -> Session:
-    s = Session()
-    for line in (
-        seed.SA_OUT + " offload dev wan dir out",
-        seed.POL_OUT,
-        "host " + seed.SA_OUT,
-        "host " + seed.POL_IN_HOST,
-    ):
-        s.execute(line)
-    return s
+    return seed.crypto_session()
 
 
 def test_list_names_every_kind_and_where_it_is_set(session: Session) -> None:
