@@ -15,9 +15,8 @@ programs in :data:`PROGRAMS` only, so a lab file cannot run anything else there.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
 from ipaddress import IPv4Interface
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from esplab.errors import PeerError
 from esplab.model.journey import Journey, Stage
@@ -116,6 +115,7 @@ class RealPeer:
     def __init__(self, node: str, client: KernelPeer) -> None:
         self.node = node
         self.client = client
+        # Frames carried into the kernel and out of it (the peer command lists them).
         self.frames_in = 0
         self.frames_out = 0
         # Echo replies the lab owes the kernel: (emulated node, IP packet).
@@ -311,11 +311,6 @@ def echo_reply(packet: bytes) -> bytes | None:
         )
         return bytes(back)
     return None
-
-
-def describe(peers: Iterable[tuple[str, Any]]) -> list[tuple[str, str]]:
-    """(node, what plays it) for a status table."""
-    return [(name, peer.label if peer is not None else "emulated") for name, peer in peers]
 
 
 def detach(lab: Lab, node: str) -> bool:

@@ -65,6 +65,8 @@ class KernelPeer:
         self._ids = itertools.count(1)
         self._noise: deque[str] = deque(maxlen=20)
         self.counters: dict[str, int] = {}
+        # Frames the kernel sent to a group address, kept back by the agent.
+        self.held = 0
         self.booted_in = 0.0
         # Answers that came while another request was awaited, by request id.
         self._pending: dict[int, dict[str, Any]] = {}
@@ -222,6 +224,7 @@ class KernelPeer:
             raise PeerError(f"the peer could not {op}: {answer.get('error')}")
         if "counters" in answer:
             self.counters = answer["counters"]
+        self.held = int(answer.get("held", self.held))
         return answer
 
     def _await(self, rid: int, wait: float, op: str, *, hook: bool) -> dict[str, Any]:

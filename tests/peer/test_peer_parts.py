@@ -124,6 +124,8 @@ def test_a_peer_that_died_hands_its_node_back_to_the_emulation() -> None:
     peer = RealPeer("host", dead)
     session.lab.real_peers["host"] = peer
     session.lab.deliver_hooks.append(peer.heard)
+    listed = session.execute("peer")
+    assert ("host", "QEMU guest (test)", "0", "0", "0") in listed.rows  # type: ignore[attr-defined]
     result = session.execute('send ap wan IP(dst="192.0.2.2")/UDP(sport=1234,dport=9)')
     journey = session.lab.journeys.get(result.data["journeys"][-1])
     assert journey is not None and journey.delivered

@@ -60,16 +60,20 @@ def _peer(session: Session, inv: Invocation) -> Result:
     node, what, image = inv.args["node"], inv.args["backend"], inv.args["image"]
     lab = session.lab
     if node is None:
-        rows = [
-            (name, lab.real_peers[name].label if name in lab.real_peers else "emulated")
-            for name in _peer_nodes(session)
-        ]
+        rows = []
+        for name in _peer_nodes(session):
+            real = lab.real_peers.get(name)
+            if real is None:
+                rows.append((name, "emulated", "", "", ""))
+                continue
+            carried = (real.frames_in, real.frames_out, real.client.held)
+            rows.append((name, real.label, *(str(n) for n in carried)))
         return TableResult(
             summary=f"{len(lab.real_peers)} real peer(s)",
             title="who plays each peer node",
-            columns=("node", "played by"),
+            columns=("node", "played by", "frames in", "frames out", "held back"),
             rows=rows,
-            data={"peers": {name: label for name, label in rows}},
+            data={"peers": {row[0]: row[1] for row in rows}},
         )
     if what is None:
         raise BadArgument(f"peer {node}: say what plays it", valid=list(BACKENDS), value="")
@@ -146,7 +150,8 @@ COMMANDS = (
             "..., host ip -s xfrm state, host cat /proc/net/xfrm_stat, host ping ADDR (ip, "
             "ping, cat of /proc and /sys, sysctl, ethtool, ss and nstat; no shell). "
             "peer host off stops it and the emulated host is back; peer lists who plays "
-            "each node. The guest is shut down when esplab exits."
+            "each node, with the frames carried into and out of each real one (and those it "
+            "sent to a group address, held back). The guest is shut down when esplab exits."
         ),
     ),
 )
