@@ -13,7 +13,7 @@ import pytest
 
 from esplab.peer.check import Finding, run_scenario
 from esplab.peer.client import KernelPeer
-from esplab.peer.known import KNOWN, known_for
+from esplab.peer.known import KNOWN, KnownDifference, known_for
 from tests.kernel.cases import CASES
 
 # Which known differences the scenarios that ran have shown (for the last test).
@@ -32,10 +32,11 @@ def _explain(case: str, findings: list[Finding]) -> str:
 def test_emulated_host_agrees_with_linux(kernel: KernelPeer, case: str, lines: list[str]) -> None:
     report = run_scenario(case, lines, kernel)
     RAN.add(case)
-    # Something was observed on both sides (a scenario that silently compared nothing
-    # would pass without checking anything).
-    assert any(f.item == "xfrm_stat" for f in report.findings)
-    assert len(report.findings) >= 4
+    # Every host line and every send was observed on both sides (a scenario that
+    # silently compared nothing would pass without checking anything), plus the four
+    # comparisons at the end.
+    observed = sum(1 for line in lines if line.startswith(("host ", "send ")))
+    assert len(report.findings) >= observed + 4
     unexplained = []
     for finding in report.differences:
         entry = known_for(case, finding.item)
@@ -46,8 +47,13 @@ def test_emulated_host_agrees_with_linux(kernel: KernelPeer, case: str, lines: l
     assert not unexplained, _explain(case, unexplained)
 
 
-def test_every_known_difference_is_still_seen() -> None:
-    """An entry whose scenarios ran but showed nothing has been fixed: remove it."""
+def test_every_known_difference_matches_and_is_still_seen() -> None:
+    """An entry explains findings by scenario name and item; one whose scenarios ran
+    but showed nothing has been fixed: remove it."""
+    sample = KnownDifference("sample", ("tx-*",), r"delivered$", "ours", "kernel", "why")
+    assert sample.matches("tx-sw-aes128-sha1-v4-tr", "4: send #1: delivered")
+    assert not sample.matches("cp-state-add-plain", "4: send #1: delivered")
+    assert not sample.matches("tx-sw-aes128-sha1-v4-tr", "xfrm_stat")
     stale = [
         k.key
         for k in KNOWN
