@@ -24,7 +24,15 @@ from pathlib import Path
 
 from esplab.errors import PeerError
 
-__all__ = ["BOOT_TIMEOUT", "KVM_GRACE", "Backend", "find_kernel_image", "netns", "qemu"]
+__all__ = [
+    "BOOT_TIMEOUT",
+    "KVM_GRACE",
+    "Backend",
+    "find_kernel_image",
+    "kernel_config",
+    "netns",
+    "qemu",
+]
 
 BOOT_TIMEOUT = 180.0  # a TCG boot takes about 15 s on a 2-core machine; a loaded one more
 KVM_GRACE = 10.0
@@ -69,10 +77,7 @@ def find_kernel_image(image: str | None = None) -> str:
     found: list[tuple[tuple[int, ...], str]] = []
     for found_path in glob.glob("/boot/vmlinuz-*"):
         release = found_path[len("/boot/vmlinuz-") :]
-        config = Path(f"/boot/config-{release}")
-        if config.is_file() and not re.search(
-            r"^CONFIG_INET_ESP=[ym]", config.read_text(errors="replace"), re.M
-        ):
+        if kernel_config(release, "CONFIG_INET_ESP") is False:
             continue
         found.append((_release_key(release), found_path))
     if not found:
@@ -82,6 +87,16 @@ def find_kernel_image(image: str | None = None) -> str:
             "or give its path: peer host kernel /path/to/vmlinuz",
         )
     return max(found)[1]
+
+
+def kernel_config(release: str, option: str) -> bool | None:
+    """Whether kernel ``release`` was built with ``option`` (=y or =m), as its
+    ``/boot/config-RELEASE`` says; None when there is no config to read."""
+    try:
+        text = Path(f"/boot/config-{release}").read_text(errors="replace")
+    except OSError:
+        return None
+    return re.search(rf"^{re.escape(option)}=[ym]$", text, re.M) is not None
 
 
 def _release_key(release: str) -> tuple[int, ...]:

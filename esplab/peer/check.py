@@ -138,13 +138,11 @@ def reset_kernel(client: KernelPeer) -> None:
 
 
 def kernel_sub_policy(release: str) -> bool:
-    """Whether the kernel ``release`` was built with CONFIG_XFRM_SUB_POLICY (its
-    ``/boot/config-RELEASE`` says so; False when there is none to read)."""
-    try:
-        with open(f"/boot/config-{release}", encoding="utf-8", errors="replace") as f:
-            return any(line.strip() == "CONFIG_XFRM_SUB_POLICY=y" for line in f)
-    except OSError:
-        return False
+    """Whether the kernel ``release`` was built with CONFIG_XFRM_SUB_POLICY (False when
+    its config cannot be read)."""
+    from esplab.peer.backends import kernel_config
+
+    return bool(kernel_config(release, "CONFIG_XFRM_SUB_POLICY"))
 
 
 def run_scenario(
