@@ -54,8 +54,8 @@ sys.path.insert(0, str(ROOT))
 from esplab.capfile.formats import PacketJson  # noqa: E402
 from esplab.capfile.pipeline import decode_capture  # noqa: E402
 from esplab.capfile.safile import SaSpec, parse_sa_text  # noqa: E402
-from esplab.model.esp import EspSA, encrypt  # noqa: E402
-from esplab.model.esp_ip import checksum  # noqa: E402
+from esplab.model.kernel.esp.core import EspSA, encrypt  # noqa: E402
+from esplab.model.kernel.esp.ip import checksum  # noqa: E402
 from esplab.pcapio import FrameReader, PcapngWriter  # noqa: E402
 from esplab.wireshark import EspSaEntry, tshark_options  # noqa: E402
 

@@ -6,7 +6,7 @@ One SA, the seed configuration (airoha-dsa-xfrm.md 5.5 a): IPv4 transport,
 AES-128-CBC + HMAC-SHA1-96. Packets of 64, 512 and 1500 bytes (the whole IPv4/UDP
 packet). Four datapaths (DESIGN.md), each timed on TX (encrypt) and RX (decrypt):
 
-* ``sw``: the software ESP core (``esplab.model.esp``);
+* ``sw``: the software ESP core (``esplab.model.kernel.esp.core``);
 * ``sw+aead``: software framing, the engine's basic-mode authenc through the rings;
 * ``crypto``: crypto offload, the engine in ESP mode with the kernel's sequence numbers;
 * ``packet``: packet offload, the engine's own sequence numbers and replay window.
@@ -35,8 +35,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from esplab.model.engine import EIP93Driver, OffloadedSA, new_eip93
-from esplab.model.esp import EspSA, decrypt, encrypt
+from esplab.model.kernel.drivers.eip93 import EIP93Driver, OffloadedSA, new_eip93
+from esplab.model.kernel.esp.core import EspSA, decrypt, encrypt
 
 SPI = 0x100
 SIZES = (64, 512, 1500)

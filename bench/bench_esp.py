@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from scapy.layers.inet import IP
 from scapy.layers.ipsec import ESP, SecurityAssociation
 
-from esplab.model.esp import EspSA, decrypt, encrypt
+from esplab.model.kernel.esp.core import EspSA, decrypt, encrypt
 
 SPI = 0x0000C0DE
 OUTER = ("198.51.100.1", "203.0.113.2")

@@ -8,7 +8,7 @@ For each datapath (sw, crypto and packet offload through the EIP-93) it sends 64
 payloads from the ap to the host over wan, N at a time as ``send ... count N`` does
 (N = 20000 unless given), once with full stage snapshots (tracing on, every tap
 captured) and once with tracing off, where a long run records the flow's plan once
-and replays it (:mod:`esplab.model.flowcache`; the recording is timed with the rest),
+and replays it (:mod:`esplab.model.accel.flowcache`; the recording is timed with the rest),
 and reports journeys per second, best of 3; a third column walks every journey, one
 ``send`` call each. A last row does the same from pc2 to the host through the ap, in
 over lan2 (the DSA receive path) and out over wan in the clear, so lan regressions
@@ -38,8 +38,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from esplab.commands.session import Session
-from esplab.model import esp as esp_core
-from esplab.model.datapath import SendOptions
+from esplab.model.journey.datapath import SendOptions
+from esplab.model.kernel.esp import core as esp_core
 
 AUTH = "0x0102030405060708090a0b0c0d0e0f1011121314"
 ENC = "0x000102030405060708090a0b0c0d0e0f"
@@ -108,7 +108,7 @@ def rate(path: str, tracing: bool, n: int, lan: bool = False, each: bool = False
 
 def flow_cache(path: str) -> tuple[float, float]:
     """What the flow cache's recording costs (ms), and the rate of replays alone."""
-    from esplab.model.flowcache import FlowCache
+    from esplab.model.accel.flowcache import FlowCache
 
     s = session(path, False)
     data = packet()

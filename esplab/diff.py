@@ -15,7 +15,7 @@ counters stay as they were).
   field it belongs to, from Scapy's own field codecs; the hexdumps and the byte view
   use it.
 * :func:`open_esp` is a stateless ESP opener for display: it decrypts even when
-  the ICV does not verify (and says so), which ``esplab.model.esp.decrypt`` (the
+  the ICV does not verify (and says so), which ``esplab.model.kernel.esp.core.decrypt`` (the
   receive path, with its counters and replay window) rightly refuses to do.
 
 Scapy and the ESP core are imported inside the functions that need them, so
@@ -44,7 +44,7 @@ from esplab.spans import (
 if TYPE_CHECKING:
     from scapy.packet import Packet
 
-    from esplab.model.esp_sa import EspSA
+    from esplab.model.kernel.esp.sa import EspSA
 
 __all__ = [
     "ROLES",

@@ -23,7 +23,7 @@ from esplab.diff import (
     open_esp,
 )
 from esplab.layers import EIP93CommandDescriptor, ESPTrailer, MTKEther
-from esplab.model.esp import EspSA, decrypt, encrypt
+from esplab.model.kernel.esp.core import EspSA, decrypt, encrypt
 
 # The seed-000 SA (airoha-dsa-xfrm.md 5.5 (a)): hmac(sha1) + cbc(aes)-128, as in
 # `ip xfrm state add ... spi 0x1000 auth sha1 0x0102...14 enc aes 0x0001...0f`.

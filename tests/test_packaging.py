@@ -2,26 +2,41 @@
 
 from __future__ import annotations
 
-import re
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _listed() -> set[str]:
-    text = (ROOT / "pyproject.toml").read_text()
-    block = re.search(r"^packages = \[(.*?)^\]", text, re.S | re.M)
-    assert block is not None
-    return set(re.findall(r'"([^"]+)"', block.group(1)))
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The file names of the wheel that `pip install .` would install."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (name,) = out.glob("esplab-*.whl")
+    with zipfile.ZipFile(name) as whl:
+        return set(whl.namelist())
 
 
-def test_every_package_in_the_tree_is_installed() -> None:
-    # A package missing from the hand-kept list imports from a checkout and fails
-    # after `pip install .` (esplab.picture was missed once).
+def test_every_package_in_the_tree_is_installed(wheel: set[str]) -> None:
+    # (the packages are found, not listed by hand: esplab.picture was once missed)
     found = {
-        ".".join(init.parent.relative_to(ROOT).parts)
+        init.relative_to(ROOT).as_posix()
         for init in (ROOT / "esplab").rglob("__init__.py")
         if "layers" not in init.parts and "__pycache__" not in init.parts
     }
-    assert found - _listed() == set()
-    assert "esplab.layers" in _listed()
+    assert found and found - wheel == set()
+    assert "esplab/layers/__init__.py" in wheel  # (layers/ installed as esplab.layers)
+
+
+def test_data_files_are_installed(wheel: set[str]) -> None:
+    assert {"esplab/esplab.lua", "esplab/py.typed", "esplab/layers/py.typed"} <= wheel
+    assert any(name.startswith("esplab/lab/") and name.endswith(".json") for name in wheel)

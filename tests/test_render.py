@@ -18,14 +18,8 @@ from esplab.commands.handlers.diff import ByteView, DiffResult
 from esplab.commands.result import PacketResult, TableResult
 from esplab.diff import find_esp, open_esp
 from esplab.layers import MTKEther
-from esplab.model.esp import EspSA, encrypt
-from esplab.render import (
-    ICV_STYLE,
-    ROLE_STYLES,
-    bytes_per_row,
-    hexdump,
-    render,
-)
+from esplab.model.kernel.esp.core import EspSA, encrypt
+from esplab.render import ICV_STYLE, ROLE_STYLES, bytes_per_row, hexdump, render
 
 AUTH_KEY = bytes.fromhex("0102030405060708090a0b0c0d0e0f1011121314")
 ENC_KEY = bytes.fromhex("000102030405060708090a0b0c0d0e0f")

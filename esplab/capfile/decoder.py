@@ -10,7 +10,7 @@ summarise the inner packet and account the sequence number (``sequence``).
 The ICV is checked for every packet, replays included; whether the kernel would
 have dropped a packet for its sequence number is reported beside it, not
 instead of it. Crypto runs on the software ESP core's keyed suites (one
-:class:`~esplab.model.esp_sa.EspSA` per SA); per packet there are only ``bytes``
+:class:`~esplab.model.kernel.esp.sa.EspSA` per SA); per packet there are only ``bytes``
 slices and small tuples, no scapy objects.
 """
 

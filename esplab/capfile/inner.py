@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct
 
-from esplab.model.esp_ip import ipv4_fix
+from esplab.model.kernel.esp.ip import ipv4_fix
 
 __all__ = ["inner_ip", "l4_ports", "rebuild"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from esplab.errors import DecodeError
-from esplab.model.esp_ip import parse_ip
+from esplab.model.kernel.esp.ip import parse_ip
 from esplab.pcapio import (
     LINKTYPE_ETHERNET,
     LINKTYPE_IPV4,

@@ -1,7 +1,7 @@
 """ICV check and decryption for one SA, specialised once: the crypto of ``decode``.
 
 :func:`make_opener` keys the software ESP core's suites once per SA
-(``SaSpec.build`` gives one :class:`~esplab.model.esp_sa.EspSA`) and returns a
+(``SaSpec.build`` gives one :class:`~esplab.model.kernel.esp.sa.EspSA`) and returns a
 closure that, for one packet's ESP bytes and sequence high half, checks the ICV
 and decrypts: ``(verdict, plaintext or None)``. The ICV covers SPI, sequence
 number, IV and ciphertext, with the ESN high half appended (RFC 4303 2.2.1); for

@@ -8,7 +8,7 @@
 
 The form is detected from the first line that is neither blank nor a comment: a
 record in double quotes is Wireshark's, anything else goes to the XFRM loader
-(``esplab.model.xfrm.loader``), which recreates the states with the kernel's
+(``esplab.model.tools.iproute2.xfrm_load``), which recreates the states with the kernel's
 checks. Offload lines are accepted whatever device they name. Every error is a
 :class:`~esplab.errors.LabFileError` with the file, the line and why.
 """
@@ -26,8 +26,8 @@ from typing import Literal
 
 from esplab.capfile.xfrmdump import check_cipher, check_printed_lengths, spi_lines
 from esplab.errors import EsplabError, LabFileError, did_you_mean
-from esplab.model.esp_sa import EspSA, UdpEncap
-from esplab.model.xfrm.objects import IPPROTO_ESP, XfrmPolicy, XfrmState
+from esplab.model.kernel.esp.sa import EspSA, UdpEncap
+from esplab.model.kernel.xfrm.objects import IPPROTO_ESP, XfrmPolicy, XfrmState
 from esplab.wireshark import AUTH_NAMES, ENC_NAMES, GCM_NAMES
 
 __all__ = ["SaFile", "SaSpec", "load_sa_file", "parse_sa_text"]
@@ -233,7 +233,8 @@ def _from_state(x: XfrmState, index: int, line: int, source: str) -> SaSpec:
 
 
 def _load_xfrm(text: str, source: str) -> SaFile:
-    from esplab.model.xfrm import XfrmNode, load_xfrm
+    from esplab.model.kernel.xfrm.tables import XfrmNode
+    from esplab.model.tools.iproute2.xfrm_load import load_xfrm
 
     check_printed_lengths(text, source)
     report = load_xfrm(XfrmNode(), text, source=source, resolve_dev=_AnyDevice)
@@ -423,7 +424,7 @@ def _load_wireshark(text: str, source: str) -> SaFile:
 
 def _check_buildable(spec: SaSpec) -> None:
     """Refuse what the ESP core cannot run (unsupported algorithm, key length) on its line."""
-    from esplab.model.esp_algos import AEAD_ALGOS, AUTH_ALGOS, ENC_ALGOS
+    from esplab.model.kernel.esp.algos import AEAD_ALGOS, AUTH_ALGOS, ENC_ALGOS
 
     for name, table in ((spec.enc, ENC_ALGOS), (spec.auth, AUTH_ALGOS), (spec.aead, AEAD_ALGOS)):
         if name is not None and name not in table:

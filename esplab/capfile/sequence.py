@@ -7,7 +7,7 @@ Two views of the same numbers:
   counter that wrapped without ESN, and sequence number 0 (never sent, RFC 4303
   3.3.3). It remembers the last :data:`TRACK_WINDOW` numbers below the highest.
 * the **kernel view** is the SA's own anti-replay window
-  (:class:`esplab.model.replay.ReplayWindow`, RFC 4303 3.4.3, airoha-dsa-xfrm.md
+  (:class:`esplab.model.kernel.esp.replay.ReplayWindow`, RFC 4303 3.4.3, airoha-dsa-xfrm.md
   3.9): it infers the ESN high half (RFC 4303 A2.2) and advances only on packets
   that authenticate, so "too old" means the kernel would drop the packet
   (``XfrmInStateSeqError``). Without a window the kernel checks nothing.
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from esplab.model.replay import ReplayVerdict, ReplayWindow
+from esplab.model.kernel.esp.replay import ReplayVerdict, ReplayWindow
 
 __all__ = [
     "DUPLICATE",

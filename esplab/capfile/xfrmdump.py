@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from esplab.errors import LabFileError
-from esplab.model.xfrm.objects import XfrmState
+from esplab.model.kernel.xfrm.objects import XfrmState
 
 __all__ = ["check_cipher", "check_printed_lengths", "spi_lines"]
 
@@ -37,7 +37,7 @@ def check_printed_lengths(text: str, source: str) -> None:
     """``ip xfrm state`` output prints ``auth-trunc NAME 0xKEY [(N bits)] LEN`` and
     ``aead NAME 0xKEY [(N bits)] LEN`` (iproute2 ``xfrm_algo_print``): a line without
     the length is a paste cut short, refused as the command form refuses it."""
-    from esplab.model.xfrm.parsing import required
+    from esplab.model.tools.iproute2.xfrm_words import required
 
     previous = ""
     for n, raw in enumerate(text.splitlines(), 1):

@@ -225,7 +225,7 @@ def _keyword_values(session: Session, node: str, keyword: str) -> list[str] | No
         reqids |= {t.reqid for p in the_node.xfrm.policies for t in p.templates}
         return [str(r) for r in sorted(reqids)]
     if keyword in _ALGO_KINDS:
-        from esplab.model.xfrm.algos import ALGORITHMS
+        from esplab.model.kernel.xfrm.algos import ALGORITHMS
 
         # The parser takes the kernel's name or its compat alias (lookup_algo): both.
         kind = _ALGO_KINDS[keyword]

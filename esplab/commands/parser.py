@@ -338,7 +338,7 @@ def parse_seq(text: str) -> int:
 def iv_sizes() -> list[int]:
     """The IV sizes, in bytes, of the ciphers the ESP datapath models: 16 for cbc(aes)
     (RFC 3602 3), 8 for GCM and CTR (RFC 4106 3.1, RFC 3686 3.1) and the DES ciphers."""
-    from esplab.model.esp_algos import AEAD_ALGOS, ENC_ALGOS
+    from esplab.model.kernel.esp.algos import AEAD_ALGOS, ENC_ALGOS
 
     return sorted({a.iv_size for a in (*ENC_ALGOS.values(), *AEAD_ALGOS.values()) if a.iv_size})
 

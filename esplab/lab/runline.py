@@ -345,7 +345,7 @@ class RunLines:
         except EsplabError as exc:
             raise _Found(exc, _span(inv.tokens[1 + at])) from None
         if obj == "xfrm":
-            from esplab.model.xfrm.grammar import parse_ip_xfrm
+            from esplab.model.tools.iproute2.xfrm_grammar import parse_ip_xfrm
 
             # As the handler hands it on: the options as ip.c read them, then the rest.
             parse_ip_xfrm([*read, *rest])  # the whole of ip xfrm parses without the model

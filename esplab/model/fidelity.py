@@ -1,6 +1,6 @@
 """The fidelity tag K: behaviour the differential suite checks against a real kernel.
 
-Every stage carries a tag (``esplab.model.journey.FIDELITY``): C, D, U, M, and K for
+Every stage carries a tag (``esplab.model.stages.FIDELITY``): C, D, U, M, and K for
 what ``tests/kernel/`` compares with Linux on every CI run (software ESP output and
 input, their drops and counters, the ``ip xfrm`` control plane). The kernel and
 iproute2 checked are named here once.

@@ -8,15 +8,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import NoSuchNode
-from esplab.model.journey import Captures, JourneyLog
-from esplab.model.node import Node
-from esplab.model.offload_port import PortOffload
+from esplab.model.kernel.drivers.airoha_eth import PortOffload
+from esplab.model.kernel.node import Node
+from esplab.model.kernel.xfrm.offload import OffloadDevice
+from esplab.model.kernel.xfrm.tables import Epoch, XfrmNode
+from esplab.model.stages import Captures, JourneyLog
 from esplab.model.topology import LINKS, build_nodes
-from esplab.model.xfrm.offload import OffloadDevice
-from esplab.model.xfrm.tables import Epoch, XfrmNode
 
 if TYPE_CHECKING:
-    from esplab.model.xfrm.objects import XfrmState
+    from esplab.model.kernel.xfrm.objects import XfrmState
 
 __all__ = ["Lab", "LabSettings"]
 
@@ -49,7 +49,7 @@ class Lab:
     def eip93(self) -> Any:
         """The ap's EIP-93 driver (with its engine), built on first use."""
         if self._eip93 is None:
-            from esplab.model.engine import new_eip93
+            from esplab.model.kernel.drivers.eip93 import new_eip93
 
             self._eip93 = new_eip93(self.settings.seed)
         return self._eip93
@@ -82,7 +82,7 @@ class Lab:
         self._datapath: Any = None
         # id(XfrmState) -> (state, the engine's OffloadedSA): xso.offload_handle.
         self.offloaded: dict[int, tuple[Any, Any]] = {}
-        # The XDP/AF_XDP side (esplab.model.xdp_lab.XdpLab), built by the first xdp command.
+        # The XDP/AF_XDP side (esplab.model.journey.xdp.XdpLab), built by the first xdp command.
         self.xdp_state: Any = None
         # id(XfrmState) -> (state, AeadTfm): authenc transforms for the sw+aead datapath.
         self.aead_tfms: dict[int, tuple[Any, Any]] = {}
@@ -142,7 +142,7 @@ class Lab:
                 return None
             self._ports[key] = PortOffload(netdev, fallbacks=self.fallbacks)
             if self.nodes[node].role == "ap":
-                from esplab.model.engine_path import attach_engine
+                from esplab.model.journey.engine_path import attach_engine
 
                 attach_engine(self, self._ports[key])
         return self._ports[key]
@@ -150,7 +150,7 @@ class Lab:
     def sa_runtime(self, node: str) -> Any:
         """The software SAs of a node (built on first use)."""
         if node not in self._runtimes:
-            from esplab.model.xfrm_runtime import SaRuntime
+            from esplab.model.kernel.esp.runtime import SaRuntime
 
             # The node's xfrm clock: the same time for add, use and lastused.
             clock = self.node(node).xfrm.clock
@@ -160,7 +160,7 @@ class Lab:
     @property
     def datapath(self) -> Any:
         if self._datapath is None:
-            from esplab.model.datapath import Datapath
+            from esplab.model.journey.datapath import Datapath
 
             self._datapath = Datapath(self)
         return self._datapath

@@ -26,8 +26,8 @@ from __future__ import annotations
 import random
 from ipaddress import IPv4Interface, IPv6Interface, ip_address, ip_network
 
-from esplab.model.netdev import NetDev, is_link_local
-from esplab.model.node import Neighbour, Node, Route, connected_route
+from esplab.model.kernel.node import Neighbour, Node, Route, connected_route
+from esplab.model.kernel.stack.netdev import NetDev, is_link_local
 
 __all__ = [
     "AIROHA_MAX_MTU",

@@ -19,14 +19,14 @@ from ipaddress import IPv4Interface
 from typing import TYPE_CHECKING
 
 from esplab.errors import PeerError
-from esplab.model.journey import Journey, Stage
+from esplab.model.stages import Journey, Stage
 from esplab.peer.client import KernelPeer, RunResult
 
 if TYPE_CHECKING:
-    from esplab.model.datapath import Datapath
+    from esplab.model.journey.datapath import Datapath
+    from esplab.model.journey.walk import Walk
+    from esplab.model.kernel.node import Node
     from esplab.model.lab import Lab
-    from esplab.model.node import Node
-    from esplab.model.walk import Walk
 
 __all__ = [
     "NATT_PORT",
@@ -252,7 +252,7 @@ class RealPeer:
         return [self.walk_frame(datapath, frame, hops) for frame in self.client.take_frames()]
 
     def walk_frame(self, datapath: Datapath, frame: bytes, hops: int = 0) -> Journey:
-        from esplab.model.walk import SendOptions, Walk
+        from esplab.model.journey.walk import SendOptions, Walk
 
         lab = datapath.lab
         self.frames_out += 1

@@ -11,9 +11,9 @@ from pathlib import Path
 from esplab.capfile.safile import SaFile, SaSpec, parse_sa_text
 from esplab.layers.hashstate import hmac_from_states, hmac_precompute, state_from_record_bytes
 from esplab.layers.linktypes import DLT_MTK_ETHER
-from esplab.model.esp import encrypt
-from esplab.model.esp_ip import checksum
-from esplab.model.esp_sa import EspSA, UdpEncap
+from esplab.model.kernel.esp.core import encrypt
+from esplab.model.kernel.esp.ip import checksum
+from esplab.model.kernel.esp.sa import EspSA, UdpEncap
 from esplab.pcap import LINKTYPE_ETHERNET, LINKTYPE_RAW, CaptureRecord, write_capture
 
 __all__ = [

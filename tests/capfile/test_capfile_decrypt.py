@@ -35,7 +35,7 @@ ONE_BYTE = "202122232425262728292a2b2c2d2eff"
 # First byte 0x52: found by trying every one-byte change; with it the first 4 frames
 # of the board capture authenticate and decrypt to pad lengths 19, 50, 13, 23 whose
 # padding is not 1, 2, 3.. (a wrong key the kernel would not notice). The capture's IVs
-# come from the kernel's echainiv (esplab.model.esp_ivgen), so a new capture needs a
+# come from the kernel's echainiv (esplab.model.kernel.esp.ivgen), so a new capture needs a
 # new search.
 PAD_ONLY = "522122232425262728292a2b2c2d2e2f"
 

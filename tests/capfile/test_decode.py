@@ -17,7 +17,7 @@ from esplab.capfile.pipeline import RunResult, decode_capture
 from esplab.capfile.records import STATUSES, PacketRecord
 from esplab.capfile.safile import SaFile, parse_sa_text
 from esplab.layers.linktypes import DLT_EIP93_CMD_DESC, DLT_MTK_ETHER
-from esplab.model.esp import encrypt
+from esplab.model.kernel.esp.core import encrypt
 from esplab.pcap import LINKTYPE_ETHERNET, LINKTYPE_RAW
 
 from .support import (

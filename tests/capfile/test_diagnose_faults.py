@@ -15,7 +15,7 @@ import pytest
 from esplab.capfile.diagnose import diagnose, group_dict
 from esplab.capfile.safile import load_sa_file
 from esplab.commands.session import Session
-from esplab.model.engine.faults import FAULTS
+from esplab.model.kernel.drivers.eip93.faults import FAULTS
 from tests.commands import seed
 
 LABS = Path(__file__).resolve().parents[2] / "labs"

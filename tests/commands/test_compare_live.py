@@ -13,7 +13,7 @@ import pytest
 from esplab.commands.result import TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model.esp_ip import checksum
+from esplab.model.kernel.esp.ip import checksum
 from tests.commands import seed
 
 SA = seed.SA_OUT.replace("0x1000", "0x3000") + " offload packet dev wan dir out"

@@ -40,7 +40,7 @@ def test_the_conduit_descriptors_are_what_the_driver_reads_and_writes() -> None:
     # airoha-dsa-xfrm.md 1.6: the RX descriptor the driver reads has DONE set and a
     # buffer address; both directions carry NEXT_ID of the next ring entry.
     from esplab.layers.qdma import QDMADescriptor, QDMARxDescriptor
-    from esplab.model.l2 import QDMA_NEXT_ID, QDMA_RX_BUF_ADDR, QDMA_TX_BUF_ADDR
+    from esplab.model.journey.l2 import QDMA_NEXT_ID, QDMA_RX_BUF_ADDR, QDMA_TX_BUF_ADDR
 
     s = Session()
     s.execute('send pc2 eth0 IP(dst="198.51.100.65")/UDP()')

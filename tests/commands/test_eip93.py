@@ -14,8 +14,8 @@ from esplab.commands.session import Session
 from esplab.errors import BadArgument, NotFound
 from esplab.layers import EIP93CommandDescriptor, EIP93ResultDescriptor, EIP93SARecord
 from esplab.layers.sa_record import EIP93StateRecord
-from esplab.model import esp
-from esplab.model.esp_sa import EspSA
+from esplab.model.kernel.esp import core as esp
+from esplab.model.kernel.esp.sa import EspSA
 from esplab.render import render
 from tests.model.engine.support import kernel_skb, key, plain_packet
 

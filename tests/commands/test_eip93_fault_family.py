@@ -8,7 +8,7 @@ import pytest
 from esplab.commands.result import JourneyResult, MessageResult, PacketResult, TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NotFound
-from esplab.model.engine.faults import FAULTS
+from esplab.model.kernel.drivers.eip93.faults import FAULTS
 from tests.commands import seed
 
 SEND = f"send ap wan {seed.UDP} seq 7 iv 000102030405060708090a0b0c0d0e0f"

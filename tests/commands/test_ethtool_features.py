@@ -3,7 +3,7 @@
 LO, VETH and DUMMY are what Debian's ethtool 6.1 printed on Linux 6.12 for lo, a veth
 (the peers' eth0) and a dummy device (the host's dummy0), byte for byte (the kernel
 guest, kx). The ap's GDM and DSA user ports are derived from the drivers' feature
-flags (esplab.model.feature_table), so their tests check the derivation.
+flags (esplab.model.kernel.stack.features), so their tests check the derivation.
 """
 
 from __future__ import annotations

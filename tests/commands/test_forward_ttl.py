@@ -8,8 +8,8 @@ from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.inet6 import ICMPv6TimeExceeded, IPv6
 
 from esplab.commands.session import Session
-from esplab.model.journey import Journey
-from esplab.model.walk import decrease_ttl
+from esplab.model.journey.walk import decrease_ttl
+from esplab.model.stages import Journey
 from tests.commands.results import journey as send
 
 

@@ -252,7 +252,7 @@ def test_an_empty_xfrm_dump_prints_nothing_in_the_repl(session: Session) -> None
 
 
 def test_a_non_empty_xfrm_dump_is_printed_as_iproute2_prints_it(session: Session) -> None:
-    from esplab.model.xfrm.ipxfrm import run_ip_xfrm
+    from esplab.model.tools.iproute2.xfrm import run_ip_xfrm
 
     session.execute(_STATE)
     session.execute(_POLICY)

@@ -11,7 +11,7 @@ import pytest
 
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NotFound
-from esplab.model.netdev import eui64_link_local
+from esplab.model.kernel.stack.netdev import eui64_link_local
 from tests.commands.results import text
 
 LO_HEAD = (

@@ -6,7 +6,7 @@ import pytest
 
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model.netdev import eui64_link_local
+from esplab.model.kernel.stack.netdev import eui64_link_local
 
 
 @pytest.fixture

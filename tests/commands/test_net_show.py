@@ -7,7 +7,7 @@ import pytest
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NoSuchPort
-from esplab.model.netdev import eui64_link_local
+from esplab.model.kernel.stack.netdev import eui64_link_local
 from tests.commands.results import text
 
 

@@ -11,19 +11,13 @@ from rich.console import Console
 from esplab.commands.complete import candidates
 from esplab.commands.handlers import xdp as xdp_commands
 from esplab.commands.handlers import xsk as xsk_commands
-from esplab.commands.result import (
-    ErrorResult,
-    JourneyResult,
-    PacketResult,
-    TableResult,
-    TextResult,
-)
+from esplab.commands.result import ErrorResult, JourneyResult, PacketResult, TableResult, TextResult
 from esplab.commands.session import Session, SessionOptions
 from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
 from esplab.lab import check, runner
 from esplab.layers.xdp import XDPDesc
-from esplab.model.xdp_lab_rx import xdp_rx_hook
-from esplab.model.xdp_lab_xsk import tx_frame
+from esplab.model.journey.xdp_rx import xdp_rx_hook
+from esplab.model.journey.xsk import tx_frame
 from esplab.render import render
 
 LAB = Path(__file__).resolve().parents[2] / "labs" / "10-af-xdp-seed-table.yaml"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from esplab.commands.session import Session
-from esplab.model.xfrm.tables import DEFAULT_EPOCH
+from esplab.model.kernel.xfrm.tables import DEFAULT_EPOCH
 from tests.commands import seed
 from tests.commands.results import journey as send
 from tests.commands.results import text

@@ -52,7 +52,7 @@ def test_the_board_capture_recipe_feeds_lab_9(tmp_path: Path) -> None:
     made = tmp_path / "data" / "09-board.pcap"
     assert len(list(read_capture(made))) == 7
     # The committed capture is the recipe's output, timestamps and all (its IVs from the
-    # kernel's echainiv with the seed's salt: esplab.model.esp_ivgen).
+    # kernel's echainiv with the seed's salt: esplab.model.kernel.esp.ivgen).
     assert made.read_bytes() == (LABS / "data" / "09-board.pcap").read_bytes()
     shutil.copy(LABS / "data" / "09-board-xfrm-state.txt", tmp_path / "data")
     nine = shutil.copy(LABS / "09-decode-a-board-capture.yaml", tmp_path)

@@ -12,9 +12,9 @@ import pytest
 
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model import esp
-from esplab.model.esp_sa import EspSA
-from esplab.model.replay import ReplayWindow
+from esplab.model.kernel.esp import core as esp
+from esplab.model.kernel.esp.replay import ReplayWindow
+from esplab.model.kernel.esp.sa import EspSA
 from tests.commands import seed
 from tests.commands.results import journey, table, text
 

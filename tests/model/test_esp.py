@@ -16,7 +16,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.packet import Raw
 
 from esplab.errors import BadArgument, DecodeError, IntegrityError, KernelError
-from esplab.model.esp import (
+from esplab.model.kernel.esp.core import (
     DECRYPT_REASONS,
     EspSA,
     Lifetime,
@@ -24,7 +24,7 @@ from esplab.model.esp import (
     decrypt,
     encrypt,
 )
-from esplab.model.esp_ip import checksum
+from esplab.model.kernel.esp.ip import checksum
 
 SUITES: dict[str, dict[str, Any]] = {
     "aes-cbc-sha1": {

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from esplab.errors import BadArgument
-from esplab.model.esp_algos import (
+from esplab.model.kernel.esp.algos import (
     AEAD_ALGOS,
     AUTH_ALGOS,
     ENC_ALGOS,

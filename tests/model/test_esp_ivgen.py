@@ -12,8 +12,8 @@ from __future__ import annotations
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from esplab.commands.session import Session
-from esplab.model.esp_algos import make_aead, make_enc
-from esplab.model.esp_ivgen import generator_name, kernel_iv_source
+from esplab.model.kernel.esp.algos import make_aead, make_enc
+from esplab.model.kernel.esp.ivgen import generator_name, kernel_iv_source
 from tests.commands import seed
 from tests.commands.results import journey
 

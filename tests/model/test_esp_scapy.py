@@ -22,9 +22,9 @@ from scapy.layers.inet6 import (
 from scapy.layers.ipsec import ESP, SecurityAssociation
 from scapy.packet import Packet, Raw
 
-from esplab.model.esp import EspSA, UdpEncap, decrypt, encrypt
-from esplab.model.esp_algos import AUTH_ALGOS, ENC_ALGOS
-from esplab.model.esp_ip import checksum
+from esplab.model.kernel.esp.algos import AUTH_ALGOS, ENC_ALGOS
+from esplab.model.kernel.esp.core import EspSA, UdpEncap, decrypt, encrypt
+from esplab.model.kernel.esp.ip import checksum
 
 DATA = json.loads((Path(__file__).parent / "data" / "esp_vectors.json").read_text())
 
@@ -172,7 +172,7 @@ def test_same_bytes_as_scapy(enc, auth, layout):
     sa = our_sa(0x1000 + size, enc, auth, mode, fout)
     iv = key(sa.iv_size, 50)
     # Scapy's tunnel header is IP() with its default id 1; Linux's outer id is hashed
-    # (esplab.model.ipident), so pin Scapy's to compare the bytes.
+    # (esplab.model.kernel.stack.ipident), so pin Scapy's to compare the bytes.
     mine = encrypt(sa, bytes(p), seq=42, iv=iv, ident=1)
     ssa = scapy_sa(0x1000 + size, enc, auth, mode, fout, flow=FLOW * (fin == 6))
     theirs = ssa.encrypt(p, seq_num=42, iv=iv)

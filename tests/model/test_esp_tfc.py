@@ -13,9 +13,9 @@ import pytest
 
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model import esp
-from esplab.model.esp_sa import EspSA
-from esplab.model.esp_tfc import state_mtu, tfc_len
+from esplab.model.kernel.esp import core as esp
+from esplab.model.kernel.esp.sa import EspSA
+from esplab.model.kernel.esp.tfc import state_mtu, tfc_len
 from tests.commands import seed
 from tests.commands.results import journey, table
 

@@ -12,8 +12,8 @@ import pytest
 from esplab.commands.handlers.journey import packet_bytes
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.model.flowcache import MIN_RUN, FlowCache, _Live
-from esplab.model.journey import Journey
+from esplab.model.accel.flowcache import MIN_RUN, FlowCache, _Live
+from esplab.model.stages import Journey
 from tests.commands import seed
 from tests.model.labstate import differences
 

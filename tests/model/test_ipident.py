@@ -14,7 +14,7 @@ from scapy.layers.inet import IP
 
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.model.ipident import IpIdents, ignore_df_for
+from esplab.model.kernel.stack.ipident import IpIdents, ignore_df_for
 
 A, B = bytes([192, 0, 2, 1]), bytes([192, 0, 2, 2])
 TUNNEL = (

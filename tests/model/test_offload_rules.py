@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.commands.session import Session
-from esplab.model.offload_rules import offload_ok
+from esplab.model.journey.offload_rules import offload_ok
 
 
 def _v6(next_header: int) -> bytes:

@@ -11,7 +11,7 @@ from scapy.packet import Raw
 
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.model.pmtu_cache import TooBig, learn, too_big_report
+from esplab.model.kernel.stack.pmtu_cache import TooBig, learn, too_big_report
 
 
 def _frag_needed(mtu: int) -> bytes:

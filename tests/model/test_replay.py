@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from esplab.errors import BadArgument
-from esplab.model.replay import MAX_REPLAY_WINDOW, ReplayVerdict, ReplayWindow
+from esplab.model.kernel.esp.replay import MAX_REPLAY_WINDOW, ReplayVerdict, ReplayWindow
 
 OK, DUP, OLD, ZERO = (
     ReplayVerdict.OK,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from esplab.model.replay import circular_bitmap, shifted_bitmap
+from esplab.model.kernel.esp.replay import circular_bitmap, shifted_bitmap
 
 
 def test_the_listed_esn_bitmap_is_linuxs_circular_one() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from esplab.model import statediff
+from esplab.model.accel import statediff
 
 
 @dataclass

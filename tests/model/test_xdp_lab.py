@@ -1,5 +1,5 @@
 """The lab's XDP glue: ports per device, the receive hook's stages and verdicts, sockets,
-the TX journeys and xdpsock on a device (esplab.model.xdp_lab, xdp_lab_xsk, xdp_lab_run)."""
+the TX journeys and xdpsock on a device (esplab.model.journey.xdp, xdp_lab_xsk, xdp_lab_run)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import pytest
 
 from esplab.errors import BadArgument, KernelError, NoSuchPort, NotFound
 from esplab.layers.xdp import XDPDesc
-from esplab.model import xdp_lab_xsk as xsk
-from esplab.model.journey import Journey
+from esplab.model.journey import xsk
+from esplab.model.journey.xdp import PROG_COUNTS, XdpLab, lab_xdp, with_errno
+from esplab.model.journey.xdp_rx import xdp_rx_hook
+from esplab.model.journey.xdpsock_run import run_xdpsock
+from esplab.model.kernel.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
+from esplab.model.kernel.xdp.program import XskRedirect
+from esplab.model.kernel.xdp.umem import FrameState
 from esplab.model.lab import Lab
-from esplab.model.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
-from esplab.model.xdp.program import XskRedirect
-from esplab.model.xdp.umem import FrameState
-from esplab.model.xdp_lab import PROG_COUNTS, XdpLab, lab_xdp, with_errno
-from esplab.model.xdp_lab_run import run_xdpsock
-from esplab.model.xdp_lab_rx import xdp_rx_hook
+from esplab.model.stages import Journey
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from esplab.commands.complete import candidates
 from esplab.commands.session import Session
-from esplab.model.xfrm.objects import POLICY_FLAGS, STATE_FLAGS
+from esplab.model.kernel.xfrm.objects import POLICY_FLAGS, STATE_FLAGS
 from tests.commands import seed
 
 ADD = "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 "

@@ -17,7 +17,7 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, PacketResult, Result, TableResult, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, CaptureFileError, NoSuchPacket
-from esplab.model.journey import Captured
+from esplab.model.stages import Captured
 
 __all__ = ["COMMANDS", "EPOCH_NS", "capture_records", "resolve_ref", "sa_entries"]
 

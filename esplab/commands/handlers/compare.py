@@ -2,7 +2,7 @@
 
 The same plaintext, SA, IV and sequence number go through
 
-* ``sw``: the kernel's software ESP (esplab.model.esp);
+* ``sw``: the kernel's software ESP (esplab.model.kernel.esp.core);
 * ``sw+aead``: the kernel's ESP with the EIP-93 as ``authenc`` (basic mode);
 * ``crypto``: crypto offload as the seed-000 series' packet-engine backend does it
   (the kernel writes SPI and sequence number, the engine builds padding, trailer and
@@ -82,11 +82,11 @@ def run_datapaths(
     injected faults. ``scratch`` asks for the record the driver writes instead."""
     from dataclasses import replace
 
-    from esplab.model import esp as esp_core
-    from esplab.model.engine import new_eip93
-    from esplab.model.engine_path import build_skb
-    from esplab.model.esp_tfc import tfc_len
-    from esplab.model.xfrm_runtime import build_esp_sa
+    from esplab.model.journey.engine_path import build_skb
+    from esplab.model.kernel.drivers.eip93 import new_eip93
+    from esplab.model.kernel.esp import core as esp_core
+    from esplab.model.kernel.esp.runtime import build_esp_sa
+    from esplab.model.kernel.esp.tfc import tfc_len
 
     seed = session.lab.settings.seed
     live = session.lab.eip93
@@ -220,7 +220,7 @@ def pin_outer(packet: bytes, pins: dict[str, int]) -> bytes:
     """``packet`` with its outer IPv4 identification and TTL (IPv6: hop limit) as
     pinned, the header checksum recomputed (RFC 791 3.1). Neither field is covered by
     the ESP ICV (RFC 4303 3.3.4), so the ESP is untouched."""
-    from esplab.model.esp_ip import checksum
+    from esplab.model.kernel.esp.ip import checksum
 
     if not pins or not packet:
         return packet
@@ -305,7 +305,7 @@ def _compare(session: Session, inv: Invocation) -> Result:
             "does not model",
             valid="an SA without encap; send shows its journey",
         )
-    from esplab.model.xfrm_runtime import build_esp_sa
+    from esplab.model.kernel.esp.runtime import build_esp_sa
 
     iv_size = build_esp_sa(state, "iv-size").iv_size
     # The IV this SA's cipher takes, and no other size (an SA without IV takes none).

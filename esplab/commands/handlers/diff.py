@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from scapy.packet import Packet
 
     from esplab.diff import EspOpened
-    from esplab.model.esp_sa import EspSA
+    from esplab.model.kernel.esp.sa import EspSA
 
 __all__ = [
     "COMMANDS",
@@ -166,7 +166,7 @@ def session_sas(session: Session, spis: set[int]) -> dict[int, EspSA]:
     Fresh, so the lab's own SAs (their replay windows and counters) are never
     touched; a state with the packet's SPI on the first node that has one wins.
     """
-    from esplab.model.xfrm_runtime import build_esp_sa
+    from esplab.model.kernel.esp.runtime import build_esp_sa
 
     found: dict[int, EspSA] = {}
     for node in session.lab.nodes.values():

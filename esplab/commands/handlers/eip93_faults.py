@@ -4,7 +4,7 @@
 [ARG] [in|out]`` injects one, ``eip93 fault clear SPI [KIND] [in|out]`` removes one or
 all. ``eip93 swap-digest SPI`` is the old name of ``digest-byte-order``: it sets the
 fault, or clears it when set, and says which it did. The kinds and what they do are
-:data:`esplab.model.engine.faults.FAULTS` [M].
+:data:`esplab.model.kernel.drivers.eip93.faults.FAULTS` [M].
 """
 
 from __future__ import annotations
@@ -15,11 +15,17 @@ from esplab.commands.parser import parse_int
 from esplab.commands.result import MessageResult, Result, TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NotFound
-from esplab.model.engine.faults import FAULTS, clear_fault, driver_record, record_fields, set_fault
+from esplab.model.kernel.drivers.eip93.faults import (
+    FAULTS,
+    clear_fault,
+    driver_record,
+    record_fields,
+    set_fault,
+)
 
 if TYPE_CHECKING:
-    from esplab.model.engine import EIP93Driver
-    from esplab.model.engine.outcome import OffloadedSA
+    from esplab.model.kernel.drivers.eip93 import EIP93Driver
+    from esplab.model.kernel.drivers.eip93.outcome import OffloadedSA
 
 __all__ = ["FAULT_USAGE", "fault", "fault_notes", "record_diff", "swap_digest"]
 
@@ -199,7 +205,7 @@ def _swap_tfm(driver: EIP93Driver, tfm: Any, direction: str) -> Result:
 def record_diff(driver: EIP93Driver, sa: OffloadedSA) -> list[tuple[str, str, str]]:
     """(field, live value, the driver's value) for every SA record field that differs
     from the record the driver writes for ``sa`` (the engine's run-time fields aside)."""
-    from esplab.model.engine.faults import RUNTIME_FIELDS
+    from esplab.model.kernel.drivers.eip93.faults import RUNTIME_FIELDS
 
     live = record_fields(driver.memory.read(sa.sa_addr, 0x80))
     want = record_fields(driver_record(sa))

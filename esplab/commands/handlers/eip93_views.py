@@ -30,13 +30,13 @@ from esplab.layers.sa_record import (
     EIP93SARecord,
     EIP93StateRecord,
 )
-from esplab.model.engine import regs as R
-from esplab.model.engine.params import status_names
+from esplab.model.hw.eip93 import regs as R
+from esplab.model.hw.eip93.params import status_names
 
 if TYPE_CHECKING:
     from scapy.packet import Packet
 
-    from esplab.model.engine import EIP93Driver
+    from esplab.model.kernel.drivers.eip93 import EIP93Driver
 
 __all__ = ["complete", "run"]
 
@@ -332,7 +332,7 @@ def complete(session: Session, words: list[str]) -> list[str]:
 
 
 def _complete_fault(session: Session, words: list[str]) -> list[str]:
-    from esplab.model.engine.faults import FAULTS
+    from esplab.model.kernel.drivers.eip93.faults import FAULTS
 
     if not words:
         return ["set", "clear"]

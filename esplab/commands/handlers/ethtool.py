@@ -1,7 +1,7 @@
 """ethtool on a node's device: features (-k/-K), statistics (-S) and link state.
 
 Output follows ethtool's layouts; the feature rules live in the device model
-(:meth:`esplab.model.netdev.NetDev.set_feature`).
+(:meth:`esplab.model.kernel.stack.netdev.NetDev.set_feature`).
 
 ``ethtool -S`` prints the driver's ETH_SS_STATS strings, not the rtnl_link_stats64
 counters of ``ip -s link`` (:func:`_nic_stats`):
@@ -27,12 +27,12 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NotFound
-from esplab.model.feature_table import feature_table
-from esplab.model.netdev import ETHTOOL_FEATURES, NetDev
-from esplab.model.node import Node
-from esplab.model.offload_port import DSA_FEATURE_LOST, dsa_feature_change
+from esplab.model.kernel.drivers.airoha_eth import DSA_FEATURE_LOST, dsa_feature_change
+from esplab.model.kernel.node import Node
+from esplab.model.kernel.stack.features import feature_table
+from esplab.model.kernel.stack.netdev import ETHTOOL_FEATURES, NetDev
+from esplab.model.kernel.xfrm.objects import XfrmPolicy, XfrmState
 from esplab.model.topology import MT7530_CPU_PORT
-from esplab.model.xfrm.objects import XfrmPolicy, XfrmState
 
 __all__ = ["COMMANDS", "USAGE"]
 

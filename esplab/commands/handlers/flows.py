@@ -11,7 +11,7 @@ from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult
 from esplab.commands.session import Session
-from esplab.model.node import Node
+from esplab.model.kernel.node import Node
 
 __all__ = ["COMMANDS"]
 

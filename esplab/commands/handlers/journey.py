@@ -18,8 +18,8 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import JourneyResult, MessageResult, Result
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, DecodeError, NotFound
-from esplab.model.journey import Journey
-from esplab.model.l2 import ETH_P_8021AD, ETH_P_8021Q, ETH_P_IP, ETH_P_IPV6
+from esplab.model.journey.l2 import ETH_P_8021AD, ETH_P_8021Q, ETH_P_IP, ETH_P_IPV6
+from esplab.model.stages import Journey
 
 __all__ = [
     "COMMANDS",
@@ -177,7 +177,7 @@ def _frame_bytes(session: Session, node: str, dev: str, packet: Any) -> bytes:
     from scapy.layers.inet6 import IPv6
 
     from esplab.commands.packetexpr import detached
-    from esplab.model.esp_ip import parse_ip
+    from esplab.model.kernel.esp.ip import parse_ip
 
     the_node = session.lab.node(node)
     out = the_node.dev(dev)
@@ -240,7 +240,7 @@ def journey_data(j: Journey) -> dict[str, Any]:
 
 
 def _send(session: Session, inv: Invocation) -> Result:
-    from esplab.model.datapath import SendOptions, SendRun
+    from esplab.model.journey.datapath import SendOptions, SendRun
 
     req = parse_send(session, inv)
     dev = req.dev or ""

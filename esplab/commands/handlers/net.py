@@ -10,14 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from esplab.commands.handlers.net_args import (
-    FAMILIES,
-    IpArgs,
-    IpOpts,
-    Keyword,
-    matches,
-    resolve,
-)
+from esplab.commands.handlers.net_args import FAMILIES, IpArgs, IpOpts, Keyword, matches, resolve
 from esplab.commands.handlers.net_link import ip_addr, ip_link
 from esplab.commands.handlers.net_neigh import ip_neigh
 from esplab.commands.handlers.net_route import ip_route
@@ -26,7 +19,7 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model.node import Node
+from esplab.model.kernel.node import Node
 
 __all__ = ["COMMANDS", "OBJECTS", "ip_global_options", "ip_object", "ip_option", "xfrm_oneline"]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_address, ip_network
 
 from esplab.errors import BadArgument
-from esplab.model.xfrm.parsing import matches
+from esplab.model.tools.iproute2.xfrm_words import matches
 
 __all__ = [
     "FAMILIES",

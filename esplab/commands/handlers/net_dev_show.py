@@ -15,8 +15,8 @@ from ipaddress import IPv4Interface, IPv6Interface
 
 from esplab.commands.handlers.net_args import IpArgs
 from esplab.errors import BadArgument, NoSuchPort
-from esplab.model.netdev import NetDev, is_link_local
-from esplab.model.node import Node
+from esplab.model.kernel.node import Node
+from esplab.model.kernel.stack.netdev import NetDev, is_link_local
 
 __all__ = [
     "addr_text",

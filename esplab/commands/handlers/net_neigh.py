@@ -8,8 +8,8 @@ from esplab.commands.handlers.net_args import IpArgs, IpOpts, Keyword, addr_arg,
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
-from esplab.model.l2 import parse_mac
-from esplab.model.node import Neighbour, Node
+from esplab.model.journey.l2 import parse_mac
+from esplab.model.kernel.node import Neighbour, Node
 
 __all__ = ["ip_neigh"]
 

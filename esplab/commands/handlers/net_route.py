@@ -38,7 +38,7 @@ from esplab.commands.handlers.net_show import (
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchPort
-from esplab.model.node import IPAddress, IPNetwork, Node, Route, route_metric
+from esplab.model.kernel.node import IPAddress, IPNetwork, Node, Route, route_metric
 
 __all__ = ["ip_route"]
 

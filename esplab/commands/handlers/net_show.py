@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_network
 
-from esplab.model.node import IPAddress, IPNetwork, Node, Route, route_metric
+from esplab.model.kernel.node import IPAddress, IPNetwork, Node, Route, route_metric
 
 __all__ = [
     "RtHide",
@@ -204,7 +204,7 @@ def cached_msg(node: Node, dst: IPAddress, mtu: int | None) -> RtMsg | None:
     ``rt_fill_info``): the destination, device and gateway, no proto or scope, then
     the "cache" line. IPv6 (``rt6_fill_node``): an RTF_CACHE route (an exception) is
     RTM_F_CLONED too, with its route's metric. The lab does not age exceptions, so no
-    "expires" is shown (esplab.model.pmtu_cache) [M]."""
+    "expires" is shown (esplab.model.kernel.stack.pmtu_cache) [M]."""
     route = node.route(dst)
     if route is None:
         return None

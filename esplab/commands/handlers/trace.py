@@ -8,7 +8,7 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import JourneyResult, MessageResult, Result
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NoSuchPacket, NotFound
-from esplab.model.journey import FIDELITY, Journey
+from esplab.model.stages import FIDELITY, Journey
 
 __all__ = ["COMMANDS"]
 

@@ -10,7 +10,7 @@ helpers here (``word_options``, ``need_words``, ``subcommand``, ``target_node``)
 
 A node name in front addresses another node (``host xdp attach eth0 native drop``).
 The kernel's refusals come back as its errno name and why; packets leave journeys
-and tap captures (see :mod:`esplab.model.xdp_lab`).
+and tap captures (see :mod:`esplab.model.journey.xdp`).
 """
 
 from __future__ import annotations
@@ -23,10 +23,7 @@ from esplab.commands.registry import Command, Handler, Param
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model.xdp.consts import Benchmark, NetdevXdpAct
-from esplab.model.xdp.costmodel import CostModel, line_rate_pps, seed_table
-from esplab.model.xdp.xdpsock import MAX_PKT_SIZE, MIN_PKT_SIZE, NUM_FRAMES
-from esplab.model.xdp_lab import (
+from esplab.model.journey.xdp import (
     ATTACH_MODES,
     PROFILES,
     PROG_COUNTS,
@@ -36,7 +33,10 @@ from esplab.model.xdp_lab import (
     lab_xdp,
     undone_on_failure,
 )
-from esplab.model.xdp_lab_run import run_xdpsock
+from esplab.model.journey.xdpsock_run import run_xdpsock
+from esplab.model.kernel.xdp.consts import Benchmark, NetdevXdpAct
+from esplab.model.tools.xdp_costmodel import CostModel, line_rate_pps, seed_table
+from esplab.model.tools.xdpsock import MAX_PKT_SIZE, MIN_PKT_SIZE, NUM_FRAMES
 
 __all__ = [
     "COMMANDS",
@@ -103,7 +103,7 @@ def subcommand(words: list[str], valid: tuple[str, ...], cmd: str, usage: str) -
 
 def undone_on_failure_handler(handler: Handler) -> Handler:
     """``handler`` run so that XDP state it makes on first use is gone again when it
-    fails (:func:`~esplab.model.xdp_lab.undone_on_failure`)."""
+    fails (:func:`~esplab.model.journey.xdp.undone_on_failure`)."""
 
     @functools.wraps(handler)
     def run(session: Session, inv: Invocation) -> Result:

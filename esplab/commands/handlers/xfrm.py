@@ -1,6 +1,6 @@
 """ip xfrm ..., xfrm stat / cat /proc/net/xfrm_stat, and load FILE.
 
-``ip xfrm`` is handed as typed to the XFRM model of the node (``esplab.model.xfrm``),
+``ip xfrm`` is handed as typed to the XFRM model of the node (``esplab.model.kernel.xfrm``),
 which parses iproute2's grammar, applies the kernel's rules and prints exactly what
 iproute2 prints.
 """
@@ -17,8 +17,8 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model.node import Node
-from esplab.model.xfrm.parsing import ID_WORDS
+from esplab.model.kernel.node import Node
+from esplab.model.tools.iproute2.xfrm_words import ID_WORDS
 
 __all__ = ["COMMANDS", "run_ip_xfrm", "xfrm_completions"]
 
@@ -28,8 +28,8 @@ _STATE_WORDS = ["add", "update", "delete", "get", "list", "flush", "count", "del
 def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
     """``[NODE] ip [OPTIONS] xfrm WORDS...`` on ``node``: ``argv`` is what follows ``ip``,
     options included (the grammar reads them: ``-s`` repeated, ``-4``/``-6``, ``-f``)."""
-    from esplab.model.xfrm.ipxfrm import run_ip_xfrm as model_run
-    from esplab.model.xfrm.monitor import MONITOR_GROUPS
+    from esplab.model.tools.iproute2.xfrm import run_ip_xfrm as model_run
+    from esplab.model.tools.iproute2.xfrm_monitor import MONITOR_GROUPS
 
     out = model_run(node.xfrm, argv)
     cmd = out.command
@@ -91,7 +91,8 @@ def run_ip_xfrm(session: Session, node: Node, argv: list[str]) -> Result:
 
 # --------------------------------------------------------------------------- completion
 # What may follow each word of ``ip xfrm state|policy VERB ...``, built from the tables
-# the parser (esplab.model.xfrm.grammar*) reads, so completion offers what it accepts.
+# the parser (esplab.model.tools.iproute2.xfrm_grammar*) reads, so completion offers
+# what it accepts.
 # Algorithm names, devices, SPIs and reqids come from esplab.commands.complete, which
 # offers them after enc/auth/aead/comp, dev, spi and reqid on any line.
 
@@ -147,7 +148,15 @@ def _words(names: Iterable[str], special: Mapping[str, tuple[_Slot, ...]]) -> di
 
 @cache
 def _grammars() -> dict[tuple[str, str], _Grammar]:
-    from esplab.model.xfrm.grammar_policy import (
+    from esplab.model.kernel.xfrm.objects import (
+        ACTIONS,
+        MODES,
+        POLICY_FLAGS,
+        STATE_EXTRA_FLAGS,
+        STATE_FLAGS,
+        XFRM_PROTOS,
+    )
+    from esplab.model.tools.iproute2.xfrm_policy import (
         DIRS,
         LEVELS,
         POLICY_FILTER_WORDS,
@@ -156,7 +165,7 @@ def _grammars() -> dict[tuple[str, str], _Grammar]:
         PTYPES,
         TMPL_WORDS,
     )
-    from esplab.model.xfrm.grammar_state import (
+    from esplab.model.tools.iproute2.xfrm_state import (
         ALGO_CLASH,
         ALGO_TYPES,
         ENCAP_TYPES,
@@ -167,15 +176,7 @@ def _grammars() -> dict[tuple[str, str], _Grammar]:
         STATE_PROTOS,
         STATE_WORDS,
     )
-    from esplab.model.xfrm.objects import (
-        ACTIONS,
-        MODES,
-        POLICY_FLAGS,
-        STATE_EXTRA_FLAGS,
-        STATE_FLAGS,
-        XFRM_PROTOS,
-    )
-    from esplab.model.xfrm.parsing import LIMIT_FIELDS, SELECTOR_WORDS, UPPER_PROTOS
+    from esplab.model.tools.iproute2.xfrm_words import LIMIT_FIELDS, SELECTOR_WORDS, UPPER_PROTOS
 
     any_proto = (*XFRM_PROTOS, "ipsec-any")
     mark: tuple[_Slot, ...] = (None, _Opt(("mask",), (None,)))
@@ -330,14 +331,14 @@ def _walk(grammar: _Grammar, words: list[str]) -> list[str]:
 def xfrm_completions(session: Session, words: list[str]) -> list[str]:
     """What may follow ``ip xfrm WORDS``: objects, verbs, then each verb's own words
     and their values (``proto esp``, ``flag esn``, ``tmpl ... level use``)."""
-    from esplab.model.xfrm.grammar import POLICY_VERBS, STATE_VERBS
-    from esplab.model.xfrm.parsing import matches
+    from esplab.model.tools.iproute2.xfrm_grammar import POLICY_VERBS, STATE_VERBS
+    from esplab.model.tools.iproute2.xfrm_words import matches
 
     if not words:
         return ["state", "policy", "monitor"]
     obj = words[0]
     if matches(obj, "monitor"):
-        from esplab.model.xfrm.monitor import MONITOR_GROUPS
+        from esplab.model.tools.iproute2.xfrm_monitor import MONITOR_GROUPS
 
         return ["all", *MONITOR_GROUPS, "nokeys", "all-nsid", "off"]
     if matches(obj, "state") or matches(obj, "sa"):
@@ -449,7 +450,7 @@ def _cat(session: Session, inv: Invocation) -> Result:
 
 
 def _load(session: Session, inv: Invocation) -> Result:
-    from esplab.model.xfrm.loader import load_xfrm
+    from esplab.model.tools.iproute2.xfrm_load import load_xfrm
 
     node = session.lab.node(inv.node)
     from esplab.files import read_input

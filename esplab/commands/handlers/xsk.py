@@ -4,7 +4,7 @@
 UMEM and its four rings, bind with its rules, the fill ring, TX descriptors and
 their journeys, RX, completions, who owns each frame, and the kernel's counters.
 A node name in front addresses another node (``host xsk create s0``). The model is
-:mod:`esplab.model.xdp_lab_xsk`; the words are read as :mod:`.xdp` reads them.
+:mod:`esplab.model.journey.xsk`; the words are read as :mod:`.xdp` reads them.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import JourneyResult, MessageResult, Result, TableResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model import xdp_lab_xsk as xsk
-from esplab.model.journey import decode_snapshot
-from esplab.model.xdp.consts import BindFlag
-from esplab.model.xdp.rings import Ring, XskDesc
-from esplab.model.xdp.umem import FrameState
-from esplab.model.xdp_lab import XdpLab, lab_xdp
+from esplab.model.journey import xsk
+from esplab.model.journey.xdp import XdpLab, lab_xdp
+from esplab.model.kernel.xdp.consts import BindFlag
+from esplab.model.kernel.xdp.rings import Ring, XskDesc
+from esplab.model.kernel.xdp.umem import FrameState
+from esplab.model.stages import decode_snapshot
 
 __all__ = ["COMMANDS", "XSK_SUBCOMMANDS"]
 

@@ -10,11 +10,11 @@ from scapy.layers.inet6 import IPv6
 from scapy.packet import Raw
 
 from esplab.layers.crypto_desc import EIP93ResultDescriptor
-from esplab.model.engine import EIP93Driver, OffloadedSA, Outcome, new_eip93
-from esplab.model.engine.outcome import Ticket
-from esplab.model.engine.xmit import locate_esp
-from esplab.model.esp_sa import EspSA
-from esplab.model.journey import Stage
+from esplab.model.kernel.drivers.eip93 import EIP93Driver, OffloadedSA, Outcome, new_eip93
+from esplab.model.kernel.drivers.eip93.outcome import Ticket
+from esplab.model.kernel.drivers.eip93.xmit import locate_esp
+from esplab.model.kernel.esp.sa import EspSA
+from esplab.model.stages import Stage
 
 __all__ = [
     "AUTHS",

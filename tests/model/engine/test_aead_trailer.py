@@ -2,16 +2,16 @@
 
 net/ipv4/esp4.c ``esp_remove_trailer``: ``if (padlen + 2 + alen >= elen)`` the packet
 is garbage (-EINVAL): a trailer that leaves no payload is refused, exactly as
-software ESP (:func:`esplab.model.esp.decrypt`) refuses it (issue #21 item 4).
+software ESP (:func:`esplab.model.kernel.esp.core.decrypt`) refuses it (issue #21 item 4).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from esplab.model import esp
-from esplab.model.engine import new_eip93
-from esplab.model.esp_sa import EspSA
+from esplab.model.kernel.drivers.eip93 import new_eip93
+from esplab.model.kernel.esp import core as esp
+from esplab.model.kernel.esp.sa import EspSA
 from tests.model.engine.support import key, plain_packet
 
 SPI = 0x100

@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from esplab.errors import KernelError
 from esplab.layers.hashstate import compress, hmac_pad_blocks, initial_state, state_to_record_bytes
 from esplab.layers.sa_record import EIP93SARecord, EIP93StateRecord
-from esplab.model.engine import EIP93Driver, new_eip93
-from esplab.model.engine.aead import AUTHENC_AUTH, AUTHENC_ENC
+from esplab.model.kernel.drivers.eip93 import EIP93Driver, new_eip93
+from esplab.model.kernel.drivers.eip93.aead import AUTHENC_AUTH, AUTHENC_ENC
 
 from .support import key, raw_job, words
 

@@ -11,10 +11,10 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from esplab.layers import hashstate
 from esplab.layers.crypto_desc import EIP93ResultDescriptor
 from esplab.layers.sa_record import EIP93SARecord
-from esplab.model import esp
-from esplab.model.engine import new_eip93
-from esplab.model.engine.choices import DriverSettings
-from esplab.model.engine.xmit import fix_outer, locate_esp
+from esplab.model.hw.eip93.choices import DriverSettings
+from esplab.model.kernel.drivers.eip93 import new_eip93
+from esplab.model.kernel.drivers.eip93.xmit import fix_outer, locate_esp
+from esplab.model.kernel.esp import core as esp
 
 from .support import Pair, kernel_skb, key, make_pair, plain_packet, raw_job, words
 

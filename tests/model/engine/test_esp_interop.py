@@ -17,9 +17,9 @@ import pytest
 from scapy.layers.inet import IP
 from scapy.layers.ipsec import ESP, SecurityAssociation
 
-from esplab.model import esp
-from esplab.model.engine import new_eip93
-from esplab.model.engine.xmit import locate_esp
+from esplab.model.kernel.drivers.eip93 import new_eip93
+from esplab.model.kernel.drivers.eip93.xmit import locate_esp
+from esplab.model.kernel.esp import core as esp
 
 from .support import AUTHS, ENCS, LAYOUTS, kernel_skb, key, make_pair, plain_packet
 

@@ -1,4 +1,4 @@
-"""The one-step paths (``EIP93Driver.transact``, ``esplab.model.engine.fast``,
+"""The one-step paths (``EIP93Driver.transact``, ``esplab.model.kernel.drivers.eip93.fast``,
 ``fastesp``, ``fastaead``) leave exactly what the full ring protocol leaves: the same
 sequence of requests is run twice, once with ``fast_path`` on and once with it off,
 and memory, registers, counters, outcomes
@@ -13,11 +13,18 @@ from typing import Any
 
 import pytest
 
-from esplab.model import esp
-from esplab.model.engine import DriverSettings, EIP93Driver, Outcome, fastaead, fastesp, new_eip93
-from esplab.model.engine import regs as R
-from esplab.model.esp_sa import EspSA
-from esplab.model.journey import Stage
+from esplab.model.hw.eip93 import regs as R
+from esplab.model.kernel.drivers.eip93 import (
+    DriverSettings,
+    EIP93Driver,
+    Outcome,
+    fastaead,
+    fastesp,
+    new_eip93,
+)
+from esplab.model.kernel.esp import core as esp
+from esplab.model.kernel.esp.sa import EspSA
+from esplab.model.stages import Stage
 
 from .support import kernel_skb, key, make_pair, plain_packet
 

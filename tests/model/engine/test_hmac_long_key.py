@@ -15,7 +15,7 @@ import hmac
 import pytest
 
 from esplab.commands.session import Session
-from esplab.model.engine import new_eip93
+from esplab.model.kernel.drivers.eip93 import new_eip93
 from tests.commands import seed
 from tests.commands.results import journey, table
 

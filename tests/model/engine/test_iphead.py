@@ -1,4 +1,4 @@
-"""The driver's IP header fixes (esplab.model.engine.iphead) against the software ESP
+"""The driver's IP header fixes (esplab.model.kernel.drivers.eip93.iphead) against the software ESP
 core's reference (RFC 791 header, RFC 1071 checksum)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from esplab.model.engine.iphead import fix_ipv4, fix_outer
-from esplab.model.esp_ip import checksum, ipv4_fix
+from esplab.model.kernel.drivers.eip93.iphead import fix_ipv4, fix_outer
+from esplab.model.kernel.esp.ip import checksum, ipv4_fix
 
 
 @pytest.mark.parametrize("options", [0, 4, 8])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import EngineError
-from esplab.model.engine.memory import POOLS, BusFault, DmaMemory
+from esplab.model.hw.eip93.memory import POOLS, BusFault, DmaMemory
 
 
 def test_allocate_from_pools_aligned_and_zeroed() -> None:

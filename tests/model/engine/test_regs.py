@@ -6,9 +6,9 @@ import pytest
 
 from esplab.errors import EngineError
 from esplab.layers.crypto_desc import EIP93CommandDescriptor, EIP93ResultDescriptor
-from esplab.model import esp
-from esplab.model.engine import EIP93Device, new_eip93
-from esplab.model.engine import regs as R
+from esplab.model.hw.eip93 import regs as R
+from esplab.model.kernel.drivers.eip93 import EIP93Device, new_eip93
+from esplab.model.kernel.esp import core as esp
 
 from .support import AUTHS, kernel_skb, key, make_pair, plain_packet
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import EngineError
-from esplab.model import esp
-from esplab.model.engine import DriverSettings, EIP93Device, new_eip93
-from esplab.model.engine import regs as R
+from esplab.model.hw.eip93 import regs as R
+from esplab.model.kernel.drivers.eip93 import DriverSettings, EIP93Device, new_eip93
+from esplab.model.kernel.esp import core as esp
 
 from .support import Pair, kernel_skb, key, make_pair, plain_packet, raw_job, words
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from esplab.layers.sa_record import EIP93SARecord
-from esplab.model.engine import new_eip93
-from esplab.model.engine.choices import CHOICES
+from esplab.model.hw.eip93.choices import CHOICES
+from esplab.model.kernel.drivers.eip93 import new_eip93
 
 from .support import raw_job, words
 

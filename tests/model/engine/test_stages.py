@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from esplab.model.engine.stages import LazyStage
-from esplab.model.journey import Stage
+from esplab.model.stages import Stage
+from esplab.model.stages_lazy import LazyStage
 
 
 class _Counted:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from esplab.model.xdp.consts import AttachMode, BindFlag, UmemFlag
-from esplab.model.xdp.driver import DriverProfile
-from esplab.model.xdp.port import Port
-from esplab.model.xdp.program import XskMap, XskRedirect
-from esplab.model.xdp.socket import XskSocket
-from esplab.model.xdp.umem import Umem
+from esplab.model.kernel.xdp.consts import AttachMode, BindFlag, UmemFlag
+from esplab.model.kernel.xdp.driver import DriverProfile
+from esplab.model.kernel.xdp.port import Port
+from esplab.model.kernel.xdp.program import XskMap, XskRedirect
+from esplab.model.kernel.xdp.socket import XskSocket
+from esplab.model.kernel.xdp.umem import Umem
 
 CHUNK = 4096
 

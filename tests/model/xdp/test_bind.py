@@ -7,11 +7,11 @@ from collections.abc import Callable
 import pytest
 
 from esplab.errors import KernelError
-from esplab.model.xdp.consts import XDP_OPTIONS_ZEROCOPY, BindFlag, RingKind
-from esplab.model.xdp.driver import DriverProfile
-from esplab.model.xdp.port import Port
-from esplab.model.xdp.socket import SockState, XskSocket
-from esplab.model.xdp.umem import Umem
+from esplab.model.kernel.xdp.consts import XDP_OPTIONS_ZEROCOPY, BindFlag, RingKind
+from esplab.model.kernel.xdp.driver import DriverProfile
+from esplab.model.kernel.xdp.port import Port
+from esplab.model.kernel.xdp.socket import SockState, XskSocket
+from esplab.model.kernel.xdp.umem import Umem
 
 from .helpers import copy_port, make_socket, zc_port
 

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from esplab.model.xdp.consts import Benchmark, XskMode
-from esplab.model.xdp.costmodel import (
+from esplab.model.kernel.xdp.consts import Benchmark, XskMode
+from esplab.model.tools.xdp_costmodel import (
     KNOWN_BUGS,
     MODEL_LABEL,
     SEED_KPPS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import KernelError
-from esplab.model.xdp.consts import (
+from esplab.model.kernel.xdp.consts import (
     MAX_SKB_FRAGS,
     AttachFlag,
     AttachMode,
@@ -14,10 +14,10 @@ from esplab.model.xdp.consts import (
     XdpAction,
     XdpAttached,
 )
-from esplab.model.xdp.driver import DriverProfile
-from esplab.model.xdp.port import Am65Cpsw, Port
-from esplab.model.xdp.program import XdpReturn
-from esplab.model.xdp.rings import XskDesc
+from esplab.model.kernel.xdp.driver import DriverProfile
+from esplab.model.kernel.xdp.port import Am65Cpsw, Port
+from esplab.model.kernel.xdp.program import XdpReturn
+from esplab.model.kernel.xdp.rings import XskDesc
 
 from .helpers import CHUNK, frame, make_socket, redirect_to
 

@@ -8,8 +8,14 @@ import pytest
 
 from esplab.errors import BadArgument, KernelError
 from esplab.layers.xdp import XDPDesc
-from esplab.model.xdp.consts import RingKind
-from esplab.model.xdp.rings import MAX_RING_ENTRIES, AddrRing, DescRing, XskDesc, mmap_offsets
+from esplab.model.kernel.xdp.consts import RingKind
+from esplab.model.kernel.xdp.rings import (
+    MAX_RING_ENTRIES,
+    AddrRing,
+    DescRing,
+    XskDesc,
+    mmap_offsets,
+)
 
 NEAR_WRAP = 0xFFFF_FFF0  # fact 6.1: start just below 2**32
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from esplab.model.xdp.consts import (
+from esplab.model.kernel.xdp.consts import (
     XDP_PACKET_HEADROOM,
     AttachMode,
     BindFlag,
@@ -12,11 +12,11 @@ from esplab.model.xdp.consts import (
     Wakeup,
     XdpAction,
 )
-from esplab.model.xdp.port import Port
-from esplab.model.xdp.program import SwapMacTx, XdpReturn, XskMap, XskRedirect
-from esplab.model.xdp.rings import XskDesc
-from esplab.model.xdp.socket import XskSocket
-from esplab.model.xdp.umem import FrameState
+from esplab.model.kernel.xdp.port import Port
+from esplab.model.kernel.xdp.program import SwapMacTx, XdpReturn, XskMap, XskRedirect
+from esplab.model.kernel.xdp.rings import XskDesc
+from esplab.model.kernel.xdp.socket import XskSocket
+from esplab.model.kernel.xdp.umem import FrameState
 
 from .helpers import CHUNK, copy_port, frame, make_socket, redirect_to, zc_port
 

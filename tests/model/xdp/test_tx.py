@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import KernelError
-from esplab.model.xdp.consts import BindFlag, DescOption, UmemFlag
-from esplab.model.xdp.port import Port
-from esplab.model.xdp.rings import XskDesc
-from esplab.model.xdp.socket import PollMask, XskSocket
-from esplab.model.xdp.umem import FrameState
+from esplab.model.kernel.xdp.consts import BindFlag, DescOption, UmemFlag
+from esplab.model.kernel.xdp.port import Port
+from esplab.model.kernel.xdp.rings import XskDesc
+from esplab.model.kernel.xdp.socket import PollMask, XskSocket
+from esplab.model.kernel.xdp.umem import FrameState
 
 from .helpers import CHUNK, copy_port, frame, make_socket, zc_port
 
@@ -253,7 +253,7 @@ def test_invalid_tx_frame_goes_back_to_user_without_completion() -> None:
 
 def test_copy_tx_on_a_queue_without_tx() -> None:
     # __xsk_generic_xmit: a queue id past the TX queues sends nothing, no error [C].
-    from esplab.model.xdp.driver import DriverProfile
+    from esplab.model.kernel.xdp.driver import DriverProfile
 
     port = Port(driver=DriverProfile("rx4", rx_queues=4, tx_queues=1))
     sock = make_socket(port, queue=2, flags=BindFlag.COPY)
@@ -264,7 +264,7 @@ def test_copy_tx_on_a_queue_without_tx() -> None:
 def test_shared_pool_transmits_32_per_socket_per_round() -> None:
     # 2.6: the generic multi-socket ZC path takes MAX_PER_SOCKET_BUDGET = 32 per socket
     # per round.
-    from esplab.model.xdp.consts import RingKind
+    from esplab.model.kernel.xdp.consts import RingKind
 
     port = zc_port()
     first = make_socket(port, frames=128, tx=64, comp=128)

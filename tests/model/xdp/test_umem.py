@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from esplab.errors import KernelError
-from esplab.model.xdp.consts import DescOption, UmemFlag
-from esplab.model.xdp.rings import XskDesc
-from esplab.model.xdp.umem import FrameState, Umem
+from esplab.model.kernel.xdp.consts import DescOption, UmemFlag
+from esplab.model.kernel.xdp.rings import XskDesc
+from esplab.model.kernel.xdp.umem import FrameState, Umem
 
 MIB = 1 << 20
 

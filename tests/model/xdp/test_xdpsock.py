@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from esplab.errors import BadArgument
-from esplab.model.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
-from esplab.model.xdp.costmodel import CostModel
-from esplab.model.xdp.driver import DriverProfile
-from esplab.model.xdp.port import Am65Cpsw, Port
-from esplab.model.xdp.xdpsock import TrafficSource, XdpSock, XdpSockConfig, xdpsock_frame
+from esplab.model.kernel.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
+from esplab.model.kernel.xdp.driver import DriverProfile
+from esplab.model.kernel.xdp.port import Am65Cpsw, Port
+from esplab.model.tools.xdp_costmodel import CostModel
+from esplab.model.tools.xdpsock import TrafficSource, XdpSock, XdpSockConfig, xdpsock_frame
 
 
 def run(

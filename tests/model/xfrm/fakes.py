@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from esplab.model.xfrm.objects import XfrmPolicy, XfrmState
-from esplab.model.xfrm.offload import ESP_HW_OFFLOAD, OffloadDevice
+from esplab.model.kernel.xfrm.objects import XfrmPolicy, XfrmState
+from esplab.model.kernel.xfrm.offload import ESP_HW_OFFLOAD, OffloadDevice
 
 __all__ = ["FakeDevice", "resolver"]
 

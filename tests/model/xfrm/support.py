@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import shlex
 
-from esplab.model.xfrm.ipxfrm import IpResult, run_ip_xfrm
-from esplab.model.xfrm.tables import XfrmNode, XfrmSettings
+from esplab.model.kernel.xfrm.tables import XfrmNode, XfrmSettings
+from esplab.model.tools.iproute2.xfrm import IpResult, run_ip_xfrm
 
 from .fakes import FakeDevice, resolver
 

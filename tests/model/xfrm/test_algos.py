@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import BadArgument, KernelError
-from esplab.model.xfrm.algos import (
+from esplab.model.kernel.xfrm.algos import (
     ALGORITHMS,
     XfrmAlgo,
     algorithm,

@@ -12,8 +12,8 @@ import random
 import pytest
 
 from esplab.errors import BadArgument, KernelError
-from esplab.model.xfrm.ipxfrm import run_ip_xfrm
-from esplab.model.xfrm.tables import XfrmNode
+from esplab.model.kernel.xfrm.tables import XfrmNode
+from esplab.model.tools.iproute2.xfrm import run_ip_xfrm
 
 ALLOC = "ip xfrm state allocspi src 192.0.2.1 dst 192.0.2.2 proto esp"
 KEY = "0x000102030405060708090a0b0c0d0e0f"

@@ -7,9 +7,9 @@ from ipaddress import ip_address
 import pytest
 
 from esplab.errors import KernelError
-from esplab.model.xfrm.loader import load_xfrm
-from esplab.model.xfrm.printer import format_addr
-from esplab.model.xfrm.tables import XfrmNode, XfrmSettings
+from esplab.model.kernel.xfrm.tables import XfrmNode, XfrmSettings
+from esplab.model.tools.iproute2.xfrm_load import load_xfrm
+from esplab.model.tools.iproute2.xfrm_printer import format_addr
 
 from .support import GCM, ip
 

@@ -8,8 +8,8 @@ from ipaddress import ip_address, ip_interface
 import pytest
 
 from esplab.errors import BadArgument
-from esplab.model.xfrm.grammar import IpXfrm, parse_ip_xfrm
-from esplab.model.xfrm.objects import XFRM_INF, PolicyId, StateId, XfrmMark
+from esplab.model.kernel.xfrm.objects import XFRM_INF, PolicyId, StateId, XfrmMark
+from esplab.model.tools.iproute2.xfrm_grammar import IpXfrm, parse_ip_xfrm
 
 from .fakes import FakeDevice
 from .support import AUTH, ENC, GCM, ip, make_node, snapshot

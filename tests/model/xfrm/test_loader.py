@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import BadArgument, KernelError, LabFileError
-from esplab.model.xfrm.loader import load_xfrm
-from esplab.model.xfrm.tables import XfrmNode
+from esplab.model.kernel.xfrm.tables import XfrmNode
+from esplab.model.tools.iproute2.xfrm_load import load_xfrm
 
 from .fakes import FakeDevice
 from .support import GCM, ip, listing, make_node

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import LabFileError
-from esplab.model.xfrm.loader import load_xfrm
-from esplab.model.xfrm.objects import XfrmMark
-from esplab.model.xfrm.printer import format_state
+from esplab.model.kernel.xfrm.objects import XfrmMark
+from esplab.model.tools.iproute2.xfrm_load import load_xfrm
+from esplab.model.tools.iproute2.xfrm_printer import format_state
 
 from .fakes import FakeDevice
 from .support import listing, make_node

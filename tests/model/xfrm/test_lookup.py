@@ -8,7 +8,7 @@ from ipaddress import ip_address
 import pytest
 
 from esplab.errors import KernelError
-from esplab.model.xfrm.objects import Flow
+from esplab.model.kernel.xfrm.objects import Flow
 
 from .fakes import FakeDevice
 from .support import GCM, ip, make_node

@@ -14,10 +14,10 @@ from rich.console import Console
 
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model.xfrm.ipxfrm import run_ip_xfrm
-from esplab.model.xfrm.monitor import MONITOR_USAGE
-from esplab.model.xfrm.objects import Flow
-from esplab.model.xfrm.tables import FlowKey, XfrmNode, XfrmSettings
+from esplab.model.kernel.xfrm.objects import Flow
+from esplab.model.kernel.xfrm.tables import FlowKey, XfrmNode, XfrmSettings
+from esplab.model.tools.iproute2.xfrm import run_ip_xfrm
+from esplab.model.tools.iproute2.xfrm_monitor import MONITOR_USAGE
 from esplab.render import render
 
 SHA1 = "0x0102030405060708090a0b0c0d0e0f1011121314"

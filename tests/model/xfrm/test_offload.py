@@ -8,13 +8,8 @@ from ipaddress import ip_address
 import pytest
 
 from esplab.errors import BadArgument, KernelError
-from esplab.model.xfrm.algos import XfrmAlgo
-from esplab.model.xfrm.objects import (
-    Selector,
-    XfrmOffload,
-    XfrmPolicy,
-    XfrmState,
-)
+from esplab.model.kernel.xfrm.algos import XfrmAlgo
+from esplab.model.kernel.xfrm.objects import Selector, XfrmOffload, XfrmPolicy, XfrmState
 
 from .fakes import FakeDevice
 from .support import GCM, ip, listing, make_node, snapshot

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import BadArgument
-from esplab.model.xfrm.stats import XFRM_MIB, XfrmMib
-from esplab.model.xfrm.tables import XfrmNode
+from esplab.model.kernel.xfrm.stats import XFRM_MIB, XfrmMib
+from esplab.model.kernel.xfrm.tables import XfrmNode
 
 from .fakes import FakeDevice
 from .support import AUTH, ENC, GCM, ip, make_node

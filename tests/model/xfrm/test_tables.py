@@ -7,8 +7,8 @@ from ipaddress import ip_address
 import pytest
 
 from esplab.errors import BadArgument, DuplicateSA, EsplabError, KernelError
-from esplab.model.xfrm.objects import PolicyId, StateId
-from esplab.model.xfrm.tables import XfrmNode
+from esplab.model.kernel.xfrm.objects import PolicyId, StateId
+from esplab.model.kernel.xfrm.tables import XfrmNode
 
 from .fakes import FakeDevice
 from .support import GCM, ip, listing, make_node, snapshot

@@ -1,0 +1,477 @@
+"""Processing one command descriptor, from memory to memory (eip93.md 1.5 step 3).
+
+The engine reads only memory: the descriptor, then the SA record at ``sa_addr``,
+the state record at ``state_addr`` (skipped when it is 0, eip93.md 8.5), and the
+input at ``src_addr``. It writes the output at ``dst_addr``, the sequence number or
+replay window back into the SA record, the chaining values into the state record,
+and returns the 32-byte result descriptor for the RDR. A bus fault anywhere ends
+the job with ext error BUS, as on the hardware. Each step is a journey stage.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from esplab.layers.crypto_desc import HOST_READY, PE_READY
+from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
+from esplab.model.hw.eip93.algos import HashResume, Prng
+from esplab.model.hw.eip93.basic import basic
+from esplab.model.hw.eip93.espmode import esp_inbound, esp_outbound
+from esplab.model.hw.eip93.memory import BusFault, DmaMemory
+from esplab.model.hw.eip93.params import (
+    BUS,
+    DESC_OWNER,
+    INVALID_PK_LENGTH,
+    Job,
+    SAParams,
+    decode_sa,
+    fail,
+    status_names,
+)
+from esplab.model.stages import Stage
+from esplab.model.stages_lazy import LazyStage
+
+__all__ = ["Engine", "EngineStats", "job_stages"]
+
+_DESC = struct.Struct("<8I")
+_SA_CACHE_MAX = 4096
+
+
+@dataclass
+class EngineStats:
+    """What the engine has done since probe (``eip93 stats``)."""
+
+    processed: int = 0
+    succeeded: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    esp_out: int = 0
+    esp_in: int = 0
+    basic: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class Engine:
+    """The processing half of the EIP-93: one descriptor in, one result out."""
+
+    memory: DmaMemory
+    prng: Prng
+    resume: HashResume = field(default_factory=HashResume)
+    node: str = "ap"
+    snapshots: bool = True
+    stats: EngineStats = field(default_factory=EngineStats)
+    last_error: str = ""
+    _records: dict[bytes, SAParams] = field(default_factory=dict, repr=False)
+    _shown: Job | None = field(default=None, init=False, repr=False, compare=False)
+
+    def learn_hmac_blocks(self, alg: str, *blocks: bytes) -> None:
+        """Speed path: remember key-xor-pad blocks so hashlib can continue their states
+        (see :class:`~esplab.model.hw.eip93.algos.HashResume`). Results do not change."""
+        for block in blocks:
+            self.resume.learn(alg, block)
+        self._records.clear()
+
+    def params(self, record: bytes) -> SAParams:
+        """The decoded SA, cached by the record's static bytes (all but 0x6C..0x7B)."""
+        key = record[:0x6C] + record[0x7C:]
+        p = self._records.get(key)
+        if p is None:
+            if len(self._records) >= _SA_CACHE_MAX:
+                self._records.clear()
+            p = self._records[key] = decode_sa(record, self.resume)
+        return p
+
+    def process(self, cmd: bytes, slot: int) -> tuple[bytes, list[Stage]]:
+        """Run the command ``cmd`` (32 bytes from CDR slot ``slot``); return the result
+        descriptor's 32 bytes and the stages, in order."""
+        _, result, build = self.run_command(_DESC.unpack(cmd), cmd, slot)
+        return result, build()
+
+    def run_command(
+        self, words: tuple[int, ...], cmd: bytes, slot: int
+    ) -> tuple[tuple[int, ...], bytes, Callable[[], list[Stage]]]:
+        """:meth:`process` for the command words ``words`` (``cmd`` packed): the result
+        descriptor's words and bytes, and a function that builds the stages (they are
+        built when someone reads them; what they show is fixed now)."""
+        w0, src, dst, sa_addr, state_addr, arc4, user, w7 = words
+        length, bypass = w7 & 0xFFFFF, (w7 >> 24) * 4
+        self._shown = None
+        job, p, level, record, state, body = self._run(
+            w0, src, dst, sa_addr, state_addr, length, bypass, w7
+        )
+        status = job.status
+        out = job.out
+        out_len = bypass + len(out) if out or not status else 0
+        rwords = (
+            (w0 & 0xFC)
+            | PE_READY
+            | (job.pad_value & 0xFF) << 8
+            | status << 16
+            | (job.pad_count & 0xFF) << 24,
+            src,
+            dst,
+            sa_addr,
+            state_addr,
+            arc4,
+            user,
+            (w7 & 0xFF000000) | PE_READY << 22 | (out_len & 0xFFFFF),
+        )
+        result = _DESC.pack(*rwords)
+        # Counters (eip93 stats).
+        st = self.stats
+        st.processed += 1
+        st.bytes_in += length
+        if p is not None and p.error is None:
+            if p.opgroup == 1:
+                if p.direction:
+                    st.esp_in += 1
+                else:
+                    st.esp_out += 1
+            else:
+                st.basic += 1
+        if status:
+            names = status_names(status)
+            st.errors.update(n for n in names if n != "EXT_ERR")
+            self.last_error = f"{', '.join(names)}: {job.text}"
+        else:
+            st.succeeded += 1
+            st.bytes_out += len(out)
+        return (
+            rwords,
+            result,
+            partial(
+                job_stages,
+                (
+                    self.node,
+                    self.snapshots,
+                    slot,
+                    cmd,
+                    result,
+                    words,
+                    length,
+                    out_len,
+                    job,
+                    p,
+                    level,
+                    record,
+                    state,
+                    body,
+                    self._shown or job,
+                ),
+            ),
+        )
+
+    def _run(
+        self,
+        w0: int,
+        src: int,
+        dst: int,
+        sa_addr: int,
+        state_addr: int,
+        length: int,
+        bypass: int,
+        w7: int,
+    ) -> tuple[Job, SAParams | None, int, bytes | None, bytes | None, bytes]:
+        """The job and what its stages show: (job, SA, how far it got, record, state,
+        input). How far: 0 nothing read, 1 an SA record it refuses, 2 inputs read,
+        3 output written."""
+        if w0 & 3 != HOST_READY or w7 >> 22 & 3 != HOST_READY:
+            return (
+                fail(
+                    DESC_OWNER,
+                    f"ownership bits {w0 & 3}/{w7 >> 22 & 3}, expected "
+                    f"HOST_READY (1) in word 0 and word 7",
+                    "desc-owner",
+                ),
+                None,
+                0,
+                None,
+                None,
+                b"",
+            )
+        memory = self.memory
+        try:
+            record = memory.read(sa_addr, SA_RECORD_SIZE)
+        except BusFault:
+            return (
+                fail(BUS, f"sa_addr {sa_addr:#010x} is outside DMA memory"),
+                None,
+                0,
+                None,
+                None,
+                b"",
+            )
+        p = self._records.get(record[:0x6C] + record[0x7C:]) or self.params(record)
+        if p.error is not None:
+            return fail(*p.error), p, 1, record, None, b""
+        state: bytes | None = None
+        if state_addr:
+            try:
+                state = memory.read(state_addr, STATE_RECORD_SIZE)
+            except BusFault:
+                return (
+                    fail(BUS, f"state_addr {state_addr:#010x} is outside DMA memory"),
+                    p,
+                    0,
+                    None,
+                    None,
+                    b"",
+                )
+        if bypass > length:
+            return (
+                fail(INVALID_PK_LENGTH, f"bypass {bypass} bytes exceeds length {length}", "bypass"),
+                p,
+                0,
+                None,
+                None,
+                b"",
+            )
+        tag_len = p.icv_len if p.opgroup == 0 and p.opcode == 1 and p.direction else 0
+        try:
+            data = memory.read(src, length + tag_len)
+        except BusFault:
+            return (
+                fail(BUS, f"src_addr {src:#010x} + {length + tag_len} bytes is outside DMA memory"),
+                p,
+                0,
+                None,
+                None,
+                b"",
+            )
+        body = data[bypass:length] if bypass or tag_len else data
+        at = src + bypass
+        if p.opgroup == 1:
+            if p.direction:
+                job = esp_inbound(p, body, record[0x6C:0x7C], state, self.resume)
+            else:
+                seq = int.from_bytes(record[0x6C:0x70], "little")
+                job = esp_outbound(p, w0, body, seq, state, self.prng, self.resume, at)
+        else:
+            job = basic(p, w0, body, data[length:], state, self.prng, self.resume, at)
+        if job.status and not job.out:
+            return job, p, 2, record, state, body
+        try:
+            memory.write(dst, data[:bypass] + job.out if bypass else job.out)  # [U] bypass
+            if job.sa_write is not None:
+                memory.write(sa_addr + job.sa_write[0], job.sa_write[1])
+            if job.state is not None and state_addr:
+                memory.write(state_addr, job.state)
+        except BusFault as exc:
+            self._shown = job  # the inputs' stages show the job that ran
+            return (
+                fail(BUS, f"write of {exc.size} bytes at {exc.addr:#010x} is outside DMA memory"),
+                p,
+                2,
+                record,
+                state,
+                body,
+            )
+        job.meta["choices"] = job.choices
+        return job, p, 3, record, state, body
+
+
+def job_stages(trace: tuple[Any, ...]) -> list[Stage]:
+    """One job's stages from what :meth:`Engine.run_command` captured when it ran:
+    eip93.cdr, then eip93.sa, eip93.state, eip93.in and eip93.out as far as the job got,
+    then eip93.rdr. ``ran`` is the job the input stages show (a failed write replaces
+    ``job``)."""
+    (
+        node,
+        snap,
+        slot,
+        cmd,
+        result,
+        words,
+        length,
+        out_len,
+        job,
+        p,
+        level,
+        record,
+        state,
+        body,
+        ran,
+    ) = trace
+    _, src, dst, sa_addr, state_addr, _, _, _ = words
+    stages: list[Stage] = [
+        LazyStage(
+            "eip93.cdr",
+            node,
+            _CDR_TEXT,
+            _CDR_WHY,
+            "C",
+            None,
+            cmd if snap else None,
+            "cdr",
+            None,
+            {"slot": slot},
+            (slot, length, src, dst, sa_addr),
+        )
+    ]
+    if level == 1:
+        assert p is not None and p.error is not None
+        stages.append(
+            LazyStage(
+                "eip93.sa",
+                node,
+                "SA {:#010x}: {}",
+                "sa_cmd0/sa_cmd1 decoded (eip93.md 3.2, 3.3)",
+                "U",
+                None,
+                record if snap else None,
+                "sa",
+                None,
+                {"choices": ["reserved-codes", "not-modelled"]},
+                (sa_addr, p.error[1]),
+            )
+        )
+    elif level >= 2:
+        assert p is not None
+        if ran.sa_write is None:
+            stages.append(
+                LazyStage(
+                    "eip93.sa",
+                    node,
+                    "SA {:#010x}: {}, SPI {:#010x}",
+                    _SA_WHY,
+                    p.fidelity,
+                    None,
+                    record if snap else None,
+                    "sa",
+                    None,
+                    None,
+                    (sa_addr, p, p.spi),
+                )
+            )
+        else:
+            offset, value = ran.sa_write
+            stages.append(
+                LazyStage(
+                    "eip93.sa",
+                    node,
+                    "SA {:#010x}: {}, SPI {:#010x}; writes {} back at +{:#x}",
+                    _SA_WHY,
+                    p.fidelity,
+                    None,
+                    record if snap else None,
+                    "sa",
+                    None,
+                    None,
+                    (sa_addr, p, p.spi, _Word(value), offset),
+                )
+            )
+        if state is not None:
+            stages.append(
+                LazyStage(
+                    "eip93.state",
+                    node,
+                    "state {:#010x}{}",
+                    "the state record is read at state_addr, which 0 skips (eip93.md 3.4, 8.5)",
+                    "D",
+                    None,
+                    state if snap else None,
+                    "state",
+                    None,
+                    {},
+                    (state_addr, ": IV/digest written back" if ran.state is not None else ""),
+                )
+            )
+        stages.append(
+            LazyStage(
+                "eip93.in",
+                node,
+                "{} bytes from {:#010x}",
+                _IN_WHY,
+                "C",
+                None,
+                body if snap else None,
+                "raw",
+                None,
+                None,
+                (len(body), src),
+            )
+        )
+        if level == 3:
+            stages.append(
+                LazyStage(
+                    "eip93.out",
+                    node,
+                    "{} bytes to {:#010x}: {}",
+                    _OUT_WHY[(p.opgroup, p.direction)],
+                    job.fidelity,
+                    None,
+                    job.out if snap else None,
+                    "raw",
+                    None,
+                    job.meta,
+                    (len(job.out), dst, job),
+                )
+            )
+    if job.status:
+        names = status_names(job.status)
+        stages.append(
+            LazyStage(
+                "eip93.rdr",
+                node,
+                "RDR[{}]: {}, length {}: {}",
+                _RDR_WHY,
+                "D",
+                None,
+                result if snap else None,
+                "rdr",
+                None,
+                {"slot": slot, "errors": names, "choices": list(job.choices)},
+                (slot, ", ".join(names), out_len, job.text),
+            )
+        )
+    else:
+        stages.append(
+            LazyStage(
+                "eip93.rdr",
+                node,
+                "RDR[{}]: OK, length {}",
+                _RDR_WHY,
+                "D",
+                None,
+                result if snap else None,
+                "rdr",
+                None,
+                {"slot": slot, "errors": [], "choices": job.choices},
+                (slot, out_len),
+            )
+        )
+    return stages
+
+
+class _Word:
+    """The first little-endian word of some bytes, shown in hex when a stage is read."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+    def __format__(self, spec: str) -> str:
+        return f"{int.from_bytes(self.raw[:4], 'little'):08x}"
+
+
+_CDR_TEXT = "CDR[{}]: {} bytes {:#010x} -> {:#010x}, SA {:#010x}"
+_CDR_WHY = "commands are fetched in ring order (eip93.md 1.5 step 3)"
+_RDR_WHY = (
+    "the result goes to the RDR slot of the command's index, words 1-6 echoed "
+    "(eip93.md 1.5 step 3, 2.2)"
+)
+_SA_WHY = "the SA record is read at sa_addr for every descriptor (eip93.md 1.3, 3.1, 4.6)"
+_IN_WHY = "input read at src_addr, length from word 7 (eip93.md 2.3)"
+_OUT_WHY = {
+    (1, 0): "ESP built by the engine: SPI, seq, IV, pad, trailer, ICV (eip93.md 4.3)",
+    (1, 1): "ESP checked and opened by the engine: window, ICV, pad (eip93.md 4.4, 4.6)",
+    (0, 0): "basic mode: cipher and hash as the mainline driver programs them (eip93.md 3.5)",
+    (0, 1): "basic mode: hash-then-decrypt as the mainline driver programs it (eip93.md 3.5)",
+}

@@ -1,0 +1,146 @@
+"""The sw+aead datapath: the kernel's software ESP with the EIP-93 as its AEAD
+(``authenc(hmac(*),cbc(*))``, which the mainline eip93 driver registers above the
+generic code; DESIGN.md datapaths). ESP output and input ask :func:`uses_engine_aead`
+whether a node's software ESP runs here; a state the driver has no transform for runs
+on the generic software crypto instead.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from esplab.model.journey.engine_path import (
+    SW_INPUT,
+    add_stages,
+    build_skb,
+    rx_failed,
+    software_finish,
+)
+from esplab.model.journey.walk import EspStep
+from esplab.model.kernel.esp import core as esp_core
+from esplab.model.kernel.esp.ip import locate_esp
+from esplab.model.kernel.esp.tfc import tfc_len
+
+if TYPE_CHECKING:
+    from esplab.model.kernel.node import Node
+    from esplab.model.kernel.xfrm.objects import XfrmState
+    from esplab.model.lab import Lab
+
+__all__ = ["aead_input", "aead_output_step", "key_stage", "uses_engine_aead"]
+
+
+def _tfm(lab: Lab, state: XfrmState) -> Any:
+    """The engine's authenc transform for a software SA (sw+aead), or None when the
+    eip93 driver has no authenc for its algorithms (then generic software crypto runs).
+    An ESN SA takes ``authencesn(...)`` (esp_init_authenc), which the eip93 driver
+    does not register (it has ``authenc(...)`` only) [D]: it runs in software. So does
+    an SA with UDP encapsulation [M]: the kernel's ESP would hand the engine the ESP
+    after the UDP header, but the lab's authenc path finds ESP right after the IP
+    header only."""
+    from esplab.errors import KernelError
+
+    entry = lab.aead_tfms.get(id(state))
+    if entry is not None and entry[0] is state:
+        return entry[1]
+    if state.enc is None or state.auth is None or "esn" in state.flags or state.encap:
+        return None
+    try:
+        tfm = lab.eip93.aead_setkey(
+            enc=state.enc.name,
+            enc_key=state.enc.key,
+            auth=state.auth.name,
+            auth_key=state.auth.key,
+            authsize=state.auth.icv_bits // 8,
+            spi=state.spi,
+        )
+    except KernelError:
+        return None
+    lab.aead_tfms[id(state)] = (state, tfm)
+    return tfm
+
+
+def key_stage(walk: Any, tfm: Any) -> None:
+    """A stage saying how the driver keyed an HMAC key longer than a block, for a
+    transform that has one (mainline's truncation, or the labelled fix) [C]."""
+    if tfm.key_note:
+        from esplab.model.kernel.drivers.eip93.aead import LONG_KEY_WHY
+        from esplab.model.stages import Stage
+
+        walk.add(Stage("eip93.driver", "eip93", tfm.key_note, why=LONG_KEY_WHY, fidelity="C"))
+
+
+def uses_engine_aead(lab: Lab, node: Node) -> bool:
+    """The node's software ESP runs on the engine's authenc (the ap, with the
+    crypto-provider setting eip93: the sw+aead datapath)."""
+    return node.role == "ap" and lab.settings.crypto_provider == "eip93"
+
+
+def aead_output_step(
+    lab: Lab, node: Node, state: XfrmState, mtu: int | None = None
+) -> EspStep | None:
+    """sw+aead TX: the step that runs the kernel's ESP with the engine as its AEAD, or
+    None when the driver has no transform for these algorithms (generic software
+    crypto then runs). ``mtu``: the route's, which bounds TFC padding."""
+    tfm = _tfm(lab, state)
+    if tfm is None:
+        return None
+    return partial(_aead_tx, lab, node, state, tfm, mtu)
+
+
+def _aead_tx(
+    lab: Lab, node: Node, state: XfrmState, tfm: Any, mtu: int | None, walk: Any, packet: bytes
+) -> bytes | None:
+    runtime = lab.sa_runtime(node.name)
+    sa = runtime.get(state)
+    esp_core.check_pins(sa, walk.opts.seq, walk.opts.iv)  # (as software ESP: first)
+    skb, off, proto = build_skb(sa, packet, walk.opts.seq)
+    # esp_output's TFC zeros go before the padding the engine's caller adds, exactly as
+    # software ESP places them (esp_output_fill_trailer) [C].
+    skb += bytes(tfc_len(sa, len(skb) - off - 8 - sa.iv_size, mtu))
+    runtime.sync(state, sa)
+    outcome = lab.eip93.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
+    key_stage(walk, tfm)
+    add_stages(walk, outcome)
+    if not outcome.ok:
+        if outcome.mib:
+            node.xfrm.mib.bump(outcome.mib)
+        walk.drop(
+            "eip93.driver",
+            "eip93",
+            f"authenc on the engine failed: {outcome.reason}",
+            outcome.mib,
+            "; ".join(outcome.errors),
+        )
+        return None
+    return bytes(outcome.data)
+
+
+def aead_input(
+    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
+) -> bytes | object | None:
+    """sw+aead RX: the engine checks the ICV and decrypts; software does the rest."""
+    tfm = _tfm(lab, state)
+    if tfm is None:
+        return SW_INPUT
+    off = locate_esp(packet)[0]
+    outcome = lab.eip93.sw_aead_rx(tfm, packet, esp_offset=off)
+    key_stage(walk, tfm)
+    add_stages(walk, outcome)
+    if not outcome.ok:
+        integrity = outcome.mib == "XfrmInStateProtoError"
+        rx_failed(
+            lab, walk, node, state, outcome, f"authenc on the engine: {outcome.reason}", integrity
+        )
+        return None
+    return software_finish(
+        lab,
+        walk,
+        node,
+        state,
+        packet,
+        outcome.seq or 0,
+        bytes(outcome.data),
+        outcome.next_header or 0,
+        "sw+aead",
+    )

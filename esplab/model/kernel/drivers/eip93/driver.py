@@ -1,0 +1,610 @@
+"""The Linux side of the EIP-93: probe, the ring protocol, offloaded SAs, flushes.
+
+:class:`EIP93Driver` is what the xfrm offload code of the JM series would call
+(airoha-dsa-xfrm.md 3.3, 3.10): ``state_add``/``state_delete`` program SA records in
+DMA memory, the per-packet methods build descriptors, hand them to the engine
+through the CDR and map the results (eip93.md 1.5, 2.2) to what XFRM sees. Every
+action returns journey stages in order: the driver's own on the tap
+``eip93.driver``, the engine's on ``eip93.cdr``, ``eip93.sa``, ``eip93.state``,
+``eip93.in``, ``eip93.out`` and ``eip93.rdr``.
+
+The per-packet datapaths live in :mod:`~esplab.model.kernel.drivers.eip93.xmit` (crypto and
+packet offload) and :mod:`~esplab.model.kernel.drivers.eip93.aead` (basic-mode ``authenc`` for
+``sw+aead``); the methods here are their entry points.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from esplab.errors import EngineError, KernelError, NotFound, RingFull
+from esplab.layers.crypto_desc import DESCRIPTOR_SIZE, PE_READY
+from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
+from esplab.model.hw.eip93 import regs as R
+from esplab.model.hw.eip93.choices import DriverSettings
+from esplab.model.hw.eip93.device import MAX_RING_ENTRIES, EIP93Device
+from esplab.model.kernel.drivers.eip93 import aead, sa_add, xmit
+from esplab.model.kernel.drivers.eip93.aead import AeadTfm
+from esplab.model.kernel.drivers.eip93.fast import Plan
+from esplab.model.kernel.drivers.eip93.faults import faulty_outcome
+from esplab.model.kernel.drivers.eip93.outcome import (
+    DMA_BUFFER_SIZE,
+    DriverStats,
+    Finish,
+    OffloadedSA,
+    Outcome,
+    StateAdd,
+    Ticket,
+    defer_stages,
+)
+from esplab.model.stages import Stage
+from esplab.model.stages_lazy import LazyStage
+
+__all__ = ["EIP93Driver"]
+
+_DESC = struct.Struct("<8I")
+#: A request's first driver stage, unbuilt: (decision template, why, fidelity, args).
+Opening = tuple[str, str, str, tuple[Any, ...]]
+_ZERO_WORD = bytes(4)
+
+
+class EIP93Driver:
+    """The EIP-93 driver on the EN7581, with its device.
+
+    ``probe`` runs the init sequence and sets up the rings (eip93.md 6.2); the lab
+    gets a probed driver from :func:`esplab.model.kernel.drivers.eip93.new_eip93`.
+    """
+
+    def __init__(
+        self, device: EIP93Device, settings: DriverSettings | None = None, seed: int = 0
+    ) -> None:
+        self.device = device
+        self.memory = device.memory
+        self.settings = settings or DriverSettings()
+        self.seed = seed
+        self.sw_rng = random.Random(seed ^ 0x5A1F)  # the kernel's IVs in sw+aead [M] sw-aead-iv
+        self.node = device.node
+        self.stats = DriverStats()
+        self.entries = 0
+        self.cdr = self.rdr = 0
+        self.head = 0  # next CDR slot the driver fills
+        self.tail = 0  # next RDR slot the driver reads
+        self.probed = False
+        self.sas: dict[tuple[int, str], OffloadedSA] = {}
+        self.tfms: dict[int, AeadTfm] = {}  # sw+aead transforms by handle
+        self._inflight: dict[int, Ticket] = {}
+        self._buffers: dict[int, tuple[int, bytearray]] = {}
+        self._cdr_mem = self._rdr_mem = bytearray()  # the rings' bytes (the driver owns them)
+        self._done: list[Outcome] = []
+        self._next_handle = 1
+        #: False runs every request through the full ring protocol (submit, kick, poll)
+        #: instead of the one-step paths that leave the same state (``transact``, fast.py).
+        self.fast_path = True
+        self.plans: dict[int, Plan] = {}  # fast.py's view of the SA records, by address
+
+    # --- stages ------------------------------------------------------------------
+
+    def stage(
+        self,
+        decision: str,
+        why: str,
+        fidelity: Any = "D",
+        *,
+        args: tuple[Any, ...] = (),
+        drop: str | None = None,
+        data: bytes | None = None,
+        kind: str = "raw",
+        **meta: Any,
+    ) -> Stage:
+        """A stage on the driver's tap ``eip93.driver``; ``decision`` is a ``str.format``
+        template when ``args`` are given (formatted when read)."""
+        keep = data if self.device.snapshots else None
+        return LazyStage(
+            "eip93.driver", self.node, decision, why, fidelity, None, keep, kind, drop, meta, args
+        )
+
+    @property
+    def snapshots(self) -> bool:
+        return self.device.snapshots
+
+    @snapshots.setter
+    def snapshots(self, on: bool) -> None:
+        self.device.set_snapshots(on)
+
+    # --- probe -------------------------------------------------------------------
+
+    def probe(self) -> list[Stage]:
+        """The mainline init sequence (eip93.md 6.2), then ring setup."""
+        dev = self.device
+        entries = self.settings.ring_entries
+        if not 1 <= entries <= MAX_RING_ENTRIES:
+            raise EngineError(
+                f"ring size {entries}: PE_RING_CONFIG (0x088) holds entries - 1 in bits 9:0",
+                valid=f"1..{MAX_RING_ENTRIES} entries",
+            )
+        revision = dev.read_reg(R.REVISION)
+        if revision & 0xFF != 0x5D:
+            raise KernelError(
+                "ENODEV", f"PE_REVISION {revision:#010x} is not an EIP-93", prefix="eip93 probe"
+            )
+        option1 = dev.read_reg(R.OPTION_1)
+        mode = R.CONFIG_MODE_ARM << 8 | R.CONFIG_EN_CDR_UPDATE
+        # Mainline resets with bits 0 and 2 (VND/vschagen: 0 and 1) [U] reset-ring-bit.
+        dev.write_reg(R.PE_CONFIG, mode | R.CONFIG_RESET_PE | 1 << 2)
+        dev.write_reg(R.PE_CONFIG, mode)
+        dev.write_reg(R.INT_CFG, 0)  # level, manual clear
+        clock = 1  # PE; the rest follow OPTION_1 as in mainline
+        clock |= 2 if option1 & 1 else 0  # DES
+        clock |= 4 if option1 & 4 else 0  # AES
+        clock |= 16 if option1 & 0xF0000 else 0  # hash
+        dev.write_reg(R.CLOCK_CTRL, clock)
+        dev.write_reg(R.BUF_THRESH, 128 | 128 << 16)
+        dev.write_reg(R.INT_CLR, 0xFFFFFFFF)
+        dev.write_reg(R.MASK_DISABLE, 0xFFFFFFFF)
+        # CDR threshold N - 32, RDR threshold 0, RD timeout 5 with TIMEOUT_EN (1.5 step 6).
+        dev.write_reg(R.RING_THRESH, max(entries - 32, 0) | 5 << 26 | 1 << 31)
+        size = entries * DESCRIPTOR_SIZE
+        if self.entries != entries:
+            for addr in (self.cdr, self.rdr):
+                if addr:
+                    self.memory.free(addr)
+            self.cdr = self.memory.allocate(size, label="CDR", pool="ring", align=4096)
+            self.rdr = self.memory.allocate(size, label="RDR", pool="ring", align=4096)
+        else:
+            self.memory.write(self.cdr, bytes(size))
+            self.memory.write(self.rdr, bytes(size))
+        self._cdr_mem = self._owned(self.cdr)
+        self._rdr_mem = self._owned(self.rdr)
+        dev.write_reg(R.CDR_BASE, self.cdr)
+        dev.write_reg(R.RDR_BASE, self.rdr)
+        dev.write_reg(R.RING_CONFIG, entries - 1)  # mainline writes no spacing
+        dev.write_reg(R.MASK_ENABLE, R.INT_RDR_THRESH)  # only the RDR threshold (1.5 step 6)
+        self.entries = entries
+        self.head = self.tail = 0
+        self._inflight.clear()
+        self._done.clear()
+        self.probed = True
+        major, minor, patch = revision >> 24 & 0xF, revision >> 20 & 0xF, revision >> 16 & 0xF
+        return [
+            self.stage(
+                f"probe: EIP-93 {major}.{minor}.{patch}, OPTION_1 {option1:#010x}; CDR at "
+                f"{self.cdr:#010x}, RDR at {self.rdr:#010x}, {entries} entries",
+                "mainline init: reset, ring mode with CDR update, clocks from OPTION_1, buffer "
+                "thresholds 128/128, RDR-threshold interrupt only (eip93.md 6.2)",
+                "C",
+            )
+        ]
+
+    # --- the ring protocol (eip93.md 1.5) -------------------------------------------
+
+    def _owned(self, addr: int) -> bytearray:
+        """The bytes of a region the driver allocated: it writes its own DMA memory."""
+        region = self.memory.region(addr)
+        assert region is not None and region.base == addr
+        return region.data
+
+    def buffer(self, slot: int) -> tuple[int, bytearray]:
+        """The DMA buffer of ring slot ``slot``: bus address and bytes [M] dma-buffer."""
+        buf = self._buffers.get(slot)
+        if buf is None:
+            addr = self.memory.allocate(
+                DMA_BUFFER_SIZE, label=f"buffer {slot}", pool="buf", align=64
+            )
+            buf = self._buffers[slot] = (addr, self._owned(addr))
+        return buf
+
+    @property
+    def in_flight(self) -> int:
+        """Descriptors submitted whose results the driver has not consumed."""
+        return len(self._inflight)
+
+    def next_slot(self) -> int:
+        """The slot the next submission takes; RingFull (counted) when none is free."""
+        if not self.probed:
+            raise EngineError("the EIP-93 driver is not probed", hint="call probe() first")
+        if len(self._inflight) >= self.entries:
+            self.stats.ring_full += 1
+            raise RingFull(
+                f"CDR full: {self.entries} descriptors in flight, the request is refused",
+                hint="drain the ring (poll) or resume the engine",
+            )
+        return self.head
+
+    def submit(
+        self, words: tuple[int, ...], finish: Finish, stages: list[Stage], **context: Any
+    ) -> Ticket:
+        """Write one command into the next CDR slot and kick the engine (1.5 step 2)."""
+        slot = self.head if len(self._inflight) < self.entries else self.next_slot()
+        offset = slot * DESCRIPTOR_SIZE
+        rdr = self._rdr_mem
+        # Zero words 0 and 7 of the RDR slot first: no stale ready bits.
+        rdr[offset : offset + 4] = _ZERO_WORD
+        rdr[offset + 28 : offset + 32] = _ZERO_WORD
+        self._cdr_mem[offset : offset + DESCRIPTOR_SIZE] = _DESC.pack(*words)
+        ticket = Ticket(slot, finish, stages, context)
+        self._inflight[slot] = ticket
+        self.head = (slot + 1) % self.entries
+        try:
+            kicked = self.device.write_reg(R.CD_COUNT, 1)
+        except EngineError:
+            # The engine refused the kick (its rings are misprogrammed): take it back.
+            del self._inflight[slot]
+            self.head = slot
+            self._cdr_mem[offset : offset + DESCRIPTOR_SIZE] = bytes(DESCRIPTOR_SIZE)
+            raise
+        self.stats.submitted += 1
+        self._route(kicked)
+        return ticket
+
+    def opening(self, first: Opening) -> list[Stage]:
+        """The stages of a request so far: its first, from (template, why, fidelity, args)."""
+        return [self.stage(first[0], first[1], first[2], args=first[3])]
+
+    def closing(
+        self,
+        ticket: Ticket,
+        decision: str,
+        why: str,
+        fidelity: Any,
+        args: tuple[Any, ...],
+        data: bytes,
+        kind: str = "raw",
+    ) -> None:
+        """Append the driver's last stage of a completed request to ``ticket.stages``
+        (unbuilt while the ticket defers its stages; it must be the last one added)."""
+        if ticket.lazy:
+            ticket.last = (
+                decision,
+                why,
+                fidelity,
+                args,
+                data if self.device.snapshots else None,
+                kind,
+            )
+        else:
+            ticket.stages.append(
+                self.stage(decision, why, fidelity, args=args, data=data, kind=kind)
+            )
+
+    def transact(
+        self, words: tuple[int, ...], finish: Finish, first: Opening, context: dict[str, Any]
+    ) -> Outcome:
+        """``complete(submit(words, finish, opening(first), **context))``: one command
+        through the rings and its outcome.
+
+        With nothing in flight and a running, idle engine the command runs to completion
+        at once, so the register and ring steps in between are not observable: they are
+        skipped and memory, registers and counters end as the full protocol leaves them;
+        the first stage and the engine's are then built when the outcome's stages are
+        first read.
+        """
+        dev = self.device
+        slot = self.head
+        fast = self.ready_ring()
+        if fast is None:
+            return self.complete(self.submit(words, finish, self.opening(first), **context))
+        cdr, rdr, entries, rdr_irq, _ = fast
+        stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
+        offset = slot * DESCRIPTOR_SIZE
+        # The ring memory the engine sees is as submit() leaves it: the RDR slot's words 0
+        # and 7 cleared, the command in the CDR slot.
+        rdr[offset : offset + 4] = _ZERO_WORD
+        rdr[offset + 28 : offset + 32] = _ZERO_WORD
+        cmd = _DESC.pack(*words)
+        cdr[offset : offset + DESCRIPTOR_SIZE] = cmd
+        ticket = Ticket(slot, finish, stages, context, None, True)
+        result_words, result, job_stages = dev.engine.run_command(words, cmd, slot)
+        rdr[offset : offset + DESCRIPTOR_SIZE] = result
+        # The CDR entry as the driver leaves it after reading the result (words 0 and 7
+        # cleared, which also covers the engine's EN_CDR_UPDATE ownership bits).
+        cdr[offset : offset + 4] = _ZERO_WORD
+        cdr[offset + 28 : offset + 32] = _ZERO_WORD
+        # The engine's index and interrupt status once it has run the command.
+        self.head = self.tail = dev.index = (slot + 1) % entries
+        dev.raw_int |= R.INT_OPERATION_DONE | R.INT_RDR_THRESH if rdr_irq else R.INT_OPERATION_DONE
+        stats = self.stats
+        stats.submitted += 1
+        stats.completed += 1
+        outcome = ticket.outcome = finish(self, result_words, ticket)
+        outcome.slot = slot
+        outcome.result = result
+        opened = partial(self._opened, first, job_stages, ticket.last)
+        if outcome.stages is stages:
+            defer_stages(outcome, opened)  # built when read
+        else:
+            stages[0:0] = opened()
+        if dev.raw_int & R.INT_RDR_THRESH and not dev.ready:
+            # Tasklet end: INT_CLR, then MASK_ENABLE (no results wait: nothing re-latches).
+            dev.raw_int &= ~R.INT_RDR_THRESH
+            dev.int_mask |= R.INT_RDR_THRESH
+        return outcome
+
+    def ready_ring(self) -> tuple[bytearray, bytearray, int, bool, int] | None:
+        """The engine's ``fast_rings`` when one command written now would run to completion
+        at once with nothing else in the rings (and ``fast_path`` is on); else None."""
+        dev = self.device
+        fast = dev.fast
+        if fast is None or fast[4] != self.memory.frees:
+            fast = dev.fast_rings()
+        slot = self.head
+        if (
+            fast is None
+            or not self.fast_path
+            or fast[2] != self.entries
+            or dev.pending
+            or dev.ready
+            or not dev.running
+            or self._inflight
+            or self._done
+            or dev.index != slot
+            or self.tail != slot
+            or fast[0] is not self._cdr_mem
+            or fast[1] is not self._rdr_mem
+            or not self.probed
+        ):
+            return None  # (the last two: the engine's rings are the driver's)
+        return fast
+
+    def _opened(
+        self, first: Opening, job_stages: Callable[[], list[Stage]], last: tuple[Any, ...] | None
+    ) -> list[Stage]:
+        """The first stage, the engine's and the deferred last one (see ``closing``)."""
+        stages = self.opening(first) + job_stages()
+        if last is not None:
+            decision, why, fidelity, args, data, kind = last
+            stages.append(
+                LazyStage(
+                    "eip93.driver",
+                    self.node,
+                    decision,
+                    why,
+                    fidelity,
+                    None,
+                    data,
+                    kind,
+                    None,
+                    {},
+                    args,
+                )
+            )
+        return stages
+
+    def _route(self, stages: list[Stage]) -> None:
+        """Give engine stages to the ticket of their slot (each job starts at eip93.cdr)."""
+        ticket: Ticket | None = None
+        for stage in stages:
+            if stage.tap == "eip93.cdr":
+                ticket = self._inflight.get(stage.meta.get("slot", -1))
+            if ticket is not None:
+                ticket.stages.append(stage)
+
+    def poll(self) -> list[Outcome]:
+        """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
+        by one as mainline does; returns their outcomes (and any collected earlier)."""
+        done, self._done = self._done, []
+        dev, cdr, rdr = self.device, self._cdr_mem, self._rdr_mem
+        for _ in range(dev.read_reg(R.RD_COUNT)):
+            slot = self.tail
+            offset = slot * DESCRIPTOR_SIZE
+            result = bytes(rdr[offset : offset + DESCRIPTOR_SIZE])
+            words = _DESC.unpack(result)
+            if words[0] & 3 != PE_READY or words[7] >> 22 & 3 != PE_READY:
+                self.stats.not_ready += 1  # the driver would spin; the model stops here
+                break
+            ticket = self._inflight.pop(slot, None)
+            cdr[offset : offset + 4] = _ZERO_WORD
+            cdr[offset + 28 : offset + 32] = _ZERO_WORD
+            self.tail = (slot + 1) % self.entries
+            self.stats.completed += 1
+            self._route(dev.write_reg(R.RD_COUNT, 1))
+            if ticket is None:
+                continue
+            outcome = ticket.outcome = ticket.finish(self, words, ticket)
+            outcome.slot = slot
+            outcome.result = result
+            done.append(outcome)
+        if not dev.read_reg(R.RD_COUNT) and dev.raw_int & R.INT_RDR_THRESH:
+            dev.write_reg(R.INT_CLR, R.INT_RDR_THRESH)  # tasklet end: clear, then unmask
+            dev.write_reg(R.MASK_ENABLE, R.INT_RDR_THRESH)
+        return done
+
+    def complete(self, ticket: Ticket) -> Outcome:
+        """Poll and return ``ticket``'s outcome, or a pending one while the engine holds it."""
+        for outcome in self.poll():
+            if outcome is not ticket.outcome:
+                self._done.append(outcome)
+        if ticket.outcome is not None:
+            return ticket.outcome
+        ticket.stages.append(
+            self.stage(
+                f"slot {ticket.slot} queued: the engine has not finished it",
+                "results are read from the RDR when PE_RD_COUNT counts them (eip93.md 1.5)",
+            )
+        )
+        return Outcome(
+            False, stages=ticket.stages, slot=ticket.slot, pending=True, reason="pending"
+        )
+
+    def pause(self) -> None:
+        """Stop the engine after the current descriptor: submissions queue up in the CDR."""
+        self.device.running = False
+
+    def resume(self) -> list[Outcome]:
+        """Let the engine run again; returns the outcomes it completes."""
+        self.device.running = True
+        self._route(self.device.run())
+        return self.poll()
+
+    def new_handle(self) -> int:
+        handle = self._next_handle
+        self._next_handle += 1
+        return handle
+
+    # --- offloaded SAs -------------------------------------------------------------
+
+    def state_add(self, **kwargs: Any) -> StateAdd:
+        """``xdo_dev_state_add`` for an ESP SA; see
+        :func:`~esplab.model.kernel.drivers.eip93.sa_add.state_add`."""
+        return sa_add.state_add(self, **kwargs)
+
+    def lookup(self, spi: int, direction: str | None = None) -> OffloadedSA:
+        """The offloaded SA with this SPI (and direction); NotFound lists the SPIs."""
+        for key in ((spi, direction),) if direction else ((spi, "out"), (spi, "in")):
+            sa = self.sas.get(key)
+            if sa is not None:
+                return sa
+        valid = [f"{s.spi:#x} ({s.direction})" for s in self.sas.values()]
+        raise NotFound(
+            f"no offloaded SA with SPI {spi:#x}" + (f" ({direction})" if direction else ""),
+            valid=valid,
+        )
+
+    def state_delete(self, sa: OffloadedSA) -> list[Stage]:
+        """``xdo_dev_state_delete`` + ``_free``: forget the SA and release its records."""
+        if self.sas.get(sa.key) is not sa:
+            raise NotFound(
+                f"SA {sa.spi:#x} ({sa.direction}) is not offloaded",
+                valid=[f"{s.spi:#x} ({s.direction})" for s in self.sas.values()],
+            )
+        del self.sas[sa.key]
+        self._release(sa)
+        return [
+            self.stage(
+                f"xdo_dev_state_delete({sa.dev}, spi {sa.spi:#x}): SA record at {sa.sa_addr:#010x} "
+                "freed",
+                "the driver stops using the SA and frees its records (airoha-dsa-xfrm.md 3.3)",
+                "D",
+            )
+        ]
+
+    def _release(self, sa: OffloadedSA) -> None:
+        """Zero and free the SA's records (whatever of them is still allocated)."""
+        self._free_records((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE))
+
+    def _free_records(self, *records: tuple[int, int]) -> None:
+        """Zero and free each (address, size) record still allocated; the one-step view
+        of an SA record goes with it."""
+        for addr, size in records:
+            self.plans.pop(addr, None)
+            region = self.memory.region(addr, size) if addr else None
+            if region is not None and region.base == addr:
+                self.memory.write(addr, bytes(size))
+                self.memory.free(addr)
+
+    def flush(self, why: str) -> tuple[list[OffloadedSA], list[Stage]]:
+        """Drop every offloaded SA (JM: EIP-93 reset or a DMA error flushes the port's SAs,
+        airoha-dsa-xfrm.md 3.10). Returns the flushed SAs and the stage saying so."""
+        flushed = list(self.sas.values())
+        self.sas.clear()
+        for sa in flushed:
+            self._release(sa)
+        self.stats.flushes += 1
+        names = ", ".join(f"{s.spi:#x} ({s.direction})" for s in flushed) or "none"
+        return flushed, [
+            self.stage(
+                f"flush after {why}: {len(flushed)} offloaded SA(s): {names}",
+                "the JM series flushes all SAs of the port on an EIP-93 reset or a DMA error "
+                "(airoha-dsa-xfrm.md 3.10)",
+                "C",
+                flushed=[s.key for s in flushed],
+            )
+        ]
+
+    def reset(self) -> tuple[list[OffloadedSA], list[Stage]]:
+        """Reset the engine: in-flight work is lost, the rings are set up again and every
+        offloaded SA is flushed. Returns the flushed SAs and the stages."""
+        lost = len(self._inflight)
+        flushed, stages = self.flush("an EIP-93 reset")
+        stages += self.probe()
+        if lost:
+            stages.append(
+                self.stage(
+                    f"{lost} descriptor(s) in flight were lost in the reset",
+                    "a ring reset clears the engine's counts (eip93.md 6.1)",
+                )
+            )
+        return flushed, stages
+
+    # --- datapaths (see xmit.py and aead.py) -----------------------------------------
+
+    def check_iv(self, sa: OffloadedSA, iv: bytes | None) -> None:
+        """A pinned IV for ``sa``'s TX must fit its cipher; see
+        :func:`~esplab.model.kernel.drivers.eip93.xmit.check_iv` (callers check before they
+        count)."""
+        xmit.check_iv(sa, iv)
+
+    def crypto_tx(
+        self,
+        sa: OffloadedSA,
+        skb: bytes,
+        *,
+        proto: int,
+        esp_offset: int | None = None,
+        iv: bytes | None = None,
+    ) -> Outcome:
+        """Crypto offload TX; see :func:`~esplab.model.kernel.drivers.eip93.xmit.esp_tx`."""
+        outcome = xmit.esp_tx(self, sa, skb, "crypto", proto=proto, esp_offset=esp_offset, iv=iv)
+        return faulty_outcome(self, sa, outcome) if sa.faults else outcome
+
+    def packet_tx(
+        self,
+        sa: OffloadedSA,
+        skb: bytes,
+        *,
+        proto: int,
+        esp_offset: int | None = None,
+        iv: bytes | None = None,
+    ) -> Outcome:
+        """Packet offload TX; see :func:`~esplab.model.kernel.drivers.eip93.xmit.esp_tx`."""
+        outcome = xmit.esp_tx(self, sa, skb, "packet", proto=proto, esp_offset=esp_offset, iv=iv)
+        return faulty_outcome(self, sa, outcome) if sa.faults else outcome
+
+    def rx(self, skb: bytes, *, dev: str = "wan", esp_offset: int | None = None) -> Outcome | None:
+        """Crypto or packet offload RX; see
+        :func:`~esplab.model.kernel.drivers.eip93.xmit.esp_rx`."""
+        return xmit.esp_rx(self, skb, dev=dev, esp_offset=esp_offset)
+
+    def aead_setkey(self, **kwargs: Any) -> AeadTfm:
+        """An ``authenc`` transform keyed on the engine; see :func:`~.aead.setkey`."""
+        return aead.setkey(self, **kwargs)
+
+    def aead_free(self, tfm: AeadTfm) -> None:
+        """``crypto_free_aead``: the driver's ``cra_exit`` unmaps and frees the
+        transform's records (eip93-aead.c); a transform already freed is left alone."""
+        if self.tfms.get(tfm.handle) is tfm:
+            del self.tfms[tfm.handle]
+            self._free_records(
+                (tfm.sa_out, SA_RECORD_SIZE),
+                (tfm.sa_in, SA_RECORD_SIZE),
+                (tfm.state, STATE_RECORD_SIZE),
+            )
+
+    def aead_encrypt(self, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: bytes) -> Outcome:
+        """``crypto_aead_encrypt``; see :func:`~esplab.model.kernel.drivers.eip93.aead.encrypt`."""
+        return aead.encrypt(self, tfm, assoc, iv, plain)
+
+    def aead_decrypt(self, tfm: AeadTfm, assoc: bytes, iv: bytes, sealed: bytes) -> Outcome:
+        """``crypto_aead_decrypt``; see :func:`~esplab.model.kernel.drivers.eip93.aead.decrypt`."""
+        return aead.decrypt(self, tfm, assoc, iv, sealed)
+
+    def sw_aead_tx(
+        self,
+        tfm: AeadTfm,
+        skb: bytes,
+        *,
+        proto: int,
+        esp_offset: int | None = None,
+        iv: bytes | None = None,
+    ) -> Outcome:
+        """The ``sw+aead`` datapath's TX; see
+        :func:`~esplab.model.kernel.drivers.eip93.aead.esp_output`."""
+        return aead.esp_output(self, tfm, skb, proto=proto, esp_offset=esp_offset, iv=iv)
+
+    def sw_aead_rx(self, tfm: AeadTfm, skb: bytes, *, esp_offset: int | None = None) -> Outcome:
+        """The ``sw+aead`` datapath's RX; see
+        :func:`~esplab.model.kernel.drivers.eip93.aead.esp_input`."""
+        return aead.esp_input(self, tfm, skb, esp_offset=esp_offset)
