@@ -26,26 +26,19 @@ from __future__ import annotations
 import random
 from ipaddress import IPv4Interface, IPv6Interface, ip_address, ip_network
 
+from esplab.model.hw.switch import (
+    AIROHA_MAX_MTU,
+    MT7530_MAX_MTU,
+)
 from esplab.model.kernel.node import Neighbour, Node, Route, connected_route
 from esplab.model.kernel.stack.netdev import NetDev, is_link_local
 
 __all__ = [
-    "AIROHA_MAX_MTU",
-    "DSA_TAG_LEN",
     "LINKS",
-    "MT7530_CPU_PORT",
     "build_nodes",
     "lan_addr",
 ]
 
-AIROHA_MAX_MTU = 9220  # airoha-dsa-xfrm.md 1.4 [C]
-DSA_TAG_LEN = 4  # the MTK special tag (2.1) [C]
-# mt7530-family switch: 15 KiB less Ethernet header, FCS and tag (1.3) [C]; the
-# conduit's 9220 is what limits the user ports (dsa_user_change_mtu: ERANGE).
-MT7530_MAX_MTU = 15 * 1024 - 14 - 4 - 4
-# The switch port wired to GDM1: device-tree ``port@6`` has ``ethernet = <&gdm1>``
-# (airoha-dsa-xfrm.md 1.1) [C].
-MT7530_CPU_PORT = 6
 PEER_MAX_MTU = 9216  # a plain 10G NIC on the peers: a labelled design choice [M]
 
 # (node, dev) <-> (node, dev): the wires. lanN reach pcN through switch port N.

@@ -27,12 +27,12 @@ from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NotFound
+from esplab.model.hw.switch import MT7530_CPU_PORT
 from esplab.model.kernel.drivers.airoha_eth import DSA_FEATURE_LOST, dsa_feature_change
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.features import feature_table
 from esplab.model.kernel.stack.netdev import ETHTOOL_FEATURES, NetDev
 from esplab.model.kernel.xfrm.objects import XfrmPolicy, XfrmState
-from esplab.model.topology import MT7530_CPU_PORT
 
 __all__ = ["COMMANDS", "USAGE"]
 

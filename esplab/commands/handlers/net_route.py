@@ -38,7 +38,8 @@ from esplab.commands.handlers.net_show import (
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchPort
-from esplab.model.kernel.node import IPAddress, IPNetwork, Node, Route, route_metric
+from esplab.model.kernel.node import Node, Route, route_metric
+from esplab.model.kernel.stack.addr import IPAddress, IPNetwork
 
 __all__ = ["ip_route"]
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_network
 
-from esplab.model.kernel.node import IPAddress, IPNetwork, Node, Route, route_metric
+from esplab.model.kernel.node import Node, Route, route_metric
+from esplab.model.kernel.stack.addr import IPAddress, IPNetwork
 
 __all__ = [
     "RtHide",

@@ -20,8 +20,8 @@ import struct
 from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument
+from esplab.model.hw.switch import DSA_TAG_LEN
 from esplab.model.stages import Stage
-from esplab.model.topology import DSA_TAG_LEN
 
 if TYPE_CHECKING:
     from esplab.model.kernel.node import Node

@@ -14,16 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from ipaddress import (
-    IPv4Address,
     IPv4Interface,
-    IPv4Network,
-    IPv6Address,
     IPv6Interface,
-    IPv6Network,
 )
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import KernelError, NoSuchPort
+from esplab.model.kernel.stack.addr import IPAddress, IPNetwork
 from esplab.model.kernel.stack.netdev import NetDev, eui64_link_local, is_link_local
 from esplab.model.kernel.stack.pmtu_cache import TooBig, learn
 
@@ -43,8 +40,6 @@ __all__ = [
     "route_metric",
 ]
 
-IPAddress = IPv4Address | IPv6Address
-IPNetwork = IPv4Network | IPv6Network
 
 _MEMO_MAX = 4096  # entries a lookup cache holds before it starts again
 _MISS: Any = object()

@@ -17,7 +17,7 @@ from esplab.errors import BadArgument
 from esplab.model.kernel.xfrm.objects import Flow
 from esplab.model.kernel.xfrm.tables import FlowKey, XfrmNode, XfrmSettings
 from esplab.model.tools.iproute2.xfrm import run_ip_xfrm
-from esplab.model.tools.iproute2.xfrm_monitor import MONITOR_USAGE
+from esplab.model.tools.iproute2.xfrm_monitor import MONITOR_USAGE, XfrmMonitor
 from esplab.render import render
 
 SHA1 = "0x0102030405060708090a0b0c0d0e0f1011121314"
@@ -71,7 +71,7 @@ def node(monitor: str = "ip xfrm monitor") -> XfrmNode:
 def events(n: XfrmNode, *lines: str) -> str:
     for line in lines:
         run_ip_xfrm(n, line.split())
-    assert n.monitor is not None
+    assert isinstance(n.monitor, XfrmMonitor)
     return n.monitor.drain()
 
 

@@ -17,10 +17,9 @@ lasts until ``ip route flush cache``, its route goes, or a reset [M].
 from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv6Address
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from esplab.model.kernel.node import IPAddress
+from esplab.model.kernel.stack.addr import IPAddress
 
 __all__ = ["IPV4_MIN_PMTU", "IPV6_MIN_MTU", "TooBig", "learn", "too_big_report"]
 

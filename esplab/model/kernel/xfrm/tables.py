@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from esplab.errors import DuplicateSA, KernelError
+from esplab.model.kernel.xfrm.events import Listener, XfrmEvent
 from esplab.model.kernel.xfrm.lookup import mark_ok
 from esplab.model.kernel.xfrm.objects import (
     IPPROTO_AH,
@@ -45,7 +46,6 @@ from esplab.model.kernel.xfrm.policy_rules import (
 from esplab.model.kernel.xfrm.stats import XfrmMib
 from esplab.model.kernel.xfrm.tables_lookup import FlowKey, OutputDecision, XfrmLookups
 from esplab.model.kernel.xfrm.validate import construct_policy, construct_state
-from esplab.model.tools.iproute2.xfrm_monitor import XfrmEvent, XfrmMonitor
 
 __all__ = [
     "DEFAULT_EPOCH",
@@ -112,7 +112,7 @@ class XfrmNode(XfrmLookups):
         default_factory=lambda: dict.fromkeys(("in", "fwd", "out"), "accept")
     )
     # A running ip xfrm monitor, told of every change (see _changed).
-    monitor: XfrmMonitor | None = field(default=None, repr=False, compare=False)
+    monitor: Listener | None = field(default=None, repr=False, compare=False)
     # Where the kernel draws at random (allocspi's SPI): the lab passes one seeded
     # from its seed, so a run is reproducible.
     rng: random.Random = field(default_factory=lambda: random.Random(0), repr=False, compare=False)

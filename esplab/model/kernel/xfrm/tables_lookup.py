@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ipaddress import ip_interface
 from typing import Any, Literal, TypeAlias
 
+from esplab.model.kernel.xfrm.events import Listener, XfrmEvent
 from esplab.model.kernel.xfrm.lookup import find_output_state, find_policy
 from esplab.model.kernel.xfrm.objects import (
     Address,
@@ -22,7 +23,6 @@ from esplab.model.kernel.xfrm.objects import (
     XfrmTemplate,
 )
 from esplab.model.kernel.xfrm.stats import XfrmMib
-from esplab.model.tools.iproute2.xfrm_monitor import XfrmEvent, XfrmMonitor
 
 __all__ = ["FlowKey", "OutputDecision", "XfrmLookups"]
 
@@ -66,7 +66,7 @@ class XfrmLookups:
     def _locate(self, dst: Address, spi: int, proto: int, mark: int) -> XfrmState | None:
         raise NotImplementedError
 
-    monitor: XfrmMonitor | None
+    monitor: Listener | None
 
     def insert_larval(self, x: XfrmState) -> None:
         raise NotImplementedError

@@ -17,32 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, TypeAlias
 
+from esplab.model.kernel.xfrm.events import GROUP, XfrmEvent
 from esplab.model.kernel.xfrm.objects import XFRM_PROTOS, XfrmPolicy, XfrmState
 from esplab.model.tools.iproute2.xfrm_printer import format_policy, format_selector, format_state
 
 __all__ = [
     "MONITOR_GROUPS",
     "MONITOR_USAGE",
-    "EventKind",
-    "XfrmEvent",
     "XfrmMonitor",
     "format_defaults",
-]
-
-EventKind: TypeAlias = Literal[
-    "newsa",
-    "updsa",
-    "delsa",
-    "flushsa",
-    "expire",
-    "acquire",
-    "newpolicy",
-    "updpolicy",
-    "delpolicy",
-    "flushpolicy",
-    "default",
 ]
 
 #: The OBJECTS of ``ip xfrm monitor`` (do_xfrm_monitor) in iproute2's order.
@@ -54,21 +38,6 @@ MONITOR_USAGE = (
     "OBJECTS := { acquire | expire | SA | aevent | policy | report }"
 )
 
-# The multicast group of each message (xfrm_user.c: xfrm_send_state_notify sends
-# EXPIRE to XFRMNLGRP_EXPIRE and the rest to XFRMNLGRP_SA; policies likewise) [C].
-_GROUP: Mapping[str, str] = {
-    "newsa": "SA",
-    "updsa": "SA",
-    "delsa": "SA",
-    "flushsa": "SA",
-    "expire": "expire",
-    "acquire": "acquire",
-    "newpolicy": "policy",
-    "updpolicy": "policy",
-    "delpolicy": "policy",
-    "flushpolicy": "policy",
-    "default": "policy",
-}
 
 _PREFIX: Mapping[str, str] = {
     "updsa": "Updated ",
@@ -77,23 +46,6 @@ _PREFIX: Mapping[str, str] = {
     "updpolicy": "Updated ",
     "delpolicy": "Deleted ",
 }
-
-
-@dataclass(frozen=True)
-class XfrmEvent:
-    """One change of the tables, as the kernel's notification describes it.
-
-    ``proto``: a flush's protocol as sent (None: ``ip xfrm state flush`` with no
-    proto, which iproute2 sends as 0); ``hard``: an expire's kind; ``defaults``: the
-    default policies after a ``setdefault``."""
-
-    kind: EventKind
-    state: XfrmState | None = None
-    policy: XfrmPolicy | None = None
-    proto: int | None = None
-    ptype: str = "main"
-    hard: bool = True
-    defaults: Mapping[str, str] = field(default_factory=dict)
 
 
 def format_defaults(defaults: Mapping[str, str]) -> str:
@@ -132,7 +84,7 @@ class XfrmMonitor:
 
     def record(self, event: XfrmEvent, *, ptype_attr: bool) -> None:
         """Print ``event`` if the monitor listens to its group (xfrm_accept_msg)."""
-        if _GROUP[event.kind] not in self.groups:
+        if GROUP[event.kind] not in self.groups:
             return
         text = self.format(event, ptype_attr=ptype_attr)
         self._text.append(("[nsid current]" if self.all_nsid else "") + text)
