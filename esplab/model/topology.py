@@ -30,8 +30,9 @@ from esplab.model.hw.switch import (
     AIROHA_MAX_MTU,
     MT7530_MAX_MTU,
 )
-from esplab.model.kernel.node import Neighbour, Node, Route, connected_route
+from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.netdev import NetDev, is_link_local
+from esplab.model.kernel.stack.route import Neighbour, Route, connected_route
 
 __all__ = [
     "LINKS",

@@ -19,9 +19,10 @@ from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
 from esplab.model.hw.switch import DSA_TAG_LEN
-from esplab.model.kernel.node import Node, brings_prefix_route, connected_route
+from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.netdev import NetDev
 from esplab.model.kernel.stack.pmtu_cache import IPV6_MIN_MTU
+from esplab.model.kernel.stack.route import brings_prefix_route, connected_route
 
 __all__ = ["ip_addr", "ip_link"]
 

@@ -9,7 +9,8 @@ from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
 from esplab.model.journey.l2 import parse_mac
-from esplab.model.kernel.node import Neighbour, Node
+from esplab.model.kernel.node import Node
+from esplab.model.kernel.stack.route import Neighbour
 
 __all__ = ["ip_neigh"]
 

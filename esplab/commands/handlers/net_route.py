@@ -38,8 +38,9 @@ from esplab.commands.handlers.net_show import (
 from esplab.commands.result import MessageResult, Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchPort
-from esplab.model.kernel.node import Node, Route, route_metric
+from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.addr import IPAddress, IPNetwork
+from esplab.model.kernel.stack.route import Route, route_metric
 
 __all__ = ["ip_route"]
 

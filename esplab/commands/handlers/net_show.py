@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_network
 
-from esplab.model.kernel.node import Node, Route, route_metric
+from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.addr import IPAddress, IPNetwork
+from esplab.model.kernel.stack.route import Route, route_metric
 
 __all__ = [
     "RtHide",

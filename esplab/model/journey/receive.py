@@ -27,8 +27,9 @@ from esplab.model.journey.walk import (
     tapname,
 )
 from esplab.model.kernel.esp.ip import IpInfo, parse_ip
-from esplab.model.kernel.node import Node, is_loopback, raw_loopback
+from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.pmtu_cache import too_big_report
+from esplab.model.kernel.stack.route import is_loopback, raw_loopback
 from esplab.model.kernel.xfrm.objects import Flow
 from esplab.model.kernel.xfrm.tables import FlowKey
 from esplab.model.stages import Journey, LazyTextStage, Stage
