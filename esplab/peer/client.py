@@ -9,7 +9,6 @@ its whole process group, on :meth:`close`, on a failure, and at interpreter exit
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import json
 import os
@@ -21,23 +20,36 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 from esplab.errors import PeerError
 from esplab.peer.backends import Backend
 
 __all__ = ["KernelPeer", "RunResult"]
 
-_LIVE: weakref.WeakSet[KernelPeer] = weakref.WeakSet()
+_Stopper: TypeAlias = "weakref.finalize[[subprocess.Popen[bytes], threading.Lock], KernelPeer]"
 HEARTBEAT = 5.0  # seconds between "alive" lines (the agent gives up after 60 s of none)
 
 
-def _close_all() -> None:
-    for peer in list(_LIVE):
-        peer.close()
-
-
-atexit.register(_close_all)
+def _stop(proc: subprocess.Popen[bytes], write_lock: threading.Lock) -> None:
+    """Ask the agent to quit, then end its process group. Runs once per process: from
+    :meth:`KernelPeer.close`, when the peer is collected, or when Python exits
+    (``weakref.finalize``), so no QEMU outlives esplab."""
+    try:
+        if proc.poll() is None and proc.stdin is not None:
+            with write_lock:
+                proc.stdin.write(b'{"op":"quit"}\n')
+                proc.stdin.flush()
+                proc.stdin.close()
+            proc.wait(timeout=3)
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        pass
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+        proc.wait()
 
 
 class RunResult:
@@ -75,6 +87,8 @@ class KernelPeer:
         self._hooked = False
         self._reader: threading.Thread | None = None
         self._write_lock = threading.Lock()
+        # Stops the process once: on close(), on collection or at exit (see _stop).
+        self._stopper: _Stopper | None = None
 
     # -- life ----------------------------------------------------------------
     def start(self) -> KernelPeer:
@@ -94,7 +108,8 @@ class KernelPeer:
             self.backend = backend
             self.label = backend.label
             self.booted_in = time.monotonic() - started
-            _LIVE.add(self)
+            assert self.proc is not None
+            self._stopper = weakref.finalize(self, _stop, self.proc, self._write_lock)
             return self
         assert last is not None
         raise last
@@ -183,22 +198,10 @@ class KernelPeer:
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        _LIVE.discard(self)
-        try:
-            if proc.poll() is None and proc.stdin is not None:
-                with self._write_lock:
-                    proc.stdin.write(b'{"op":"quit"}\n')
-                    proc.stdin.flush()
-                    proc.stdin.close()
-                proc.wait(timeout=3)
-        except (OSError, subprocess.TimeoutExpired, ValueError):
-            pass
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                proc.kill()
-            proc.wait()
+        if self._stopper is not None:
+            self._stopper()
+        else:
+            _stop(proc, self._write_lock)
         # The reader sees the end of the output and stops; then its pipe is closed.
         if self._reader is not None:
             self._reader.join(timeout=5)
