@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,8 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     """The file names of the wheel that `pip install .` would install."""
     out = tmp_path_factory.mktemp("wheel")
+    # (built from a copy: setuptools writes build/ and *.egg-info beside the sources)
+    src = tmp_path_factory.mktemp("src") / "esplab"
+    ignore = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", ".*cache")
+    shutil.copytree(ROOT, src, symlinks=True, ignore=ignore)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(src)],
         check=True,
         capture_output=True,
     )
