@@ -8,7 +8,7 @@ import pytest
 from esplab.errors import BadArgument, KernelError, NoSuchPort, NotFound
 from esplab.layers.xdp import XDPDesc
 from esplab.model.journey import xsk
-from esplab.model.journey.xdp import PROG_COUNTS, XdpLab, lab_xdp, with_errno
+from esplab.model.journey.xdp import PROG_COUNTS, XdpLab, lab_xdp, undone_on_failure, with_errno
 from esplab.model.journey.xdp_rx import xdp_rx_hook
 from esplab.model.journey.xdpsock_run import run_xdpsock
 from esplab.model.kernel.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
@@ -61,6 +61,26 @@ def test_default_profiles_and_ports_on_first_use(xl: XdpLab) -> None:
     assert xl.port("ap", "wan") is xl.port("ap", "wan")
     with pytest.raises(NoSuchPort):
         xl.port("ap", "wan9")
+
+
+def test_the_xdp_side_is_the_devices_own(lab: Lab, xl: XdpLab) -> None:
+    wan = lab.node("ap").dev("wan")
+    assert wan.xdp is None  # made on first use
+    xp = xl.port("ap", "wan")
+    assert wan.xdp is xp.port and xp.port.dev is wan and xp.port.name == "wan"
+    wan.up = False  # the device's state, read by its XDP side with no copy to keep
+    assert not xp.port.up and not xp.port.receive(frame(lab))
+    old = xp.port
+    xl.set_driver("ap", "wan", "am65-cpsw")
+    assert wan.xdp is xp.port is not old and xp.port.driver.name == "am65-cpsw-nuss"
+
+
+def test_a_failed_command_forgets_the_xdp_side_it_made(lab: Lab) -> None:
+    with pytest.raises(KernelError), undone_on_failure(lab) as xl:
+        xl.port("ap", "lan1")
+        xsk.create(xl, "xsk0", "ap", 16, 4096, 0, 16)
+        xsk.bind(xl, "xsk0", "ap", "lan1", 0, BindFlag.ZEROCOPY, False)  # generic: EOPNOTSUPP
+    assert lab.xdp_state is None and lab.node("ap").dev("lan1").xdp is None
 
 
 def test_am65_ports_of_a_node_share_one_cpsw(xl: XdpLab) -> None:

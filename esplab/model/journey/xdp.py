@@ -1,8 +1,8 @@
 """XDP and AF_XDP on the lab's devices: the glue between the lab and ``esplab.model.kernel.xdp``.
 
-Every lab ``NetDev`` gets one emulated XDP :class:`~esplab.model.kernel.xdp.port.Port`,
-created on first use with a driver profile chosen by the device's kind (a
-modelled design, [M]: the references say nothing about XDP in airoha_eth):
+Every lab ``NetDev`` gets its XDP side (:class:`~esplab.model.kernel.xdp.port.NetdevXdp`,
+the device's ``xdp``) on first use, with a driver profile chosen by the device's kind
+(a modelled design, [M]: the references say nothing about XDP in airoha_eth):
 
 =============  ===========  ====================================================
 device         profile      why
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
 from esplab.model.kernel.xdp.consts import AttachFlag, AttachMode, NetdevXdpAct, XdpAction
 from esplab.model.kernel.xdp.driver import DriverProfile
-from esplab.model.kernel.xdp.port import Am65Cpsw, Port
+from esplab.model.kernel.xdp.port import Am65Cpsw, NetdevXdp
 from esplab.model.kernel.xdp.program import SwapMacTx, XdpProgram, XdpReturn, XskMap, XskRedirect
 from esplab.model.kernel.xdp.socket import XskSocket
 from esplab.model.kernel.xdp.umem import FrameState, Umem
@@ -147,7 +147,7 @@ def tap_prefix(lab: Lab, node: str, dev: str) -> str:
     return node if dev == "eth0" else f"{node}.{dev}"
 
 
-def counters(port: Port) -> dict[str, int]:
+def counters(port: NetdevXdp) -> dict[str, int]:
     return dict(vars(port.stats))
 
 
@@ -161,12 +161,12 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 @dataclass(eq=False)
 class XdpPort:
-    """One lab device's emulated XDP port and what the lab attached to it."""
+    """One lab device whose XDP side the lab uses, and what the lab attached to it."""
 
     node: str
     dev: str
     tap: str
-    port: Port
+    netdev: NetDev
     profile: str
     rx_queue: int = 0  # where frames from the lab's datapath arrive
     mode: str | None = None  # skb | native | zc, as attached
@@ -174,6 +174,12 @@ class XdpPort:
     xsks_map: XskMap = field(default_factory=XskMap)
     loaded_by_bind: bool = False  # libxdp's default program, released with the last socket
     prog_base: dict[str, int] = field(default_factory=dict)  # port counts at attach
+
+    @property
+    def port(self) -> NetdevXdp:
+        """The device's XDP side."""
+        assert self.netdev.xdp is not None, "XdpLab.port gives every device its XDP side"
+        return self.netdev.xdp
 
     def program_counts(self) -> dict[str, int]:
         """The attached program's action counts (design choice "prog-counts", [M])."""
@@ -265,21 +271,16 @@ class XdpLab:
         xp = self.ports.get((node, dev))
         if xp is None:
             profile = default_profile(netdev)
-            xp = XdpPort(
-                node,
-                dev,
-                tap_prefix(self.lab, node, dev),
-                self._new_port(node, netdev, profile),
-                profile,
-            )
+            self._enable(node, netdev, profile)
+            xp = XdpPort(node, dev, tap_prefix(self.lab, node, dev), netdev, profile)
             self.ports[(node, dev)] = xp
-        xp.port.up = netdev.up
         return xp
 
-    def _new_port(self, node: str, netdev: NetDev, profile: str) -> Port:
+    def _enable(self, node: str, netdev: NetDev, profile: str) -> None:
+        """A fresh XDP side for ``netdev`` with the driver of ``profile``."""
         driver = PROFILES[profile]()
         cpsw = self.cpsw.setdefault(node, Am65Cpsw()) if driver.shared_zc_queues else None
-        return Port(netdev.name, ifindex=netdev.ifindex, driver=driver, cpsw=cpsw)
+        netdev.enable_xdp(driver, cpsw)
 
     def set_driver(self, node: str, dev: str, profile: str) -> XdpPort:
         if profile not in PROFILES:
@@ -293,7 +294,7 @@ class XdpLab:
                 f"{len(xp.port.pools)} bound queue(s))",
                 hint=f"xdp detach {dev} and xsk close its sockets first",
             )
-        xp.port = self._new_port(node, self.lab.node(node).dev(dev), profile)
+        self._enable(node, xp.netdev, profile)
         xp.profile, xp.rx_queue, xp.mode, xp.program = profile, 0, None, None
         xp.prog_base = {}
         return xp
@@ -391,7 +392,7 @@ def undone_on_failure(lab: Lab) -> Iterator[XdpLab]:
         if fresh:
             lab.xdp_state = None
         for key in set(xl.ports) - ports:
-            del xl.ports[key]
+            xl.ports.pop(key).netdev.xdp = None
         for node in set(xl.cpsw) - switches:
             del xl.cpsw[node]
         raise

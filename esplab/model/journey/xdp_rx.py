@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from esplab.model.journey.l2 import count_conduit
 from esplab.model.journey.xdp import XdpLab, XdpPort, counters, delta, record, sock_counters
 from esplab.model.kernel.xdp.consts import AttachMode
-from esplab.model.kernel.xdp.port import Port
+from esplab.model.kernel.xdp.port import NetdevXdp
 from esplab.model.kernel.xdp.program import XskRedirect
 from esplab.model.kernel.xdp.socket import XskSocket
 from esplab.model.stages import Journey, Stage
@@ -57,7 +57,7 @@ _WHY = {  # af_xdp.md 1.2 [C]
 }
 
 
-def settle(port: Port, queue: int) -> None:
+def settle(port: NetdevXdp, queue: int) -> None:
     """Run the NAPI work scheduled on ``queue`` until none is left or a pass does
     nothing (a driver without need_wakeup reschedules itself after a short refill)."""
     for _ in range(8):
@@ -75,7 +75,6 @@ def rx(xl: XdpLab, node: str, dev: str, frame: bytes, journey: Journey) -> bool:
     if xp is None or xp.port.program is None:
         return False
     port, queue = xp.port, xp.rx_queue
-    port.up = xl.lab.node(node).dev(dev).up
     settle(port, queue)
     prog = port.program
     target = prog.xsks_map.lookup(queue) if isinstance(prog, XskRedirect) else None

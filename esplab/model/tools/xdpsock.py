@@ -1,4 +1,8 @@
-"""xdpsock's three benchmarks (rxdrop, txonly, l2fwd) over an emulated port.
+"""xdpsock's three benchmarks (rxdrop, txonly, l2fwd) over a device's XDP side.
+
+In a lab the device is the lab's (``esplab.model.journey.xdpsock_run``); on its own a
+bare device will do, e.g. the seed's am65-cpsw port:
+``XdpSock(NetDev.bare().enable_xdp(DriverProfile.am65_cpsw()), config)``.
 
 Defaults and loop semantics from ``af_xdp.md`` 3.1 and 3.2 (bpf-examples
 ``AF_XDP-example/xdpsock.c``) [C]. The run is deterministic and stepped: one
@@ -19,7 +23,7 @@ from dataclasses import dataclass, field
 
 from esplab.errors import BadArgument
 from esplab.model.kernel.xdp.consts import ETH_FCS_SIZE, AttachMode, Benchmark, BindFlag, XskMode
-from esplab.model.kernel.xdp.port import Port
+from esplab.model.kernel.xdp.port import NetdevXdp
 from esplab.model.kernel.xdp.program import XskMap, XskRedirect, swap_macs
 from esplab.model.kernel.xdp.rings import XskDesc
 from esplab.model.kernel.xdp.socket import XdpStatistics, XskSocket
@@ -199,7 +203,7 @@ class XdpSockReport:
 class XdpSock:
     """One xdpsock process on ``port``: UMEM, socket, libxdp's default program."""
 
-    port: Port
+    port: NetdevXdp
     config: XdpSockConfig = field(default_factory=XdpSockConfig)
     source: TrafficSource | None = None
     loops_per_step: int = 8  # benchmark loops per NAPI pass at most (design choice "app-loops")

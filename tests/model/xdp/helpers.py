@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from esplab.model.kernel.stack.netdev import NetDev
 from esplab.model.kernel.xdp.consts import AttachMode, BindFlag, UmemFlag
 from esplab.model.kernel.xdp.driver import DriverProfile
-from esplab.model.kernel.xdp.port import Port
+from esplab.model.kernel.xdp.port import Am65Cpsw, NetdevXdp
 from esplab.model.kernel.xdp.program import XskMap, XskRedirect
 from esplab.model.kernel.xdp.socket import XskSocket
 from esplab.model.kernel.xdp.umem import Umem
@@ -19,7 +20,7 @@ def frame(length: int = 60, tag: int = 0) -> bytes:
 
 
 def make_socket(
-    port: Port | None = None,
+    port: NetdevXdp | None = None,
     *,
     frames: int = 64,
     chunk: int = CHUNK,
@@ -49,7 +50,7 @@ def make_socket(
     return sock
 
 
-def redirect_to(port: Port, sock: XskSocket, mode: AttachMode | None = None) -> XskMap:
+def redirect_to(port: NetdevXdp, sock: XskSocket, mode: AttachMode | None = None) -> XskMap:
     """libxdp's default program on ``port`` with ``sock`` at its queue's key."""
     xsks = XskMap()
     xsks.update(sock.queue_id, sock)
@@ -57,10 +58,29 @@ def redirect_to(port: Port, sock: XskSocket, mode: AttachMode | None = None) -> 
     return xsks
 
 
-def copy_port() -> Port:
+def xdp_port(
+    driver: DriverProfile | None = None,
+    *,
+    name: str = "eth0",
+    ifindex: int = 2,
+    cpsw: Am65Cpsw | None = None,
+) -> NetdevXdp:
+    """The XDP side of a bare device (``DriverProfile.zero_copy`` unless ``driver``)."""
+    return NetDev.bare(name, ifindex).enable_xdp(driver or DriverProfile.zero_copy(), cpsw)
+
+
+def cpsw_ports(cpsw: Am65Cpsw, *names: str) -> list[NetdevXdp]:
+    """The CPSW's ports (eth0 and eth1 unless ``names``), all with the am65-cpsw driver."""
+    return [
+        xdp_port(DriverProfile.am65_cpsw(), name=n, ifindex=2 + i, cpsw=cpsw)
+        for i, n in enumerate(names or ("eth0", "eth1"))
+    ]
+
+
+def copy_port() -> NetdevXdp:
     """A port whose driver has native XDP but no zero copy."""
-    return Port(driver=DriverProfile.native())
+    return xdp_port(DriverProfile.native())
 
 
-def zc_port() -> Port:
-    return Port(driver=DriverProfile.zero_copy())
+def zc_port() -> NetdevXdp:
+    return xdp_port(DriverProfile.zero_copy())

@@ -9,11 +9,10 @@ import pytest
 from esplab.errors import KernelError
 from esplab.model.kernel.xdp.consts import XDP_OPTIONS_ZEROCOPY, BindFlag, RingKind
 from esplab.model.kernel.xdp.driver import DriverProfile
-from esplab.model.kernel.xdp.port import Port
 from esplab.model.kernel.xdp.socket import SockState, XskSocket
 from esplab.model.kernel.xdp.umem import Umem
 
-from .helpers import copy_port, make_socket, zc_port
+from .helpers import copy_port, make_socket, xdp_port, zc_port
 
 
 def errno_of(call: Callable[..., object], *args: object, **kwargs: object) -> str:
@@ -105,7 +104,7 @@ def test_forced_zero_copy_without_support() -> None:
     assert errno_of(sock.bind, port, 0, BindFlag.ZEROCOPY) == "EOPNOTSUPP"
     assert sock.state is SockState.READY and port.pool_at(0) is None
     assert (
-        errno_of(make_socket().bind, Port(driver=DriverProfile.generic()), 0, BindFlag.ZEROCOPY)
+        errno_of(make_socket().bind, xdp_port(DriverProfile.generic()), 0, BindFlag.ZEROCOPY)
         == "EOPNOTSUPP"
     )
 

@@ -12,13 +12,13 @@ from esplab.model.kernel.xdp.consts import (
     Wakeup,
     XdpAction,
 )
-from esplab.model.kernel.xdp.port import Port
+from esplab.model.kernel.xdp.port import NetdevXdp
 from esplab.model.kernel.xdp.program import SwapMacTx, XdpReturn, XskMap, XskRedirect
 from esplab.model.kernel.xdp.rings import XskDesc
 from esplab.model.kernel.xdp.socket import XskSocket
 from esplab.model.kernel.xdp.umem import FrameState
 
-from .helpers import CHUNK, copy_port, frame, make_socket, redirect_to, zc_port
+from .helpers import CHUNK, copy_port, frame, make_socket, redirect_to, xdp_port, zc_port
 
 
 def fill(sock: XskSocket, chunks: list[int]) -> None:
@@ -31,7 +31,7 @@ def rx_descs(sock: XskSocket) -> list[XskDesc]:
     return sock.rx.consume(1 << 16)
 
 
-def deliver(port: Port, frames: list[bytes], queue: int = 0) -> None:
+def deliver(port: NetdevXdp, frames: list[bytes], queue: int = 0) -> None:
     for f in frames:
         port.receive(f, queue)
     port.poll(queue, budget=len(frames) or 1)
@@ -135,7 +135,7 @@ def test_queue_mismatch_and_empty_slot() -> None:
     assert port.stats.xdp_redirect_err == 1 and rx_descs(sock) == []
     deliver(port, [frame()], queue=2)  # slot 2 is empty
     assert port.stats.xdp_pass == 1 and port.stats.stack_rx == 1
-    other = Port("eth1", ifindex=3)
+    other = xdp_port(name="eth1", ifindex=3)
     other.attach(XskRedirect(xsks), AttachMode.DRV)
     deliver(other, [frame()])
     assert other.stats.xdp_redirect_err == 1  # socket bound to another netdev

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from esplab.errors import KernelError
+from esplab.model.kernel.stack.netdev import NetDev
 from esplab.model.kernel.xdp.consts import BindFlag, DescOption, UmemFlag
-from esplab.model.kernel.xdp.port import Port
 from esplab.model.kernel.xdp.rings import XskDesc
 from esplab.model.kernel.xdp.socket import PollMask, XskSocket
 from esplab.model.kernel.xdp.umem import FrameState
 
-from .helpers import CHUNK, copy_port, frame, make_socket, zc_port
+from .helpers import CHUNK, copy_port, frame, make_socket, xdp_port, zc_port
 
 
 def queue_tx(sock: XskSocket, descs: list[XskDesc]) -> None:
@@ -218,7 +218,8 @@ def test_syscall_errors() -> None:
     with pytest.raises(KernelError) as err:
         make_socket().recvfrom()
     assert err.value.errno_name == "ENXIO"
-    port.up = False
+    assert isinstance(port.dev, NetDev)
+    port.dev.up = False  # the device's own state: its XDP side reads it
     assert sock.sendto() == "ENETDOWN" and sock.poll() == PollMask.NONE
 
 
@@ -255,7 +256,7 @@ def test_copy_tx_on_a_queue_without_tx() -> None:
     # __xsk_generic_xmit: a queue id past the TX queues sends nothing, no error [C].
     from esplab.model.kernel.xdp.driver import DriverProfile
 
-    port = Port(driver=DriverProfile("rx4", rx_queues=4, tx_queues=1))
+    port = xdp_port(DriverProfile("rx4", rx_queues=4, tx_queues=1))
     sock = make_socket(port, queue=2, flags=BindFlag.COPY)
     queue_tx(sock, put_frames(sock, 1))
     assert sock.sendto() is None and port.stats.tx_packets == 0

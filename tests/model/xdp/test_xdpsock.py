@@ -10,9 +10,10 @@ import pytest
 from esplab.errors import BadArgument
 from esplab.model.kernel.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
 from esplab.model.kernel.xdp.driver import DriverProfile
-from esplab.model.kernel.xdp.port import Am65Cpsw, Port
 from esplab.model.tools.xdp_costmodel import CostModel
 from esplab.model.tools.xdpsock import TrafficSource, XdpSock, XdpSockConfig, xdpsock_frame
+
+from .helpers import xdp_port
 
 
 def run(
@@ -21,7 +22,7 @@ def run(
     steps: int = 50,
     **options: Any,
 ) -> XdpSock:
-    port = Port(driver=driver or DriverProfile.zero_copy())
+    port = xdp_port(driver or DriverProfile.zero_copy())
     config = XdpSockConfig(benchmark=bench, **options)
     source = TrafficSource(pkt_size=config.pkt_size)
     xsk = XdpSock(port, config, source)
@@ -51,14 +52,14 @@ def test_defaults() -> None:
 
 def test_ring_sizes_and_umem() -> None:
     # 3.1: RX 2048, TX 2048, COMPLETION 2048, FILL 4096; 4096 frames of 4096 bytes.
-    xsk = XdpSock(Port(), XdpSockConfig(benchmark=Benchmark.L2FWD))
+    xsk = XdpSock(xdp_port(), XdpSockConfig(benchmark=Benchmark.L2FWD))
     sock = xsk.sock
     assert sock.rx is not None and sock.tx is not None
     assert sock.fill is not None and sock.comp is not None
     assert (sock.rx.size, sock.tx.size, sock.comp.size, sock.fill.size) == (2048, 2048, 2048, 4096)
     assert xsk.umem.size == 16 << 20
     assert sock.fill.occupancy == 4096  # pre-loaded after bind (3.2)
-    tx_only = XdpSock(Port(), XdpSockConfig(benchmark=Benchmark.TXONLY)).sock
+    tx_only = XdpSock(xdp_port(), XdpSockConfig(benchmark=Benchmark.TXONLY)).sock
     assert tx_only.rx is None and tx_only.tx is not None  # TX and COMPLETION only
 
 
@@ -133,7 +134,7 @@ def test_txonly_copy_mode_is_budget_bound() -> None:
     ("driver", "options"),
     [
         (DriverProfile.zero_copy(), {}),
-        (Am65Cpsw().ports("eth0")[0].driver, {}),
+        (DriverProfile.am65_cpsw(), {}),
         (DriverProfile.native(), {"force_copy": True}),
         (DriverProfile.zero_copy(), {"xdp_skb": True}),
     ],
@@ -193,7 +194,7 @@ def test_report_for_the_bug_cell_has_no_rate() -> None:
 
 def test_two_processes_share_the_default_program() -> None:
     # libxdp reuses the attached program's XSKMAP for a second socket on another queue.
-    port = Port(driver=DriverProfile.zero_copy())
+    port = xdp_port(DriverProfile.zero_copy())
     one = XdpSock(port, XdpSockConfig(queue=0))
     two = XdpSock(port, XdpSockConfig(queue=1))
     assert one.xsks_map is two.xsks_map

@@ -13,6 +13,9 @@ Facts (airoha-dsa-xfrm.md, tags as there):
   ``esp-hw-offload``, and the driver drops them with it [C] (:func:`_fix_features`).
   On the emulated Airoha ports the ops are a modelled design (the withdrawn JM
   series, 3.10 [M]), which advertises neither ESP TX checksum nor ESP GSO.
+* XDP and AF_XDP: a device's XDP side (driver profile, program, queues, buffer pools,
+  zero-copy state) is its ``xdp``, made on first use by :meth:`NetDev.enable_xdp`
+  (``esplab.model.kernel.xdp.port``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from ipaddress import IPv4Address, IPv4Interface, IPv6Interface
 from typing import Literal
 
 from esplab.errors import BadArgument, KernelError
+from esplab.model.kernel.xdp.driver import DriverProfile
+from esplab.model.kernel.xdp.port import Am65Cpsw, NetdevXdp
 
 __all__ = [
     "ESP_DEPENDENTS",
@@ -112,6 +117,8 @@ class NetDev:
     brd: dict[IPv4Interface, IPv4Address] = field(default_factory=dict)
     # IFLA_CARRIER_CHANGES (carrier up + down counts): "transns" of ip -s -s link.
     carrier_changes: int = 0
+    # The XDP side, once XDP or AF_XDP has used the device (enable_xdp).
+    xdp: NetdevXdp | None = field(default=None, repr=False, compare=False)
     # ``mac`` as bytes, for the receive path's destination check (and what it was
     # made from, so a changed address is noticed).
     _mac_raw: tuple[str, bytes] = field(default=("", b""), init=False, repr=False, compare=False)
@@ -124,6 +131,18 @@ class NetDev:
             raw = bytes.fromhex(self.mac.replace(":", ""))
             self._mac_raw = (self.mac, raw)
         return raw
+
+    @classmethod
+    def bare(cls, name: str = "eth0", ifindex: int = 2) -> NetDev:
+        """An Ethernet device on no node (xdpsock run on its own, tests), its MAC locally
+        administered from ``ifindex``."""
+        return cls(name, "", "ether", ifindex, f"02:00:00:00:00:{ifindex & 0xFF:02x}")
+
+    def enable_xdp(self, driver: DriverProfile, cpsw: Am65Cpsw | None = None) -> NetdevXdp:
+        """Give the device a fresh XDP side with ``driver``'s profile (``cpsw``: the switch
+        whose zero-copy queues it shares, for am65-cpsw) and return it."""
+        self.xdp = NetdevXdp(self, driver, cpsw)
+        return self.xdp
 
     @property
     def has_hw_esp(self) -> bool:

@@ -2,26 +2,87 @@
 
 ``xsk_rcv_check``, ``__xsk_rcv``, ``xsk_rcv_zc``, ``xsk_flush`` and
 ``__xsk_generic_xmit`` of ``net/xdp/xsk.c`` as ``af_xdp.md`` 2.6-2.8 describe them
-(facts 6.6-6.8, 6.11-6.17) [C]. The port calls the RX side; ``sendto`` and ``poll``
-call :func:`generic_xmit`. Nothing here raises for a packet: it counts.
+(facts 6.6-6.8, 6.11-6.17) [C]. The device's XDP side calls the RX side; ``sendto``
+and ``poll`` call :func:`generic_xmit`. Nothing here raises for a packet: it counts.
+
+The functions see a socket and a device through two protocols, so that this module
+imports neither: :class:`XskEnd` is what they read and write of a socket
+(:class:`~esplab.model.kernel.xdp.socket.XskSocket` has it), :class:`XskDevice` what
+AF_XDP asks of a device's XDP side
+(:class:`~esplab.model.kernel.xdp.port.NetdevXdp` has it).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from esplab.model.kernel.xdp.consts import MAX_SKB_FRAGS, DescOption
-from esplab.model.kernel.xdp.rings import XskDesc
+from esplab.model.kernel.xdp.consts import MAX_SKB_FRAGS, DescOption, Wakeup
+from esplab.model.kernel.xdp.driver import DriverProfile
+from esplab.model.kernel.xdp.pool import BufferPool
+from esplab.model.kernel.xdp.rings import DescRing, XskDesc
+from esplab.model.kernel.xdp.umem import Umem
 
-if TYPE_CHECKING:
-    from esplab.model.kernel.xdp.port import Port
-    from esplab.model.kernel.xdp.socket import XskSocket
+__all__ = [
+    "XskDevice",
+    "XskEnd",
+    "drop_partial",
+    "flush",
+    "generic_xmit",
+    "rcv_check",
+    "rcv_copy",
+    "rcv_zc",
+]
 
-__all__ = ["drop_partial", "flush", "generic_xmit", "rcv_check", "rcv_copy", "rcv_zc"]
+
+class XskDevice(Protocol):
+    """A device's XDP side as AF_XDP sees it: bind registers pools on its queues, the
+    syscalls wake its NAPI, copy-mode TX hands it frames (2.5, 2.6) [C]."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def up(self) -> bool: ...
+
+    @property
+    def driver(self) -> DriverProfile: ...
+
+    def pool_at(self, queue: int) -> BufferPool | None: ...
+
+    def reg_pool(self, pool: BufferPool, queue: int) -> None: ...
+
+    def unreg_pool(self, queue: int) -> None: ...
+
+    def setup_zc(self, pool: BufferPool, queue: int, *, sg: bool) -> tuple[str, str] | None: ...
+
+    def wakeup(self, queue: int, flags: Wakeup) -> str | None: ...
+
+    def xmit_copy(self, pool: BufferPool, queue: int, frame: bytes, descs: int) -> bool: ...
 
 
-# ---- RX delivery (called by the port) -------------------------------------------------
-def rcv_check(sock: XskSocket, port: Port, queue: int, length: int) -> str | None:
+class XskEnd(Protocol):
+    """What the data path reads and writes of a socket (``struct xdp_sock`` subset)."""
+
+    pool: BufferPool | None
+    umem: Umem | None
+    rx: DescRing | None
+    tx: DescRing | None
+    port: XskDevice | None
+    queue_id: int
+    sg: bool
+    max_tx_budget: int
+    rx_dropped: int
+    rx_queue_full: int
+    needs_flush: bool
+    tx_partial: list[XskDesc]
+    tx_partial_data: bytearray
+
+    @property
+    def is_bound(self) -> bool: ...
+
+
+# ---- RX delivery (called by the device's XDP side) -----------------------------------
+def rcv_check(sock: XskEnd, port: XskDevice, queue: int, length: int) -> str | None:
     """``xsk_rcv_check`` (1.2, 6.8, 6.11) [C]."""
     if not sock.is_bound or sock.pool is None:
         return "ENXIO"
@@ -33,7 +94,7 @@ def rcv_check(sock: XskSocket, port: Port, queue: int, length: int) -> str | Non
     return None
 
 
-def _post_rx(sock: XskSocket, addr: int, length: int, options: int = 0) -> bool:
+def _post_rx(sock: XskEnd, addr: int, length: int, options: int = 0) -> bool:
     assert sock.rx is not None
     index = sock.rx.reserve(1)
     if index is None:
@@ -44,7 +105,9 @@ def _post_rx(sock: XskSocket, addr: int, length: int, options: int = 0) -> bool:
     return True
 
 
-def rcv_copy(sock: XskSocket, port: Port, queue: int, data: bytes, *, generic: bool) -> str | None:
+def rcv_copy(
+    sock: XskEnd, port: XskDevice, queue: int, data: bytes, *, generic: bool
+) -> str | None:
     """Copy a frame into UMEM frames from FILL (``__xsk_rcv``, 2.6) [C].
 
     ``generic`` is the SKB-mode path, which flushes at once (``xsk_generic_rcv``).
@@ -84,7 +147,7 @@ def rcv_copy(sock: XskSocket, port: Port, queue: int, data: bytes, *, generic: b
     return None
 
 
-def rcv_zc(sock: XskSocket, port: Port, queue: int, base: int, length: int) -> str | None:
+def rcv_zc(sock: XskEnd, port: XskDevice, queue: int, base: int, length: int) -> str | None:
     """Post an RX descriptor for a frame already in the UMEM (``xsk_rcv_zc``) [C].
 
     On an error the caller gives the frame back to the pool.
@@ -96,7 +159,7 @@ def rcv_zc(sock: XskSocket, port: Port, queue: int, base: int, length: int) -> s
     return None if _post_rx(sock, sock.umem.rx_addr(base), length) else "ENOBUFS"
 
 
-def flush(sock: XskSocket) -> None:
+def flush(sock: XskEnd) -> None:
     """``xsk_flush``: publish RX, publish the FILL consumer (2.4) [C]."""
     if sock.rx is not None:
         sock.rx.submit()
@@ -106,7 +169,7 @@ def flush(sock: XskSocket) -> None:
 
 
 # ---- copy-mode TX (2.6, 2.8, 6.12-6.17) ----------------------------------------------
-def _peek_tx(sock: XskSocket) -> tuple[XskDesc | None, bool]:
+def _peek_tx(sock: XskEnd) -> tuple[XskDesc | None, bool]:
     """``xskq_cons_peek_desc``: (next valid descriptor, stopped on an invalid one)."""
     assert sock.tx is not None and sock.umem is not None
     if sock.tx.k_avail(1) == 0:
@@ -119,7 +182,7 @@ def _peek_tx(sock: XskSocket) -> tuple[XskDesc | None, bool]:
     return desc, False
 
 
-def drop_partial(sock: XskSocket) -> None:
+def drop_partial(sock: XskEnd) -> None:
     """``xsk_drop_skb``: a partly built multi-buffer packet is dropped as invalid."""
     assert sock.tx is not None and sock.pool is not None
     sock.tx.invalid_descs += len(sock.tx_partial)
@@ -128,7 +191,7 @@ def drop_partial(sock: XskSocket) -> None:
     sock.tx_partial_data.clear()
 
 
-def generic_xmit(sock: XskSocket) -> str | None:
+def generic_xmit(sock: XskEnd) -> str | None:
     """``__xsk_generic_xmit``: up to ``max_tx_budget`` descriptors per call [C]."""
     tx, pool, umem, port = sock.tx, sock.pool, sock.umem, sock.port
     assert tx is not None and pool is not None and umem is not None and port is not None
@@ -173,7 +236,7 @@ def generic_xmit(sock: XskSocket) -> str | None:
         if desc.options & DescOption.PKT_CONTD:
             continue
         count = len(sock.tx_partial)
-        if not port.xmit_copy(sock, bytes(sock.tx_partial_data), count):
+        if not port.xmit_copy(pool, sock.queue_id, bytes(sock.tx_partial_data), count):
             tx.k_unrelease(count)  # NETDEV_TX_BUSY: give the descriptors back
             pool.cq.cancel(count)
             err = "EAGAIN"

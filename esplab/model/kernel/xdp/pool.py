@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from esplab.model.kernel.xdp.consts import (
     MAX_PER_SOCKET_BUDGET,
@@ -20,14 +20,20 @@ from esplab.model.kernel.xdp.consts import (
     DescOption,
     Wakeup,
 )
-from esplab.model.kernel.xdp.rings import AddrRing, XskDesc
+from esplab.model.kernel.xdp.rings import AddrRing, DescRing, XskDesc
 from esplab.model.kernel.xdp.umem import FrameState, Umem
 
-if TYPE_CHECKING:
-    from esplab.model.kernel.xdp.port import Port
-    from esplab.model.kernel.xdp.socket import XskSocket
+__all__ = ["BufferPool", "PoolSocket"]
 
-__all__ = ["BufferPool"]
+
+class PoolSocket(Protocol):
+    """A socket bound to the pool (:class:`~esplab.model.kernel.xdp.socket.XskSocket`):
+    the pool reads its TX ring; unbinding the pool closes it."""
+
+    @property
+    def tx(self) -> DescRing | None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(eq=False)
@@ -37,7 +43,6 @@ class BufferPool:
     umem: Umem
     fq: AddrRing
     cq: AddrRing
-    port: Port
     queue_id: int
     uses_need_wakeup: bool = False
     # At bind the pool starts with TX wakeup cached, even without the flag (2.5) [C].
@@ -45,14 +50,14 @@ class BufferPool:
     zc: bool = False
     free_list: list[int] = field(default_factory=list)  # LIFO, like list_add + first_entry
     posted: deque[int] = field(default_factory=deque)  # zero copy: empty frames on the NIC
-    sockets: list[XskSocket] = field(default_factory=list)
+    sockets: list[PoolSocket] = field(default_factory=list)
 
     @property
     def rx_frame_size(self) -> int:
         return self.umem.rx_frame_size
 
     @property
-    def tx_sockets(self) -> list[XskSocket]:
+    def tx_sockets(self) -> list[PoolSocket]:
         return [s for s in self.sockets if s.tx is not None]
 
     def held_frames(self) -> Iterator[tuple[int, FrameState]]:
@@ -179,7 +184,7 @@ class BufferPool:
         self._reserve_completions(descs)
         return descs
 
-    def _zc_tx_round_robin(self, socks: list[XskSocket], max_pkts: int) -> list[XskDesc]:
+    def _zc_tx_round_robin(self, socks: list[PoolSocket], max_pkts: int) -> list[XskDesc]:
         """Several TX sockets on one pool: 32 per socket per round (2.6) [C]."""
         descs: list[XskDesc] = []
         progress = True
@@ -205,7 +210,7 @@ class BufferPool:
         return self._finish_round(socks, descs)
 
     @staticmethod
-    def _finish_round(socks: list[XskSocket], descs: list[XskDesc]) -> list[XskDesc]:
+    def _finish_round(socks: list[PoolSocket], descs: list[XskDesc]) -> list[XskDesc]:
         for sock in socks:
             assert sock.tx is not None
             sock.tx.k_publish()

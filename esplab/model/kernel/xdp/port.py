@@ -1,9 +1,15 @@
-"""An emulated port: XDP attach, the driver's RX/TX paths in copy and zero-copy mode.
+"""A device's XDP side: XDP attach, the driver's RX/TX paths in copy and zero-copy mode.
+
+A network device (:class:`~esplab.model.kernel.stack.netdev.NetDev`) gets its XDP side,
+a :class:`NetdevXdp`, from ``NetDev.enable_xdp``: the driver profile, the attached
+program, the RX and TX queues, the buffer pools bound to them, the zero-copy state
+and the counters. The XDP side knows its device through :class:`XdpIface` (name,
+ifindex, whether it is up), so nothing in this package imports the stack.
 
 Facts: attach modes and the default-mode rule (``af_xdp.md`` 1.1), the five actions
 (1.2), the copy/zero-copy data paths (2.6) and the am65-cpsw driver rules (4.2,
-facts 6.22-6.24) [C]. The port is stepped explicitly: :meth:`Port.receive` puts a
-frame on the RX hardware queue, :meth:`Port.poll` runs whatever NAPI work is
+facts 6.22-6.24) [C]. The device is stepped explicitly: :meth:`NetdevXdp.receive` puts
+a frame on the RX hardware queue, :meth:`NetdevXdp.poll` runs whatever NAPI work is
 scheduled (an interrupt or a wakeup). Nothing happens between calls.
 
 What each action does here, and the counters it bumps (``PortStats``):
@@ -25,6 +31,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from esplab.errors import BadArgument
 from esplab.model.kernel.xdp.consts import (
@@ -43,21 +50,35 @@ from esplab.model.kernel.xdp.program import XdpContext, XdpProgram, XdpVerdict
 from esplab.model.kernel.xdp.socket import XskSocket
 from esplab.model.kernel.xdp.umem import FrameState
 
-__all__ = ["Am65Cpsw", "NapiReport", "Port", "PortStats", "RxQueue", "TxQueue"]
+__all__ = [
+    "Am65Cpsw",
+    "NapiReport",
+    "NetdevXdp",
+    "PortStats",
+    "RxQueue",
+    "TxQueue",
+    "XdpIface",
+]
+
+
+class XdpIface(Protocol):
+    """The device an XDP side belongs to (a ``NetDev`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def ifindex(self) -> int: ...
+
+    @property
+    def up(self) -> bool: ...
 
 
 @dataclass(eq=False)
 class Am65Cpsw:
     """The CPSW: its RX flows and TX channels serve all its ports (4.2 patch 3) [C]."""
 
-    xsk_port: dict[int, Port] = field(default_factory=dict)  # xdp_zc_queues + xsk_port_id
-
-    def ports(self, *names: str) -> list[Port]:
-        names = names or ("eth0", "eth1")
-        return [
-            Port(n, ifindex=2 + i, driver=DriverProfile.am65_cpsw(), cpsw=self)
-            for i, n in enumerate(names)
-        ]
+    xsk_port: dict[int, NetdevXdp] = field(default_factory=dict)  # xdp_zc_queues + xsk_port_id
 
 
 @dataclass
@@ -115,13 +136,11 @@ class TxQueue:
 
 
 @dataclass(eq=False)
-class Port:
-    """An emulated netdev with XDP and AF_XDP support as its driver profile allows."""
+class NetdevXdp:
+    """A device's XDP and AF_XDP support, as its driver profile allows."""
 
-    name: str = "eth0"
-    ifindex: int = 2
+    dev: XdpIface = field(repr=False)
     driver: DriverProfile = field(default_factory=DriverProfile.zero_copy)
-    up: bool = True
     cpsw: Am65Cpsw | None = None
     program: XdpProgram | None = None
     attach_mode: AttachMode | None = None
@@ -131,12 +150,22 @@ class Port:
     stack: deque[bytes] = field(default_factory=lambda: deque(maxlen=64))  # last frames passed
     rxq: list[RxQueue] = field(init=False)
     txq: list[TxQueue] = field(init=False)
+    # Sockets given RX descriptors in this NAPI pass, published at its end (xdp_do_flush).
+    flush_list: list[XskSocket] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.rxq = [RxQueue(i) for i in range(self.driver.rx_queues)]
         self.txq = [TxQueue(i) for i in range(self.driver.tx_queues)]
         if self.driver.shared_zc_queues and self.cpsw is None:
             self.cpsw = Am65Cpsw()
+
+    @property
+    def name(self) -> str:
+        return self.dev.name
+
+    @property
+    def up(self) -> bool:
+        return self.dev.up
 
     # ---- XDP attach (1.1) ------------------------------------------------------------
     def attach(
@@ -290,14 +319,13 @@ class Port:
         self.stats.tx_bytes += len(frame)
         self.wire.append(frame)
 
-    def xmit_copy(self, sock: XskSocket, frame: bytes, descs: int) -> bool:
-        """Copy-mode direct xmit on the socket's queue; False is NETDEV_TX_BUSY [C]."""
-        assert sock.pool is not None
-        tq = self.txq[sock.queue_id]
+    def xmit_copy(self, pool: BufferPool, queue: int, frame: bytes, descs: int) -> bool:
+        """Copy-mode direct xmit on a socket's ``queue``; False is NETDEV_TX_BUSY [C]."""
+        tq = self.txq[queue]
         if len(tq.inflight) >= self.driver.tx_ring_size:
             return False
         self._wire_out(frame)
-        tq.inflight.append((sock.pool, descs))  # completed at the next TX pass
+        tq.inflight.append((pool, descs))  # completed at the next TX pass
         tq.scheduled = True
         return True
 
@@ -348,12 +376,11 @@ class Port:
             data, base = rq.fifo.popleft()
             report.rx += 1
             self._rx_one(queue, data, base, pool)
-        if pool is not None:
-            for sock in pool.sockets:
-                if sock.needs_flush:
-                    flush(sock)  # xdp_do_flush
-            if pool.zc:
-                report.refilled = self._refill(queue, pool)
+        for sock in self.flush_list:
+            flush(sock)  # xdp_do_flush
+        self.flush_list.clear()
+        if pool is not None and pool.zc:
+            report.refilled = self._refill(queue, pool)
         if rq.fifo:
             rq.scheduled = True
 
@@ -377,7 +404,7 @@ class Port:
     def _rx_one(self, queue: int, data: bytes, base: int | None, pool: BufferPool | None) -> None:
         self.stats.rx_packets += 1
         self.stats.rx_bytes += len(data)
-        ctx = XdpContext(bytearray(data), self.ifindex, queue)
+        ctx = XdpContext(bytearray(data), self.dev.ifindex, queue)
         if base is None:
             if self.attach_mode is AttachMode.DRV and self.program is not None:
                 self._apply(self._run(ctx), ctx, queue, generic=False)
@@ -396,6 +423,7 @@ class Port:
                 if verdict.target is not None
                 else "EINVAL"
             )
+            self._to_flush(verdict.target)
             if err is not None:
                 self.stats.xdp_redirect_err += 1
                 pool.free(base)
@@ -406,6 +434,11 @@ class Port:
         elif action is XdpAction.PASS:
             self.stats.zc_pass_copies += 1
             self._to_stack(ctx, queue)
+
+    def _to_flush(self, sock: XskSocket | None) -> None:
+        """Remember a socket with RX descriptors to publish (``xsk_map``'s flush list)."""
+        if sock is not None and sock.needs_flush and sock not in self.flush_list:
+            self.flush_list.append(sock)
 
     def _run(self, ctx: XdpContext) -> XdpVerdict:
         assert self.program is not None
@@ -436,6 +469,7 @@ class Port:
                 if target is not None
                 else "EINVAL"
             )
+            self._to_flush(target)
             if err is not None:
                 self.stats.xdp_redirect_err += 1
         elif action is XdpAction.TX:

@@ -2,7 +2,7 @@
 
 A program sees an :class:`XdpContext` (the frame bytes, ingress ifindex and RX queue,
 as ``struct xdp_md`` exposes them, 1.2 [C]) and returns an :class:`XdpVerdict`. What
-each action does to the frame and which counters it bumps is the port's business
+each action does to the frame and which counters it bumps is the device's business
 (``port.py``). The redirect program is libxdp's default one: the XSKMAP is indexed
 by ``rx_queue_index``, an empty slot gives the fallback action ``XDP_PASS``, and the
 map has 64 slots (1.2, LIBXDP) [C].

@@ -13,7 +13,7 @@ import enum
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from esplab.model.kernel.xdp.consts import (
     TX_BATCH_SIZE,
@@ -24,7 +24,7 @@ from esplab.model.kernel.xdp.consts import (
     Wakeup,
     kernel_error,
 )
-from esplab.model.kernel.xdp.datapath import drop_partial, generic_xmit
+from esplab.model.kernel.xdp.datapath import XskDevice, drop_partial, generic_xmit
 from esplab.model.kernel.xdp.pool import BufferPool
 from esplab.model.kernel.xdp.rings import (
     AddrRing,
@@ -36,11 +36,7 @@ from esplab.model.kernel.xdp.rings import (
 )
 from esplab.model.kernel.xdp.umem import FrameState, Umem
 
-if TYPE_CHECKING:
-    from esplab.model.kernel.xdp.port import Port
-    from esplab.model.kernel.xdp.program import XskMap
-
-__all__ = ["PollMask", "SockState", "XdpStatistics", "XskSocket"]
+__all__ = ["PollMask", "SockState", "SocketMap", "XdpStatistics", "XskSocket"]
 
 _BIND_FLAGS = (
     BindFlag.SHARED_UMEM
@@ -65,6 +61,12 @@ class PollMask(enum.IntFlag):
     POLLOUT = 0x004
     POLLRDNORM = 0x040
     POLLWRNORM = 0x100
+
+
+class SocketMap(Protocol):
+    """A map that holds the socket (an XSKMAP, :class:`~esplab.model.kernel.xdp.program.XskMap`)."""
+
+    def remove_socket(self, sock: XskSocket) -> None: ...
 
 
 @dataclass
@@ -99,7 +101,7 @@ class XskSocket:
     fq_tmp: AddrRing | None = field(default=None, init=False)
     cq_tmp: AddrRing | None = field(default=None, init=False)
     pool: BufferPool | None = field(default=None, init=False)
-    port: Port | None = field(default=None, init=False)
+    port: XskDevice | None = field(default=None, init=False)  # xs->dev's XDP side
     queue_id: int = field(default=0, init=False)
     zc: bool = field(default=False, init=False)
     sg: bool = field(default=False, init=False)
@@ -107,7 +109,7 @@ class XskSocket:
     max_tx_budget: int = field(default=TX_BATCH_SIZE, init=False)
     rx_dropped: int = field(default=0, init=False)
     rx_queue_full: int = field(default=0, init=False)
-    maps: list[XskMap] = field(default_factory=list, init=False, repr=False)
+    maps: list[SocketMap] = field(default_factory=list, init=False, repr=False)
     needs_flush: bool = field(default=False, init=False, repr=False)
     tx_partial: list[XskDesc] = field(default_factory=list, init=False, repr=False)
     tx_partial_data: bytearray = field(default_factory=bytearray, init=False, repr=False)
@@ -199,7 +201,7 @@ class XskSocket:
     # ---- bind (2.6) -----------------------------------------------------------------
     def bind(
         self,
-        port: Port,
+        port: XskDevice,
         queue_id: int = 0,
         flags: BindFlag | int = BindFlag.NONE,
         shared_umem: XskSocket | None = None,
@@ -219,7 +221,7 @@ class XskSocket:
                 raise kernel_error(
                     "EINVAL", "needs a UMEM and its FILL and COMPLETION rings", op="bind"
                 )
-            pool = BufferPool(self.umem, self.fq_tmp, self.cq_tmp, port, queue_id)
+            pool = BufferPool(self.umem, self.fq_tmp, self.cq_tmp, queue_id)
             self._assign_dev(pool, port, queue_id, flags)
         assert self.umem is not None
         self.fq_tmp = self.cq_tmp = None
@@ -233,7 +235,7 @@ class XskSocket:
         self.state = SockState.BOUND
 
     def _bind_shared(
-        self, port: Port, queue_id: int, flags: BindFlag, other: XskSocket | None
+        self, port: XskDevice, queue_id: int, flags: BindFlag, other: XskSocket | None
     ) -> BufferPool:
         modes = BindFlag.COPY | BindFlag.ZEROCOPY | BindFlag.USE_NEED_WAKEUP | BindFlag.USE_SG
         if flags & modes:
@@ -260,12 +262,14 @@ class XskSocket:
         inherited = BindFlag.ZEROCOPY if umem.zc else BindFlag.COPY
         if other.pool.uses_need_wakeup:
             inherited |= BindFlag.USE_NEED_WAKEUP
-        pool = BufferPool(umem, self.fq_tmp, self.cq_tmp, port, queue_id)
+        pool = BufferPool(umem, self.fq_tmp, self.cq_tmp, queue_id)
         self._assign_dev(pool, port, queue_id, inherited)
         self.umem = umem
         return pool
 
-    def _assign_dev(self, pool: BufferPool, port: Port, queue_id: int, flags: BindFlag) -> None:
+    def _assign_dev(
+        self, pool: BufferPool, port: XskDevice, queue_id: int, flags: BindFlag
+    ) -> None:
         """``xp_assign_dev``: the bind table of 2.6 and facts 6.19, 6.20 [C]."""
         force_zc = bool(flags & BindFlag.ZEROCOPY)
         force_copy = bool(flags & BindFlag.COPY)
@@ -288,7 +292,7 @@ class XskSocket:
             return
         err = port.setup_zc(pool, queue_id, sg=bool(flags & BindFlag.USE_SG))
         if err is None:
-            pool.umem.zc = True  # the driver marked the pool (Port.setup_zc)
+            pool.umem.zc = True  # the driver marked the pool (NetdevXdp.setup_zc)
             return
         errno_name, reason = err
         if force_zc:
@@ -308,12 +312,12 @@ class XskSocket:
         self.maps.clear()
         if self.tx_partial and self.tx is not None:
             drop_partial(self)
-        if self.pool is not None and self.state is SockState.BOUND:
+        if self.pool is not None and self.port is not None and self.state is SockState.BOUND:
             pool = self.pool
             pool.sockets.remove(self)
             pool.umem.holders.remove(self)
             if not pool.sockets:
-                pool.port.unreg_pool(pool.queue_id)
+                self.port.unreg_pool(pool.queue_id)  # the pool's device is the socket's
         self.state = SockState.UNBOUND
 
     # ---- getsockopt ---------------------------------------------------------------------
