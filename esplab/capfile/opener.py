@@ -16,6 +16,7 @@ from collections.abc import Callable
 from hmac import compare_digest
 
 from esplab.capfile.safile import SaSpec
+from esplab.model.kernel.esp.layout import min_esp_len
 
 __all__ = ["BAD", "GOOD", "NONE", "SHORT", "UNCHECKED", "Opener", "make_opener"]
 
@@ -36,7 +37,7 @@ def make_opener(spec: SaSpec) -> Opener:
     esn = spec.esn
     if sa.aead is not None:
         aead_open = sa.aead.open
-        minimum = 8 + ivs + icv_len + 2
+        minimum = min_esp_len(ivs, icv_len)
 
         def open_aead(esp: bytes, hi: int) -> tuple[str, bytes | None]:
             if len(esp) < minimum:
@@ -54,7 +55,7 @@ def make_opener(spec: SaSpec) -> Opener:
     auth = sa.auth if sa.auth is not None and sa.icv_len else None
     icv = None if auth is None else auth.icv  # AuthSuite.verify without its call
     verdict = UNCHECKED if spec.unchecked_icv else NONE
-    minimum = 8 + ivs + icv_len + 2
+    minimum = min_esp_len(ivs, icv_len)
 
     def open_cbc(esp: bytes, hi: int) -> tuple[str, bytes | None]:
         n = len(esp)

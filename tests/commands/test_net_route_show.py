@@ -271,5 +271,5 @@ def test_global_options_before_xfrm() -> None:
     s = Session()
     for line in ("ip --family inet6 xfrm state", "ip --f inet xfrm state", "ip -s -s xfrm state"):
         s.execute(line)
-    with pytest.raises(BadArgument, match='invalid address family "inet7"'):
+    with pytest.raises(BadArgument, match='argument "inet7" is wrong: invalid protocol family'):
         s.execute("ip -f inet7 route")

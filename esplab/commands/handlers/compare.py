@@ -85,6 +85,7 @@ def run_datapaths(
     from esplab.model.journey.engine_path import build_skb
     from esplab.model.kernel.drivers.eip93 import new_eip93
     from esplab.model.kernel.esp import core as esp_core
+    from esplab.model.kernel.esp.layout import esp_head_len
     from esplab.model.kernel.esp.runtime import build_esp_sa
     from esplab.model.kernel.esp.tfc import tfc_len
 
@@ -101,7 +102,7 @@ def run_datapaths(
     spare = build_esp_sa(state, f"compare-skb:{seed}")
     skb, off, proto = build_skb(spare, packet, seq)
     # sw+aead runs esp_output too: its TFC zeros precede the padding (esp_tfc) [C].
-    skb += bytes(tfc_len(sa, len(skb) - off - 8 - sa.iv_size, mtu))
+    skb += bytes(tfc_len(sa, len(skb) - off - esp_head_len(sa.iv_size), mtu))
     if state.aead is not None:
         why = f"{state.aead.name} is AEAD: the EIP-93ies has no AES-GCM"
         return {**out, "sw+aead": why, "crypto": why, "packet": why}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from esplab.commands.handlers.net_args import FAMILIES, IpArgs, IpOpts, Keyword, matches, resolve
+from esplab.commands.handlers.net_args import FAMILIES, IpArgs, IpOpts, Keyword, resolve
 from esplab.commands.handlers.net_link import ip_addr, ip_link
 from esplab.commands.handlers.net_neigh import ip_neigh
 from esplab.commands.handlers.net_route import ip_route
@@ -20,8 +20,9 @@ from esplab.commands.result import Result, TextResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.kernel.node import Node
+from esplab.model.tools.iproute2.options import parse_options
 
-__all__ = ["COMMANDS", "OBJECTS", "ip_global_options", "ip_object", "ip_option", "xfrm_oneline"]
+__all__ = ["COMMANDS", "OBJECTS", "ip_global_options", "ip_object", "xfrm_oneline"]
 
 # The objects esplab models.
 OBJECTS = ("link", "address", "route", "neighbour", "xfrm")
@@ -72,54 +73,6 @@ def ip_object(word: str) -> str:
     return resolve(word, _OBJECT_WORDS, OBJECTS, "Object")
 
 
-# ip/ip.c main(): the options in the order it tests them. An option word is the first
-# entry it abbreviates (matches(opt, "-stats")), or equals for the strcmp ones (-4, -6,
-# -0, -D, -M, -B); "--x" is read as "-x". The second field is what esplab makes of it
-# (None: iproute2 has it, esplab does not model it).
-_OPTIONS: tuple[tuple[str, str | None, bool], ...] = (
-    ("-loops", None, False),
-    ("-family", "family", False),
-    ("-4", "4", True),
-    ("-6", "6", True),
-    ("-0", None, True),
-    ("-D", None, True),
-    ("-M", None, True),
-    ("-B", None, True),
-    ("-human", None, False),
-    ("-human-readable", None, False),
-    ("-iec", None, False),
-    ("-stats", "stats", False),
-    ("-statistics", "stats", False),
-    ("-details", "details", False),
-    ("-resolve", None, False),
-    ("-oneline", "oneline", False),
-    ("-timestamp", None, False),
-    ("-tshort", None, False),
-    ("-Version", None, False),
-    ("-force", None, False),
-    ("-batch", None, False),
-    ("-brief", "brief", False),
-    ("-json", None, False),
-    ("-pretty", None, False),
-    ("-rcvbuf", None, False),
-    ("-color", None, False),
-    ("-help", None, False),
-    ("-netns", None, False),
-    ("-Numeric", None, False),
-    ("-all", None, False),
-    ("-echo", None, False),
-)
-_MODELLED = [
-    "-s[tatistics]",
-    "-d[etails] (ip link, ip addr, ip xfrm)",
-    "-o[neline]",
-    "-4",
-    "-6",
-    "-f[amily] inet|inet6",
-    "-br[ief]",
-]
-
-
 def xfrm_oneline(text: str) -> str:
     """``ip -o xfrm``: ip/ipxfrm.c ends each line inside a record with ``_SL_``, so
     with -o a record (a line that starts without a tab, and the tabbed lines after
@@ -133,63 +86,15 @@ def xfrm_oneline(text: str) -> str:
     return "\n".join("\\".join(r) for r in records)
 
 
-def ip_option(opt: str) -> str:
-    """What an option word (as ip.c reads it, one leading dash) means to esplab."""
-    return _option(opt)
-
-
-def _option(opt: str) -> str:
-    # A bare "-" is refused as unknown ("--" ends the options before it gets here).
-    for name, means, exact in _OPTIONS if opt != "-" else ():
-        if opt == name if exact else matches(opt, name):
-            if means is None:
-                named = "" if opt == name else f" ({name})"
-                raise BadArgument(
-                    f'Option "{opt}"{named} is not modelled by esplab', valid=_MODELLED, value=opt
-                )
-            return means
-    raise BadArgument(f'Option "{opt}" is unknown, try "ip -help".', valid=_MODELLED, value=opt)
-
-
 def ip_global_options(words: list[str]) -> tuple[IpOpts, list[str], list[str]]:
-    """iproute2's global options, before the object (ip/ip.c ``main``), abbreviated as
-    ip.c reads them: -s (repeated counts), -d, -4/-6, -f|-family FAMILY, -br; ``--``
-    ends them. Returns the options, their words as ip.c reads them, and the words from
-    the object on. ``-d`` is for ip link and ip addr, and for ip xfrm, which ignores it
-    as iproute2 does (ip/ipxfrm.c never reads show_details); route and neigh details
-    are not modelled. ``-o`` prints each record on one line. Pure: the lab checker
-    parses run lines with it too."""
-    opts = IpOpts()
-    read: list[str] = []
-    at = 0
-    while at < len(words) and words[at].startswith("-"):
-        if words[at] == "--":  # ip.c: "--" ends the options, and is not one
-            at += 1
-            break
-        opt = words[at]
-        opt = opt[1:] if opt.startswith("--") else opt
-        at += 1
-        read.append(opt)
-        means = _option(opt)
-        if means == "stats":
-            opts.stats += 1
-        elif means == "details":
-            opts.details += 1
-        elif means == "oneline":
-            opts.oneline = True
-        elif means in ("4", "6"):
-            opts.family = int(means)
-        elif means == "family":
-            name = words[at] if at < len(words) else ""
-            if name not in FAMILIES:
-                raise BadArgument(
-                    f'invalid address family "{name}"', valid=list(FAMILIES), value=name
-                )
-            read.append(name)
-            at += 1
-            opts.family = FAMILIES[name]
-        else:
-            opts.brief = True
+    """iproute2's global options, before the object (ip/ip.c ``main``, read by
+    :func:`~esplab.model.tools.iproute2.options.parse_options`): the options, their
+    words as ip.c reads them, and the words from the object on. ``-d`` is for ip link
+    and ip addr, and for ip xfrm, which ignores it as iproute2 does (ip/ipxfrm.c never
+    reads show_details); route and neigh details are not modelled. ``-o`` prints each
+    record on one line. Pure: the lab checker parses run lines with it too."""
+    opts, read, rest = parse_options(words)
+    at = len(words) - len(rest)
     if opts.details and at < len(words):
         try:
             obj = ip_object(words[at])
@@ -212,11 +117,11 @@ def _ip(session: Session, inv: Invocation) -> Result:
         raise BadArgument("ip needs an object", valid=OBJECTS)
     obj = ip_object(words[0])
     if obj == "xfrm":
-        # ip xfrm reads its own options (-s repeated, -4/-6, -f FAMILY): its grammar's.
+        # The ip xfrm grammar takes the option words too, and reads them with the same
+        # parser (esplab.model.tools.iproute2.options): -s repeated, -4/-6, -f FAMILY.
         from esplab.commands.handlers.xfrm import run_ip_xfrm
 
-        kept = [w for w in read if not (w.startswith("-") and ip_option(w) == "oneline")]
-        result: Result = run_ip_xfrm(session, node, [*kept, *words])
+        result: Result = run_ip_xfrm(session, node, [*read, *words])
         if opts.oneline and isinstance(result, TextResult):
             result.text = xfrm_oneline(result.text)
         return result

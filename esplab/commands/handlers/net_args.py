@@ -1,4 +1,5 @@
-"""What every ``ip`` object handler shares: iproute2's global options, a cursor over
+"""What every ``ip`` object handler shares: iproute2's global options (parsed in
+esplab.model.tools.iproute2.options, named here for the handlers), a cursor over
 the words after the object, keyword abbreviations (objects and verbs resolved as
 iproute2 does), and the address and prefix arguments (lib/utils.c)."""
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_address, ip_network
 
 from esplab.errors import BadArgument
+from esplab.model.tools.iproute2.options import FAMILIES, IpOpts
 from esplab.model.tools.iproute2.xfrm_words import matches
 
 __all__ = [
@@ -24,20 +26,6 @@ __all__ = [
     "matches",
     "resolve",
 ]
-
-FAMILIES = {"inet": 4, "inet6": 6}
-
-
-@dataclass
-class IpOpts:
-    """iproute2's global options (ip/ip.c): -s and -d count, -4/-6/-f pick a family, -br,
-    -o (one line per record)."""
-
-    stats: int = 0
-    details: int = 0
-    family: int | None = None
-    brief: bool = False
-    oneline: bool = False
 
 
 class IpArgs:

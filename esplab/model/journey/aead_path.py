@@ -20,6 +20,7 @@ from esplab.model.journey.engine_path import (
 from esplab.model.journey.walk import EspStep
 from esplab.model.kernel.esp import core as esp_core
 from esplab.model.kernel.esp.ip import locate_esp
+from esplab.model.kernel.esp.layout import esp_head_len
 from esplab.model.kernel.esp.tfc import tfc_len
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def _aead_tx(
     skb, off, proto = build_skb(sa, packet, walk.opts.seq)
     # esp_output's TFC zeros go before the padding the engine's caller adds, exactly as
     # software ESP places them (esp_output_fill_trailer) [C].
-    skb += bytes(tfc_len(sa, len(skb) - off - 8 - sa.iv_size, mtu))
+    skb += bytes(tfc_len(sa, len(skb) - off - esp_head_len(sa.iv_size), mtu))
     runtime.sync(state, sa)
     outcome = lab.eip93.sw_aead_tx(tfm, skb, proto=proto, esp_offset=off, iv=walk.opts.iv)
     key_stage(walk, tfm)

@@ -23,6 +23,7 @@ from esplab.errors import DecodeError
 from esplab.model.journey.walk import EspStep, expire
 from esplab.model.kernel.esp import core as esp_core
 from esplab.model.kernel.esp.ip import IPPROTO_ESP, IpInfo, ipv4_fix, locate_esp, parse_ip
+from esplab.model.kernel.esp.layout import encrypted_len
 from esplab.model.stages import Captured, Stage
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def _esp_headers(
     seq = esp_core._take_seq(sa, seq, size)
     # SPI || SEQ || IV || E(payload || pad || pad length || next header) || ICV: every
     # cipher here keeps the length, and the ICV (or AEAD tag) is icv_len bytes.
-    clen = esp_core.encrypted_len(size, sa.align)
+    clen = encrypted_len(size, sa.align)
     body = (
         sa.spi_bytes + (seq & 0xFFFFFFFF).to_bytes(4, "big") + bytes(sa.iv_size + clen + sa.icv_len)
     )

@@ -15,12 +15,13 @@ from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model.fidelity import KERNEL_CHECKED_WHY
 from esplab.model.journey.aead_path import aead_output_step, uses_engine_aead
 from esplab.model.journey.engine_path import engine_output_step
-from esplab.model.journey.offload_rules import OffloadVerdict, esp_length, offload_ok
+from esplab.model.journey.offload_rules import OffloadVerdict, offload_ok
 from esplab.model.journey.pmtu import tunnel_too_big
 from esplab.model.journey.walk import EspStep, Walk, expire, refused_counter, software_sa
 from esplab.model.kernel.esp import core as esp_core
 from esplab.model.kernel.esp.ip import IpInfo, parse_ip
 from esplab.model.kernel.esp.ivgen import generator_name
+from esplab.model.kernel.esp.layout import esp_packet_len
 from esplab.model.kernel.esp.tfc import state_mtu
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.xfrm.objects import XfrmState
@@ -99,9 +100,16 @@ def esp_output_step(
         out_dev = node.dev(dev_name)
         if info is None:
             info = parse_ip(packet)
-        outer = 0 if state.mode != "tunnel" else (20 if state.dst.version == 4 else 40)
-        outer += 8 if state.encap is not None else 0
-        size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
+        size = esp_packet_len(
+            len(packet),
+            info.hlen,
+            sa.iv_size,
+            sa.align,
+            sa.icv_len,
+            tunnel=state.mode == "tunnel",
+            outer_version=state.dst.version,
+            udp=state.encap is not None,
+        )
         verdict = offload_ok(state, out_dev, packet, size)
         walk.add(
             Stage(

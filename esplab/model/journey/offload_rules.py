@@ -21,12 +21,11 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
-from esplab.model.kernel.esp.core import encrypted_len
 from esplab.model.kernel.stack.netdev import NetDev
 from esplab.model.kernel.xfrm.objects import XfrmState
 from esplab.model.stages import Fidelity
 
-__all__ = ["OffloadVerdict", "esp_length", "offload_ok"]
+__all__ = ["OffloadVerdict", "offload_ok"]
 
 Datapath = Literal["sw", "sw+aead", "crypto", "packet", "drop"]
 
@@ -53,14 +52,6 @@ CHECKS_PASSED = (
     "device has esp-hw-offload on, the ESP packet fits its MTU, and the packet has no "
     "IPv4 options or IPv6 extension headers (and, under packet offload, is no fragment)"
 )
-
-
-def esp_length(
-    packet_len: int, ip_hlen: int, iv: int, align: int, icv: int, tunnel_hdr: int
-) -> int:
-    """Length of the ESP packet made from an IP packet (RFC 4303 2.4 padding)."""
-    payload = packet_len if tunnel_hdr else packet_len - ip_hlen
-    return (tunnel_hdr or ip_hlen) + 8 + iv + encrypted_len(payload, align) + icv
 
 
 # The kernel's ipv6_ext_hdr(): hop-by-hop, routing, fragment, AH, no next header,

@@ -153,7 +153,9 @@ def test_abbreviations() -> None:
         ("ip xfrm state allocspi src 1.2.3.4", 'argument "XFRM-PROTO" is required'),
         ("ip xfrm monitor bogus", 'Argument "bogus" is unknown, try "ip xfrm monitor help".'),
         ("ip link show", 'Object "link" is unknown'),
-        ("ip -j xfrm state", 'Option "-j" is unknown'),
+        # ip.c main() knows -j (-json); esplab does not model it, as the ip command says.
+        ("ip -j xfrm state", 'Option "-j" (-json) is not modelled by esplab'),
+        ("ip -z xfrm state", 'Option "-z" is unknown, try "ip -help".'),
         ("ip xfrm", "Usage: ip xfrm XFRM-OBJECT"),
         ("ip xfrm state flush proto esq", "did you mean esp?"),
         ("ip xfrm policy flush ptype mian", "did you mean main?"),

@@ -29,8 +29,10 @@ __all__ = [
     "esp_outbound",
     "inbound_job",
     "outbound_job",
+    "pad_align",
     "pad_boundary",
     "pad_bytes",
+    "pad_count",
 ]
 
 _U32 = 0xFFFFFFFF
@@ -55,6 +57,23 @@ def pad_boundary(pad_ctrl: int) -> int:
 
 
 _BOUNDARY = tuple(pad_boundary(ctrl) for ctrl in range(256))
+
+
+def pad_align(block: int, pad_ctrl: int) -> int:
+    """What the engine pads an outbound ESP payload to: the command word's boundary
+    (:func:`pad_boundary` of bits 31:24), or the cipher's block when larger [U]
+    pad-boundary. The engine's own rule, kept here beside its hardware: it shares RFC
+    4303 2.4's arithmetic (:func:`pad_count`) with Linux's software ESP
+    (esplab.model.kernel.esp.layout), but the boundary comes from the command word,
+    not ``ALIGN(blocksize, 4)``, and the pad bytes from ``pad_type``."""
+    align = _BOUNDARY[pad_ctrl & 0xFF]
+    return block if block > align else align
+
+
+def pad_count(length: int, align: int) -> int:
+    """Padding after ``length`` payload bytes: the least that brings payload, padding,
+    pad length and next header to a multiple of ``align`` (RFC 4303 2.4) [D]."""
+    return -(length + 2) % align
 
 
 def pad_bytes(pad_type: int, count: int) -> bytes:
@@ -107,11 +126,8 @@ def esp_outbound(
     iv_size = p.esp_iv
     prng_iv = p.iv_source == 3 and iv_size
     iv = _iv(p, iv_size, prng, state, src)
-    align = _BOUNDARY[ctrl >> 24 & 0xFF]
-    if p.block > align:
-        align = p.block
     length = len(data)
-    pad = -(length + 2) % align
+    pad = pad_count(length, pad_align(p.block, ctrl >> 24))
     padding = pad_bytes(p.pad_type, pad)
     plain = data + padding + bytes((pad, next_header))
     engine = p.engine

@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algori
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from esplab.errors import BadArgument
+from esplab.model.kernel.esp.layout import esp_align
 from esplab.model.kernel.xfrm.algos import ALGORITHMS as KERNEL_ALGORITHMS
 from esplab.model.kernel.xfrm.algos import AlgoInfo as KernelAlgo
 
@@ -81,7 +82,7 @@ class AlgoInfo:
     def align(self) -> int:
         """Alignment of payload + pad + pad length + next header (RFC 4303 2.4):
         the cipher block size, at least 4 bytes (kernel: ``ALIGN(blocksize, 4)``)."""
-        return max(self.block_size, 4)
+        return esp_align(self.block_size)
 
 
 def _hmac_bits(digest_bits: int) -> tuple[int, ...]:

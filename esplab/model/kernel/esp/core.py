@@ -29,6 +29,7 @@ from esplab.model.kernel.esp.ip import (
     trim_to_ip_length,
     udp6_checksum,
 )
+from esplab.model.kernel.esp.layout import IPV4_HEADER_LEN, UDP_ENCAP_LEN, esp_len, pad_len
 from esplab.model.kernel.esp.replay import ReplayVerdict
 from esplab.model.kernel.esp.sa import (
     LIFETIME_INF,
@@ -57,7 +58,6 @@ __all__ = [
     "check_seq",
     "decrypt",
     "encrypt",
-    "encrypted_len",
     "input_expiry",
 ]
 
@@ -128,13 +128,6 @@ def _take_seq(sa: EspSA, seq: int | None, nbytes: int) -> int:
     return seq
 
 
-def encrypted_len(size: int, align: int) -> int:
-    """The encrypted part of an ESP packet for ``size`` bytes of payload: the payload,
-    the padding that brings payload, pad length and next header to a multiple of
-    ``align``, and those two bytes (RFC 4303 2.4)."""
-    return size + (-(size + 2) % align) + 2
-
-
 def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None, tfclen: int = 0) -> bytes:
     """SPI || SEQ || IV || E(payload || TFC || pad || pad length || next header) || ICV.
     TFC padding is ``tfclen`` zero bytes before the padding (``esp_output_fill_trailer``:
@@ -147,7 +140,7 @@ def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None, tfclen:
             iv = sa.iv_source(sa.iv_size) if sa.iv_size else b""
     if tfclen:
         payload += bytes(tfclen)
-    plen = -(len(payload) + 2) % sa.align
+    plen = pad_len(len(payload), sa.align)
     plain = payload + _PAD[:plen] + bytes((plen, nh))
     head = sa.spi_bytes + (seq & _U32).to_bytes(4, "big")
     aead = sa.aead
@@ -248,10 +241,10 @@ def encrypt(
 
 def _check_size(sa: EspSA, version: int, hlen: int, size: int, tunnel: bool) -> None:
     """The ESP packet must fit the 16-bit IP length field of its outer header."""
-    esp = 8 + sa.iv_size + encrypted_len(size, sa.align) + sa.icv_len
-    esp += 8 if sa.encap is not None else 0
+    esp = esp_len(size, sa.iv_size, sa.align, sa.icv_len)
+    esp += UDP_ENCAP_LEN if sa.encap is not None else 0
     if tunnel:
-        total = esp + (20 if sa.outer_version == 4 else 0)
+        total = esp + (IPV4_HEADER_LEN if sa.outer_version == 4 else 0)
     else:
         total = esp + (hlen if version == 4 else hlen - 40)
     if total > 0xFFFF:

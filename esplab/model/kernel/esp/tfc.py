@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from esplab.model.kernel.esp import layout
+
 if TYPE_CHECKING:
     from esplab.model.kernel.esp.sa import EspSA
 
@@ -27,10 +29,10 @@ def state_mtu(sa: EspSA, mtu: int, family: int = 4) -> int:
     state's (IPv4 or IPv6), whose IP header transport mode keeps out of the rounding
     (``net_adj``; 0 in tunnel mode)."""
     tunnel = sa.mode == "tunnel"
-    outer = (20 if sa.outer_version == 4 else 40) if tunnel else 0
-    header_len = outer + (8 if sa.encap is not None else 0) + 8 + sa.iv_size
-    net_adj = 0 if tunnel else (20 if family == 4 else 40)
-    return ((mtu - header_len - sa.icv_len - net_adj) & ~(sa.align - 1)) + net_adj - 2
+    encap = layout.encap_len(tunnel, sa.outer_version, sa.encap is not None)
+    header_len = encap + layout.esp_head_len(sa.iv_size)
+    net_adj = 0 if tunnel else (layout.IPV4_HEADER_LEN if family == 4 else layout.IPV6_HEADER_LEN)
+    return layout.state_mtu(mtu, header_len, sa.icv_len, sa.align, net_adj)
 
 
 def tfc_len(sa: EspSA, size: int, mtu: int | None) -> int:

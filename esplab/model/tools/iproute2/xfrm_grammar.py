@@ -16,6 +16,7 @@ from typing import Literal, TypeAlias
 
 from esplab.errors import BadArgument
 from esplab.model.kernel.xfrm.objects import PolicyId, StateId, XfrmOffload, XfrmPolicy, XfrmState
+from esplab.model.tools.iproute2.options import parse_options
 from esplab.model.tools.iproute2.xfrm_filters import PolicyFilter, StateFilter
 from esplab.model.tools.iproute2.xfrm_monitor import MONITOR_GROUPS, MONITOR_USAGE
 from esplab.model.tools.iproute2.xfrm_policy import (
@@ -122,28 +123,12 @@ def _verb(word: str, table: tuple[tuple[str, Verb | None], ...], obj: str) -> Ve
 
 
 def _options(cur: Cursor) -> tuple[int, int]:
-    """``ip`` options before the object: ``-s`` (repeatable), ``-4``/``-6``, ``-f FAMILY``;
-    ``--`` ends them."""
-    stats = family = 0
-    while (opt := cur.peek()) is not None and opt.startswith("-"):
-        cur.take()
-        if opt == "--":  # ip.c: the end of the options, and no option itself
-            break
-        word = opt.lstrip("-")
-        if word and (matches(word, "stats") or matches(word, "statistics")):
-            stats += 1
-        elif word in ("4", "6"):
-            family = int(word)
-        elif word in ("f", "family"):
-            name = cur.value(opt)
-            family = {"inet": 4, "inet6": 6}.get(name, 0)
-            if not family:
-                raise bad(name, "invalid address family", valid=("inet", "inet6"))
-        elif not (word and matches(word, "details")):
-            raise BadArgument(
-                f'Option "{opt}" is unknown, try "ip -help".', valid=("-s", "-4", "-6", "-f")
-            )
-    return stats, family
+    """``ip`` options before the object, as the ``ip`` command reads them
+    (:func:`~esplab.model.tools.iproute2.options.parse_options`): the ``-s`` count and
+    the family (0: any); ``-d``, ``-o`` and ``-br`` change nothing ip xfrm prints here."""
+    opts, _, rest = parse_options(cur.tokens[cur.i :])
+    cur.i = len(cur.tokens) - len(rest)
+    return opts.stats, opts.family or 0
 
 
 def parse_ip_xfrm(argv: Sequence[str]) -> IpXfrm:

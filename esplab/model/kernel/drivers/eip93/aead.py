@@ -26,6 +26,7 @@ from esplab.model.hw.eip93.params import status_names
 from esplab.model.kernel.drivers.eip93 import fastaead
 from esplab.model.kernel.drivers.eip93.outcome import DMA_BUFFER_SIZE, Outcome, Ticket
 from esplab.model.kernel.drivers.eip93.xmit import fix_outer, locate_esp
+from esplab.model.kernel.esp.layout import esp_align, esp_head_len, min_esp_len, pad_len
 
 if TYPE_CHECKING:
     from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
@@ -341,12 +342,12 @@ def esp_output(
     (headers, ESP header with SPI and sequence number, IV room, payload). The software
     pads to ALIGN(blocksize, 4) with 1, 2, 3... and adds pad length and ``proto``."""
     off = locate_esp(skb)[0] if esp_offset is None else esp_offset
-    start = off + 8 + tfm.iv_size
+    start = off + esp_head_len(tfm.iv_size)
     if len(skb) < start:
         raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
     if iv is None:
         iv = drv.sw_rng.randbytes(tfm.iv_size)  # [M] sw-aead-iv
-    pad = -(len(skb) - start + 2) % max(tfm.blocksize, 4)
+    pad = pad_len(len(skb) - start, esp_align(tfm.blocksize))
     plain = skb[start:] + (_TRAILERS[pad] + _BYTES[proto & 0xFF])  # pad 1, 2, 3...
     assoc = skb[off : off + 8] + iv
     # encrypt() from here (it refuses a bad IV or assoclen, and what a buffer cannot hold).
@@ -371,8 +372,8 @@ def esp_input(
     trailer removed and ``next_header`` set; an ICV failure is XfrmInStateProtoError."""
     off = locate_esp(skb)[0] if esp_offset is None else esp_offset
     esp = skb[off:]
-    head = 8 + tfm.iv_size
-    if len(esp) < head + tfm.authsize + 2:
+    head = esp_head_len(tfm.iv_size)
+    if len(esp) < min_esp_len(tfm.iv_size, tfm.authsize):
         raise BadArgument(f"{len(esp)} bytes of ESP", valid="header, IV, trailer and ICV")
     if len(esp) <= DMA_BUFFER_SIZE and not head % 4 and head <= 0xFF * 4:  # else decrypt()
         # refuses it

@@ -37,7 +37,7 @@ from esplab.layers.sa_record import SA_RECORD_SIZE
 from esplab.model.hw.eip93 import regs as R
 from esplab.model.hw.eip93.algos import BlockCipher
 from esplab.model.hw.eip93.core import Engine, EngineStats, job_stages
-from esplab.model.hw.eip93.espmode import _BOUNDARY, pad_bytes
+from esplab.model.hw.eip93.espmode import pad_align, pad_bytes
 from esplab.model.hw.eip93.params import Job, SAParams
 from esplab.model.stages import Stage
 from esplab.model.stages_lazy import LazyStage
@@ -126,7 +126,7 @@ class Plan:
         simple = p.alg is not None and p.hash_source == 0 and p.hmac
         self.inner: Any = p.inner if simple and p.outer is not None else None
         self.outer: Any = p.outer if self.inner is not None else None
-        self.align = max(p.block, _BOUNDARY[ESP_CTRL >> 24])
+        self.align = pad_align(p.block, ESP_CTRL >> 24)
         self.pads = tuple(pad_bytes(p.pad_type, n) for n in range(self.align))
         self.tails = tuple(pad + BYTES[len(pad)] for pad in self.pads)  # + pad length
         # ESP encryption and decryption of (IV, bytes) as espmode does them.

@@ -13,7 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from esplab.layers.crypto_desc import PE_READY
-from esplab.model.hw.eip93.espmode import inbound_job, outbound_job, pad_bytes
+from esplab.model.hw.eip93.espmode import inbound_job, outbound_job, pad_bytes, pad_count
 from esplab.model.hw.eip93.params import SAParams
 from esplab.model.kernel.drivers.eip93.fast import (
     BYTES,
@@ -103,7 +103,7 @@ def esp_tx(
     length = len(skb) - start
     next_header = proto & 0xFF
     iv = engine.prng.take(pl.iv_size, src) if pl.prng_iv else pl.zero_iv  # [U] iv-prng
-    pad = -(length + 2) % pl.align
+    pad = pad_count(length, pl.align)
     esp = pl.p.spi_bytes + seq.to_bytes(4, "big") + iv
     esp += pl.seal(iv, skb[start:] + (pl.tails[pad] + BYTES[next_header]))
     if pl.tx_icv:
