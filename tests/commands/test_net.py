@@ -6,7 +6,7 @@ import pytest
 
 from esplab.commands.result import ErrorResult, TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, KernelError, NoSuchNode, NoSuchPort
+from esplab.errors import BadArgument, InvalidValue, KernelError, NoSuchNode, NoSuchPort, NotFound
 from tests.commands.results import journey, text
 
 
@@ -116,7 +116,7 @@ def test_ethtool_features(session: Session) -> None:
 
 
 def test_ethtool_unknown_feature_suggests(session: Session) -> None:
-    with pytest.raises(BadArgument) as info:
+    with pytest.raises(NotFound) as info:
         session.execute("ethtool -K wan esp-hw-ofload on")
     assert "did you mean esp-hw-offload?" in str(info.value)
 
@@ -175,7 +175,7 @@ def test_xfrm_tables_and_proc_file(session: Session) -> None:
 def test_a_neighbour_needs_a_link_layer_address(mac: str) -> None:
     s = Session()
     before = [n.render() for n in s.lab.node("ap").neigh]
-    with pytest.raises(BadArgument, match=f"'{mac}' is not a link-layer address"):
+    with pytest.raises(InvalidValue, match=f"'{mac}' is not a link-layer address"):
         s.execute(f"ip neigh replace 192.0.2.2 lladdr {mac} dev wan")
     assert [n.render() for n in s.lab.node("ap").neigh] == before
     s.execute("ip neigh replace 192.0.2.2 lladdr 2:0:5E:10:0:1 dev wan")  # iproute2 spelling
