@@ -5,12 +5,19 @@
     EsplabError                      base: one line, what is wrong, the value, what is valid
     ├── UsageError                   a command line that does not parse
     │   ├── UnknownCommand           no such command (with a did-you-mean)
-    │   └── BadArgument              an argument with the wrong form or value
-    ├── NotFound                     a name that refers to nothing
+    │   ├── BadArgument              an argument of an esplab command with the wrong form or value
+    │   └── ToolUsageError           a modelled tool refuses its own command line before it asks
+    │                                the kernel (iproute2's ``Error: ...``, xdpsock's options)
+    ├── NotFound                     a name that refers to nothing (also: a name missing from one
+    │   │                            of the model's tables: algorithms, counters, faults, programs)
     │   ├── NoSuchNode               ap, host, pc1..pc4
     │   ├── NoSuchPort               a netdev of a node
     │   ├── NoSuchTap                a capture point
     │   └── NoSuchPacket             a named or captured packet reference
+    ├── InvalidValue                 a value the model refuses whatever the state: out of range, of
+    │                                the wrong size, a combination the kernel or a driver turns away
+    ├── StateConflict                a request the model's current state does not allow: a name
+    │                                taken, a device in use, a ring without room or reservation
     ├── DecodeError                  bytes that cannot be dissected as asked
     ├── PacketExpressionError        a packet expression outside the whitelist
     ├── KernelError                  the emulated kernel refuses (carries an errno name)
@@ -22,6 +29,17 @@
     │   └── CaptureFileError         a pcap/pcapng that cannot be read or written
     ├── PeerError                    a real Linux peer that cannot start, answer or run
     └── LabFileError                 a lab file error, with file, line and column
+
+The model (``esplab.model``) never raises ``BadArgument`` or ``UnknownCommand``: they
+belong to the command layer's own parsing (``esplab.commands``, ``esplab.lab``, the
+CLIs). The one usage error the model raises is ``ToolUsageError``:
+``esplab.model.tools`` reads a tool's words as the tool does, and what the tool refuses
+before it asks the kernel is the command line's fault. iproute2 prints those itself
+(``Error: argument "X" is wrong: ...``, ``Command "X" is unknown, ...``) and exits 1 or
+255, where a kernel refusal (``KernelError``: ``RTNETLINK answers: ...`` or the
+kernel's extack) exits 2 (iproute2 6.15 on Linux 6.12) [C]. Every class prints the
+same way: one red line in the REPL, the same line in ``esplab run`` and in a lab
+report; a lab check says "'run' does not parse" for a ``UsageError`` only.
 
 Foreign exceptions (``struct.error``, ``ValueError`` from cryptography, ``OSError``)
 are translated at the boundary with ``raise ... from exc``; nothing else reaches
@@ -50,6 +68,7 @@ __all__ = [
     "EsplabError",
     "FileError",
     "IntegrityError",
+    "InvalidValue",
     "KernelError",
     "LabFileError",
     "NoSuchNode",
@@ -60,6 +79,8 @@ __all__ = [
     "PacketExpressionError",
     "PeerError",
     "RingFull",
+    "StateConflict",
+    "ToolUsageError",
     "UnknownCommand",
     "UsageError",
     "did_you_mean",
@@ -163,7 +184,14 @@ class UnknownCommand(UsageError):
 
 
 class BadArgument(UsageError):
-    """An argument of the wrong form or value."""
+    """An argument of an esplab command of the wrong form or value (the command
+    layer's own parsing; the model raises the classes below instead)."""
+
+
+class ToolUsageError(UsageError):
+    """A modelled tool refuses its own command line before it asks the kernel:
+    iproute2's ``Error: argument "X" is wrong: ...`` (``invarg``, ``missarg``,
+    ``duparg``), ``Command "X" is unknown``, or an xdpsock option out of range."""
 
 
 class NotFound(EsplabError):
@@ -184,6 +212,18 @@ class NoSuchTap(NotFound):
 
 class NoSuchPacket(NotFound):
     """An unknown named or captured packet."""
+
+
+class InvalidValue(EsplabError):
+    """A value the model refuses whatever its state: out of range, of the wrong size
+    or form, or a combination the kernel (``EINVAL``) or a driver turns away before
+    anything changes (an SA's SPI, mode or key; an IV's length; a ring count)."""
+
+
+class StateConflict(EsplabError):
+    """A request the model's current state does not allow, which may succeed once the
+    state changes: a name already taken, a device in use, a fault already set, more
+    entries than a ring has room, reservations or free frames for."""
 
 
 class DecodeError(EsplabError):

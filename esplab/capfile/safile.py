@@ -128,8 +128,8 @@ class SaSpec:
         return self.icv_bits // 8
 
     def build(self) -> EspSA:
-        """The software SA (one per SA file entry). Raises BadArgument for keys or
-        lengths the ESP core refuses."""
+        """The software SA (one per SA file entry). Raises InvalidValue for keys or
+        lengths the ESP core refuses, NotFound for an algorithm it does not know."""
         window = self.replay_window if self.replay_window or not self.esn else 32
         encap = UdpEncap(*self.encap) if self.encap else None
         spi = self.spi or 0

@@ -7,7 +7,7 @@ import pytest
 
 from esplab.commands.result import JourneyResult, MessageResult, PacketResult, TableResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, NotFound
+from esplab.errors import BadArgument, InvalidValue, NotFound, StateConflict
 from esplab.model.kernel.drivers.eip93.faults import FAULTS
 from tests.commands import seed
 
@@ -64,11 +64,11 @@ def test_a_tx_fault_is_a_stage_of_the_journey(session: Session) -> None:
 @pytest.mark.parametrize(
     ("line", "error", "match"),
     [
-        ("eip93 fault set 0x1000 frobnicate", BadArgument, "unknown fault 'frobnicate'"),
-        ("eip93 fault set 0x1000 icv-length 100", BadArgument, "ICV length '100'"),
-        ("eip93 fault set 0x1000 icv-length 96", BadArgument, "valid: 32, 64, 128, 160"),
-        ("eip93 fault set 0x1000 wrong-sa", BadArgument, "needs the SPI whose keys"),
-        ("eip93 fault set 0x1000 nat-t 3", BadArgument, "takes no argument"),
+        ("eip93 fault set 0x1000 frobnicate", NotFound, "unknown fault 'frobnicate'"),
+        ("eip93 fault set 0x1000 icv-length 100", InvalidValue, "ICV length '100'"),
+        ("eip93 fault set 0x1000 icv-length 96", InvalidValue, "valid: 32, 64, 128, 160"),
+        ("eip93 fault set 0x1000 wrong-sa", InvalidValue, "needs the SPI whose keys"),
+        ("eip93 fault set 0x1000 nat-t 3", InvalidValue, "takes no argument"),
         ("eip93 fault set 0x2000 nat-t", NotFound, "no offloaded SA with SPI 0x2000"),
         ("eip93 fault clear 0x1000", BadArgument, "has no fault"),
         ("eip93 fault frob", BadArgument, "valid: set, clear"),
@@ -83,12 +83,12 @@ def test_bad_lines(session: Session, line: str, error: type[Exception], match: s
 def test_a_tx_fault_needs_an_outbound_sa() -> None:
     s = Session()
     s.execute(seed.SA_IN + " offload dev wan dir in")
-    with pytest.raises(BadArgument, match="changes what the driver sends; SA 0x1001 is inbound"):
+    with pytest.raises(InvalidValue, match="changes what the driver sends; SA 0x1001 is inbound"):
         s.execute("eip93 fault set 0x1001 seq-after-icv in")
     assert "digest-byte-order" in s.execute("eip93 fault set 0x1001 digest-byte-order").summary
 
 
 def test_setting_twice_is_refused(session: Session) -> None:
     session.execute("eip93 fault set 0x1000 esn")
-    with pytest.raises(BadArgument, match="already has fault esn"):
+    with pytest.raises(StateConflict, match="already has fault esn"):
         session.execute("eip93 fault set 0x1000 esn")

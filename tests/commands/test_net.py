@@ -6,7 +6,14 @@ import pytest
 
 from esplab.commands.result import ErrorResult, TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, KernelError, NoSuchNode, NoSuchPort
+from esplab.errors import (
+    InvalidValue,
+    KernelError,
+    NoSuchNode,
+    NoSuchPort,
+    NotFound,
+    ToolUsageError,
+)
 from tests.commands.results import journey, text
 
 
@@ -116,7 +123,7 @@ def test_ethtool_features(session: Session) -> None:
 
 
 def test_ethtool_unknown_feature_suggests(session: Session) -> None:
-    with pytest.raises(BadArgument) as info:
+    with pytest.raises(NotFound) as info:
         session.execute("ethtool -K wan esp-hw-ofload on")
     assert "did you mean esp-hw-offload?" in str(info.value)
 
@@ -175,7 +182,7 @@ def test_xfrm_tables_and_proc_file(session: Session) -> None:
 def test_a_neighbour_needs_a_link_layer_address(mac: str) -> None:
     s = Session()
     before = [n.render() for n in s.lab.node("ap").neigh]
-    with pytest.raises(BadArgument, match=f"'{mac}' is not a link-layer address"):
+    with pytest.raises(InvalidValue, match=f"'{mac}' is not a link-layer address"):
         s.execute(f"ip neigh replace 192.0.2.2 lladdr {mac} dev wan")
     assert [n.render() for n in s.lab.node("ap").neigh] == before
     s.execute("ip neigh replace 192.0.2.2 lladdr 2:0:5E:10:0:1 dev wan")  # iproute2 spelling
@@ -215,5 +222,5 @@ def test_ip_options_reach_ip_xfrm() -> None:
     assert spis("ip -f inet xfrm state") == {"0x00001000"}
     assert spis("ip -s -s -4 xfrm state") == {"0x00001000"}
     # iproute2 6.15: 'Error: argument "ipx" is wrong: invalid protocol family'.
-    with pytest.raises(BadArgument, match='argument "ipx" is wrong: invalid protocol family'):
+    with pytest.raises(ToolUsageError, match='argument "ipx" is wrong: invalid protocol family'):
         s.execute("ip -f ipx xfrm state")

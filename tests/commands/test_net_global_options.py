@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.commands.session import Session
-from esplab.errors import BadArgument
+from esplab.errors import BadArgument, UsageError
 from tests.commands import seed
 from tests.commands.results import text
 
@@ -50,7 +50,7 @@ def test_family_abbreviation() -> None:
     ],
 )
 def test_what_is_not_modelled_is_named(line: str, why: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(UsageError) as err:
         _session().execute(line)
     assert why in str(err.value)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, NoSuchPort
+from esplab.errors import BadArgument, NoSuchPort, ToolUsageError
 from tests.commands.results import text
 
 
@@ -271,5 +271,5 @@ def test_global_options_before_xfrm() -> None:
     s = Session()
     for line in ("ip --family inet6 xfrm state", "ip --f inet xfrm state", "ip -s -s xfrm state"):
         s.execute(line)
-    with pytest.raises(BadArgument, match='argument "inet7" is wrong: invalid protocol family'):
+    with pytest.raises(ToolUsageError, match='argument "inet7" is wrong: invalid protocol family'):
         s.execute("ip -f inet7 route")

@@ -6,7 +6,7 @@ import pytest
 
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
-from esplab.errors import BadArgument, NoSuchPort
+from esplab.errors import BadArgument, NoSuchPort, ToolUsageError
 from esplab.model.kernel.stack.netdev import eui64_link_local
 from tests.commands.results import text
 
@@ -103,7 +103,7 @@ def test_brief_link_and_addr(session: Session) -> None:
 def test_an_unknown_family_names_the_valid_ones(session: Session) -> None:
     # iproute2 6.15 (read_family has no ipx): invalarg "invalid protocol family".
     with pytest.raises(
-        BadArgument, match='argument "ipx" is wrong: invalid protocol family; valid: inet, inet6'
+        ToolUsageError, match='argument "ipx" is wrong: invalid protocol family; valid: inet, inet6'
     ):
         session.execute("ip -f ipx addr")
 

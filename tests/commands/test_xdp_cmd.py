@@ -13,7 +13,14 @@ from esplab.commands.handlers import xdp as xdp_commands
 from esplab.commands.handlers import xsk as xsk_commands
 from esplab.commands.result import ErrorResult, JourneyResult, PacketResult, TableResult, TextResult
 from esplab.commands.session import Session, SessionOptions
-from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
+from esplab.errors import (
+    BadArgument,
+    EsplabError,
+    InvalidValue,
+    KernelError,
+    NotFound,
+    StateConflict,
+)
 from esplab.lab import check, runner
 from esplab.layers.xdp import XDPDesc
 from esplab.model.journey.xdp_rx import xdp_rx_hook
@@ -89,9 +96,9 @@ def test_attach_errors(session: Session) -> None:
     assert kernel_error(session, "xdp attach lan1 native drop").errno_name == "EOPNOTSUPP"
     assert kernel_error(session, "xdp attach lan1 zc drop").errno_name == "EOPNOTSUPP"
     assert kernel_error(session, "xdp detach eth0").errno_name == "ENOENT"
-    with pytest.raises(BadArgument, match="did you mean drop"):
+    with pytest.raises(NotFound, match="did you mean drop"):
         session.execute("xdp attach eth0 native dorp")
-    with pytest.raises(BadArgument, match="unknown XDP mode"):
+    with pytest.raises(InvalidValue, match="unknown XDP mode"):
         session.execute("xdp attach eth0 xdpdrv drop")
     with pytest.raises(BadArgument, match="needs a number"):
         session.execute("xdp attach eth0 native drop queue")
@@ -119,7 +126,7 @@ def test_driver(session: Session) -> None:
     }
     assert session.execute("xdp driver lan1").data["features"] == "none"
     session.execute("xdp attach wan native pass")
-    with pytest.raises(BadArgument, match="in use"):
+    with pytest.raises(StateConflict, match="in use"):
         session.execute("xdp driver wan zc")
 
 
@@ -213,20 +220,20 @@ def test_xsk_errors(session: Session) -> None:
     assert kernel_error(session, "xsk bind b wan 5").errno_name == "EINVAL"
     session.execute("ip link set wan down")
     assert kernel_error(session, "xsk send a 1").errno_name == "ENETDOWN"
-    for line, text in (
-        ("xsk bind b wan 0 copy zerocopy", "together"),
-        ("xsk bind b wan", "missing DEV and QUEUE"),
-        ("xsk fill b 65", "owns 64 free"),
-        ("xsk fill b", "how many"),
-        ("xsk create a", "exists"),
-        ("xsk create 1a", "cannot name"),
-        ("xsk send a 1 size 10", "size 10"),
-        ("xsk recv a 0", "count 0"),
-        ("xsk complete a -1", "count -1"),
-        ("xsk bind b wan zero", "must be a number"),
-        ("xsk nope a", "unknown xsk subcommand"),
+    for line, text, error in (
+        ("xsk bind b wan 0 copy zerocopy", "together", BadArgument),
+        ("xsk bind b wan", "missing DEV and QUEUE", BadArgument),
+        ("xsk fill b 65", "owns 64 free", StateConflict),
+        ("xsk fill b", "how many", BadArgument),
+        ("xsk create a", "exists", StateConflict),
+        ("xsk create 1a", "cannot name", InvalidValue),
+        ("xsk send a 1 size 10", "size 10", InvalidValue),
+        ("xsk recv a 0", "count 0", BadArgument),
+        ("xsk complete a -1", "count -1", BadArgument),
+        ("xsk bind b wan zero", "must be a number", BadArgument),
+        ("xsk nope a", "unknown xsk subcommand", BadArgument),
     ):
-        with pytest.raises(BadArgument, match=text):
+        with pytest.raises(error, match=text):
             session.execute(line)
     with pytest.raises(NotFound, match="no AF_XDP socket 'c'"):
         session.execute("xsk stats c")
@@ -273,15 +280,15 @@ def test_xdpsock_errors(session: Session) -> None:
     assert kernel_error(session, "xdpsock lan1 rxdrop mode zc").errno_name == "EOPNOTSUPP"
     session.execute("ip link set eth0 down")
     assert kernel_error(session, "xdpsock eth0 txonly").errno_name == "ENETDOWN"
-    for line, text in (
-        ("xdpsock wan rxdrp", "did you mean rxdrop"),
-        ("xdpsock wan rxdrop size 20", "size 20 is out of range"),
-        ("xdpsock wan rxdrop mode zz", "'mode' needs"),
-        ("xdpsock wan rxdrop packets 0", "packets 0"),
-        ("xdpsock wan rxdrop batch 0", "batch 0 is out of range"),
-        ("xdpsock wan", "missing DEV"),
+    for line, text, error in (
+        ("xdpsock wan rxdrp", "did you mean rxdrop", BadArgument),
+        ("xdpsock wan rxdrop size 20", "size 20 is out of range", BadArgument),
+        ("xdpsock wan rxdrop mode zz", "'mode' needs", BadArgument),
+        ("xdpsock wan rxdrop packets 0", "packets 0", InvalidValue),
+        ("xdpsock wan rxdrop batch 0", "batch 0 is out of range", BadArgument),
+        ("xdpsock wan", "missing DEV", BadArgument),
     ):
-        with pytest.raises(BadArgument, match=text):
+        with pytest.raises(error, match=text):
             session.execute(line)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.commands.session import Session
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from tests.commands.results import journey as send
 
 PACKET = 'IP(src="203.0.113.1", dst="198.51.100.2")/UDP(sport=5201, dport=1234)/Raw(b"z"*64)'
@@ -46,7 +46,7 @@ def test_getdefault_prints_as_the_kernel() -> None:
     ],
 )
 def test_setdefault_refusals(line: str, message: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(ToolUsageError) as err:
         Session().execute(f"ip xfrm policy setdefault {line}")
     assert message in str(err.value)
 

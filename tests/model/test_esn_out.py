@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.commands.session import Session
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue, ToolUsageError
 from esplab.model.kernel.esp import core as esp
 from esplab.model.kernel.esp.replay import ReplayWindow
 from esplab.model.kernel.esp.sa import EspSA
@@ -31,7 +31,7 @@ def _sa(**kw: object) -> EspSA:
 
 
 def test_the_window_refuses_esn_without_a_window_unless_outbound() -> None:
-    with pytest.raises(BadArgument, match="ESN with replay window 0"):
+    with pytest.raises(InvalidValue, match="ESN with replay window 0"):
         ReplayWindow(0, esn=True)
     assert ReplayWindow(0, esn=True, outbound=True).size == 0
 
@@ -72,7 +72,7 @@ def test_the_state_sends_and_the_host_delivers() -> None:
 
 def test_without_dir_out_the_add_is_refused_as_iproute2_does() -> None:
     # iproute2 6.15: "Error: esn flag set without replay-window." (exit 255).
-    with pytest.raises(BadArgument, match="esn flag set without replay-window"):
+    with pytest.raises(ToolUsageError, match="esn flag set without replay-window"):
         Session().execute(seed.SA_OUT + " flag esn")
 
 

@@ -15,7 +15,7 @@ from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.packet import Raw
 
-from esplab.errors import BadArgument, DecodeError, IntegrityError, KernelError
+from esplab.errors import DecodeError, IntegrityError, InvalidValue, KernelError
 from esplab.model.kernel.esp.core import (
     DECRYPT_REASONS,
     EspSA,
@@ -178,7 +178,7 @@ def test_iv_sources_are_deterministic():
     seeded = make_sa(iv_source=random.Random(7).randbytes)
     out = encrypt(seeded, v4())
     assert out[28:44] == random.Random(7).randbytes(16)
-    with pytest.raises(BadArgument, match="IV of 8 bytes"):
+    with pytest.raises(InvalidValue, match="IV of 8 bytes"):
         encrypt(a, v4(), iv=bytes(8))
     assert a.oseq == a.stats.packets == 1  # refused before anything was counted
 
@@ -199,7 +199,7 @@ def test_exhaustion_without_esn_is_counted_not_wrapped():
         assert sa.oseq == 0xFFFFFFFF
     assert sa.stats.mib()["XfrmOutStateSeqError"] == 2
     assert sa.stats.packets == 1
-    with pytest.raises(BadArgument, match="sequence number 0x100000000"):
+    with pytest.raises(InvalidValue, match="sequence number 0x100000000"):
         encrypt(sa, v4(), seq=1 << 32)  # where scapy raises struct.error
 
 
@@ -385,7 +385,7 @@ def test_dummy_packet():
 
 def test_transport_fragment_and_non_ip_input_are_refused():
     sa = make_sa()
-    with pytest.raises(BadArgument, match="fragment"):
+    with pytest.raises(InvalidValue, match="fragment"):
         encrypt(sa, bytes(IP(flags="MF") / Raw(b"x" * 16)))
     with pytest.raises(DecodeError):
         encrypt(sa, b"\x00" * 30)
@@ -470,7 +470,7 @@ def test_nat_t_layout():
         + b"\x00\x00"
     )
     assert wire[28:32] == sa.spi_bytes
-    with pytest.raises(BadArgument):
+    with pytest.raises(InvalidValue):
         UdpEncap(0, 4500)
 
 
@@ -532,25 +532,25 @@ def test_outer_ce_reaches_the_inner_packet():
 
 
 def test_sa_validation():
-    with pytest.raises(BadArgument, match="needs an encryption algorithm"):
+    with pytest.raises(InvalidValue, match="needs an encryption algorithm"):
         EspSA(1)
-    with pytest.raises(BadArgument, match="takes no enc or auth"):
+    with pytest.raises(InvalidValue, match="takes no enc or auth"):
         EspSA.build(
             1, enc="cbc(aes)", enc_key=bytes(16), aead="rfc4106(gcm(aes))", aead_key=bytes(20)
         )
-    with pytest.raises(BadArgument, match="tunnel mode needs"):
+    with pytest.raises(InvalidValue, match="tunnel mode needs"):
         EspSA.build(1, mode="tunnel", enc="cipher_null")
-    with pytest.raises(BadArgument, match="differ in family"):
+    with pytest.raises(InvalidValue, match="differ in family"):
         EspSA.build(
             1, mode="tunnel", enc="cipher_null", tunnel_src="192.0.2.1", tunnel_dst="2001:db8::1"
         )
-    with pytest.raises(BadArgument, match=r"unknown mode 'tunel'.*did you mean tunnel"):
+    with pytest.raises(InvalidValue, match=r"unknown mode 'tunel'.*did you mean tunnel"):
         EspSA.build(1, mode="tunel", enc="cipher_null")
-    with pytest.raises(BadArgument, match="ESN with replay window 0"):
+    with pytest.raises(InvalidValue, match="ESN with replay window 0"):
         EspSA.build(1, enc="cipher_null", esn=True)
-    with pytest.raises(BadArgument, match="SPI"):
+    with pytest.raises(InvalidValue, match="SPI"):
         EspSA.build(1 << 32, enc="cipher_null")
-    with pytest.raises(BadArgument, match="not-an-address"):
+    with pytest.raises(InvalidValue, match="not-an-address"):
         EspSA.build(
             1, mode="tunnel", enc="cipher_null", tunnel_src="not-an-address", tunnel_dst="192.0.2.1"
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.commands.session import Session
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 from esplab.model.kernel.esp import core as esp
 from esplab.model.kernel.esp.sa import EspSA
 from esplab.model.kernel.esp.tfc import state_mtu, tfc_len
@@ -86,7 +86,7 @@ def test_the_padding_is_zeros_before_the_self_describing_padding() -> None:
 
 
 def test_tfc_padding_outside_tunnel_mode_is_refused() -> None:
-    with pytest.raises(BadArgument, match="tunnel mode only"):
+    with pytest.raises(InvalidValue, match="tunnel mode only"):
         EspSA.build(0x1, enc="cbc(aes)", enc_key=bytes(16), tfcpad=16)
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 from esplab.model.kernel.esp.replay import MAX_REPLAY_WINDOW, ReplayVerdict, ReplayWindow
 
 OK, DUP, OLD, ZERO = (
@@ -82,12 +82,12 @@ def test_largest_window():
 
 @pytest.mark.parametrize("size", [-1, 4097, 1 << 20])
 def test_window_size_limits(size):
-    with pytest.raises(BadArgument, match=f"replay window of {size} packets"):
+    with pytest.raises(InvalidValue, match=f"replay window of {size} packets"):
         ReplayWindow(size)
 
 
 def test_esn_needs_a_window():
-    with pytest.raises(BadArgument, match="ESN with replay window 0"):
+    with pytest.raises(InvalidValue, match="ESN with replay window 0"):
         ReplayWindow(0, esn=True)
 
 

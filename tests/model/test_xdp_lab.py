@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from esplab.errors import BadArgument, KernelError, NoSuchPort, NotFound
+from esplab.errors import InvalidValue, KernelError, NoSuchPort, NotFound, StateConflict
 from esplab.layers.xdp import XDPDesc
 from esplab.model.journey import xsk
 from esplab.model.journey.xdp import PROG_COUNTS, XdpLab, lab_xdp, undone_on_failure, with_errno
@@ -91,9 +91,9 @@ def test_am65_ports_of_a_node_share_one_cpsw(xl: XdpLab) -> None:
 
 def test_driver_cannot_change_while_in_use(xl: XdpLab) -> None:
     xl.attach("ap", "wan", "native", "drop")
-    with pytest.raises(BadArgument, match="in use"):
+    with pytest.raises(StateConflict, match="in use"):
         xl.set_driver("ap", "wan", "am65-cpsw")
-    with pytest.raises(BadArgument, match="did you mean"):
+    with pytest.raises(NotFound, match="did you mean"):
         xl.set_driver("ap", "eth0", "am65")
 
 
@@ -114,7 +114,7 @@ def test_attach_errors_carry_errno_names(xl: XdpLab) -> None:
     with pytest.raises(KernelError) as err:
         xl.detach("ap", "eth0")
     assert err.value.errno_name == "ENOENT"
-    with pytest.raises(BadArgument, match="no RX queue 4"):
+    with pytest.raises(InvalidValue, match="no RX queue 4"):
         xl.attach("ap", "eth0", "native", "drop", queue=4)
     xl.attach("ap", "wan", "native", "pass", force=True)
     assert xl.port("ap", "wan").program == "pass"
@@ -292,11 +292,11 @@ def test_create_errors(xl: XdpLab) -> None:
         assert err.value.errno_name == errno and f"[{errno}]" in str(err.value)
     assert "bad" not in xl.sockets  # nothing half made
     xsk.create(xl, "ok", "ap", 16, 2048, 0, 16)
-    with pytest.raises(BadArgument, match="exists"):
+    with pytest.raises(StateConflict, match="exists"):
         xsk.create(xl, "ok", "ap", 16, 2048, 0, 16)
-    with pytest.raises(BadArgument):
+    with pytest.raises(InvalidValue):
         xsk.create(xl, "9x", "ap", 16, 2048, 0, 16)
-    with pytest.raises(BadArgument):
+    with pytest.raises(InvalidValue):
         xsk.create(xl, "big", "ap", 0, 2048, 0, 16)
     with pytest.raises(NotFound):
         xl.socket("nope")
@@ -314,7 +314,7 @@ def test_bind_errors(xl: XdpLab) -> None:
         with pytest.raises(KernelError) as err:
             xsk.bind(xl, "xsk1", "ap", dev, queue, flags, False)
         assert err.value.errno_name == errno and "why:" in str(err.value)
-    with pytest.raises(BadArgument, match="lives on ap"):
+    with pytest.raises(StateConflict, match="lives on ap"):
         xsk.bind(xl, "xsk1", "host", "eth0", 0, None, False)
     with pytest.raises(KernelError) as err:
         xsk.recv(xl, "xsk1", None)
@@ -365,7 +365,7 @@ def test_fill_and_ownership(xl: XdpLab) -> None:
     xsk.bind(xl, "xsk0", "ap", "wan", 0, BindFlag.ZEROCOPY, True)
     owners = xl.socket("xsk0").umem.owners()
     assert owners[FrameState.DRIVER] == 4 and owners[FrameState.USER] == 12
-    with pytest.raises(BadArgument, match="owns 12 free"):
+    with pytest.raises(StateConflict, match="owns 12 free"):
         xsk.fill(xl, "xsk0", 13)
 
 
@@ -416,9 +416,9 @@ def test_send_refusals_change_nothing(lab: Lab, xl: XdpLab) -> None:
     socket_on_wan(xl, BindFlag.COPY, fill=0)
     tx = xl.socket("xsk0").sock.tx
     assert tx is not None
-    with pytest.raises(BadArgument):
+    with pytest.raises(InvalidValue):
         xsk.send(xl, "xsk0", 17, 64)  # more than the TX ring
-    with pytest.raises(BadArgument):
+    with pytest.raises(InvalidValue):
         xsk.send(xl, "xsk0", 1, 63)
     lab.node("ap").dev("wan").up = False
     with pytest.raises(KernelError) as err:

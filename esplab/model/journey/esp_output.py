@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from esplab.errors import BadArgument, DecodeError, KernelError
+from esplab.errors import DecodeError, InvalidValue, KernelError
 from esplab.model.fidelity import KERNEL_CHECKED_WHY
 from esplab.model.journey.aead_path import aead_output_step, uses_engine_aead
 from esplab.model.journey.engine_path import engine_output_step
@@ -158,7 +158,7 @@ def _sw_output(
     tap = f"{node.name}.xfrm.state"
     try:
         return run(walk, packet)
-    except (BadArgument, DecodeError) as exc:
+    except (InvalidValue, DecodeError) as exc:
         counter = refused_counter(walk, state)
         node.xfrm.mib.bump(counter)
         walk.drop(tap, node.name, str(exc), counter, "the ESP output refused this packet")
@@ -248,7 +248,7 @@ def _offload_output(
         walk.drop(f"{node.name}.xfrm.state", node.name, str(exc), counter, OUTPUT_REFUSED)
         expire(node, state, counter)
         return None
-    except (BadArgument, DecodeError) as exc:
+    except (InvalidValue, DecodeError) as exc:
         counter = refused_counter(walk, state)
         node.xfrm.mib.bump(counter)
         walk.drop(

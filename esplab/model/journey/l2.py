@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 from esplab.model.hw.switch import DSA_TAG_LEN
 from esplab.model.stages import Stage
 
@@ -53,12 +53,12 @@ def mac_bytes(mac: str) -> bytes:
 
 def parse_mac(text: str) -> str:
     """A link-layer address as typed (``lladdr``): six hex octets, ``:``-separated,
-    returned in lower case; anything else is a BadArgument naming it."""
+    returned in lower case; anything else is an InvalidValue naming it."""
     octets = text.split(":")
     if len(octets) != 6 or not all(
         1 <= len(o) <= 2 and all(c in "0123456789abcdefABCDEF" for c in o) for o in octets
     ):
-        raise BadArgument(
+        raise InvalidValue(
             f"'{text}' is not a link-layer address", valid="six hex octets, e.g. 02:00:5e:10:00:01"
         )
     return ":".join(f"{int(o, 16):02x}" for o in octets)

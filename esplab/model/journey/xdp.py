@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
+from esplab.errors import EsplabError, InvalidValue, KernelError, NotFound, StateConflict
 from esplab.model.kernel.xdp.consts import AttachFlag, AttachMode, NetdevXdpAct, XdpAction
 from esplab.model.kernel.xdp.driver import DriverProfile
 from esplab.model.kernel.xdp.port import Am65Cpsw, NetdevXdp
@@ -284,12 +284,12 @@ class XdpLab:
 
     def set_driver(self, node: str, dev: str, profile: str) -> XdpPort:
         if profile not in PROFILES:
-            raise BadArgument(
+            raise NotFound(
                 f"unknown driver profile '{profile}'", valid=list(PROFILES), value=profile
             )
         xp = self.port(node, dev)
         if xp.port.program is not None or xp.port.pools:
-            raise BadArgument(
+            raise StateConflict(
                 f"{dev} is in use by XDP (program {xp.program or '-'}, "
                 f"{len(xp.port.pools)} bound queue(s))",
                 hint=f"xdp detach {dev} and xsk close its sockets first",
@@ -304,13 +304,13 @@ class XdpLab:
     ) -> XdpPort:
         """``ip link set DEV xdpgeneric|xdpdrv ...``; ``force`` replaces (``ip -force``)."""
         if mode not in ATTACH_MODES:
-            raise BadArgument(f"unknown XDP mode '{mode}'", valid=list(ATTACH_MODES), value=mode)
+            raise InvalidValue(f"unknown XDP mode '{mode}'", valid=list(ATTACH_MODES), value=mode)
         if program not in PROGRAMS:
-            raise BadArgument(f"unknown XDP program '{program}'", valid=PROGRAMS, value=program)
+            raise NotFound(f"unknown XDP program '{program}'", valid=PROGRAMS, value=program)
         xp = self.port(node, dev)
         driver = xp.port.driver
         if not 0 <= queue < driver.rx_queues:
-            raise BadArgument(
+            raise InvalidValue(
                 f"{dev} has no RX queue {queue} ({driver.name})", valid=f"0..{driver.rx_queues - 1}"
             )
         want = NetdevXdpAct.zc_required()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from esplab.errors import BadArgument, KernelError
+from esplab.errors import InvalidValue, KernelError
 from esplab.model.journey.xdp import (
     XdpLab,
     XdpPort,
@@ -64,7 +64,7 @@ def run_xdpsock(
     On exit the socket is closed and the device's own program is put back.
     """
     if not 1 <= packets <= 100_000:
-        raise BadArgument(f"packets {packets}", valid="1..100000")
+        raise InvalidValue(f"packets {packets}", valid="1..100000")
     xp = xl.port(node, dev)
     port = xp.port
     if not port.up:

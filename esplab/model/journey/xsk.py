@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from esplab.errors import BadArgument, KernelError
+from esplab.errors import InvalidValue, KernelError, StateConflict
 from esplab.model.journey.l2 import count_conduit
 from esplab.model.journey.xdp import LabSocket, XdpLab, XdpPort, kernel_errors, record, with_errno
 from esplab.model.journey.xdp_rx import settle
@@ -50,14 +50,14 @@ def create(
 ) -> LabSocket:
     """``socket()``, ``XDP_UMEM_REG`` and the four ring sizes (af_xdp.md 2.1, 2.2)."""
     if not name[:1].isalpha() or not name.replace("-", "_").isidentifier() or len(name) > 16:
-        raise BadArgument(
+        raise InvalidValue(
             f"'{name}' cannot name a socket",
             valid="a letter, then letters, digits, _ or - (16 at most)",
         )
     if name in xl.sockets:
-        raise BadArgument(f"socket '{name}' exists already", hint=f"xsk close {name}")
+        raise StateConflict(f"socket '{name}' exists already", hint=f"xsk close {name}")
     if not 1 <= frames <= 65536:
-        raise BadArgument(f"frames {frames}", valid="1..65536")
+        raise InvalidValue(f"frames {frames}", valid="1..65536")
     xl.lab.node(node)
     sock = XskSocket()
     with kernel_errors(
@@ -93,7 +93,7 @@ def bind(
     """
     ls = xl.socket(name)
     if node != ls.node:
-        raise BadArgument(
+        raise StateConflict(
             f"socket {name} lives on {ls.node}, not {node}", hint=f"{ls.node} xsk bind {name} ..."
         )
     if ls.sock.state is not SockState.READY:
@@ -160,14 +160,14 @@ def fill(xl: XdpLab, name: str, count: int) -> tuple[list[int], bool]:
     assert ring is not None
     free = ls.free_frames()
     if not 1 <= count <= len(free):
-        raise BadArgument(
+        raise StateConflict(
             f"cannot fill {count} frame(s): user space owns {len(free)} free",
             valid=f"1..{len(free)}" if free else None,
             hint="xsk recv and xsk complete give frames back",
         )
     room = ring.nb_free(count)
     if room < count:
-        raise BadArgument(
+        raise StateConflict(
             f"FILL has room for {room} of {count}",
             hint="xsk_ring_prod__reserve is all or nothing (af_xdp.md 6.3)",
         )
@@ -285,14 +285,14 @@ def send(xl: XdpLab, name: str, count: int, size: int, addr: int | None = None) 
     sock, umem, tx, comp = ls.sock, ls.umem, ls.sock.tx, ls.sock.comp
     assert tx is not None and comp is not None
     if not 1 <= count <= tx.size:
-        raise BadArgument(f"xsk send count {count}", valid=f"1..{tx.size} (the TX ring)")
+        raise InvalidValue(f"xsk send count {count}", valid=f"1..{tx.size} (the TX ring)")
     if not MIN_PKT_SIZE <= size <= MAX_PKT_SIZE:
-        raise BadArgument(
+        raise InvalidValue(
             f"size {size}",
             valid=f"{MIN_PKT_SIZE}..{MAX_PKT_SIZE} (xdpsock -s: the frame with its 4-byte FCS)",
         )
     if addr is not None and not 0 <= addr <= U32_MASK << 32:
-        raise BadArgument(
+        raise InvalidValue(
             f"addr {addr:#x}",
             valid=f"0..{U32_MASK << 32:#x} (a UMEM offset the lab can add frame sizes to)",
         )
@@ -306,7 +306,7 @@ def send(xl: XdpLab, name: str, count: int, size: int, addr: int | None = None) 
     if addr is None:
         free = ls.free_frames()
         if len(free) < count:
-            raise BadArgument(
+            raise StateConflict(
                 f"user space owns {len(free)} free frame(s), {count} asked",
                 hint="xsk recv and xsk complete give frames back",
             )
@@ -314,7 +314,7 @@ def send(xl: XdpLab, name: str, count: int, size: int, addr: int | None = None) 
     else:
         addrs = [addr + i * umem.chunk_size for i in range(count)]
     if tx.nb_free(count) < count:
-        raise BadArgument(
+        raise StateConflict(
             f"the TX ring has room for {tx.nb_free(count)} of {count}",
             hint="the kernel has not consumed the earlier descriptors",
         )

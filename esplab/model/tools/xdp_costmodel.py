@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 from esplab.model.kernel.xdp.consts import ETH_FCS_SIZE, WIRE_OVERHEAD, Benchmark, XskMode
 
 __all__ = [
@@ -158,7 +158,7 @@ class CostModel:
     def stages(self, benchmark: Benchmark, mode: XskMode, frame_size: int) -> tuple[float, float]:
         """(kernel-core ns, application-core ns) per packet."""
         if frame_size < 64:
-            raise BadArgument(f"frame size {frame_size}", valid="64 or more (xdpsock -s)")
+            raise InvalidValue(f"frame size {frame_size}", valid="64 or more (xdpsock -s)")
         p, d = self.params, frame_size - ETH_FCS_SIZE
         if benchmark is Benchmark.RXDROP:
             return self._rx_kernel(mode, d), p.app_rx

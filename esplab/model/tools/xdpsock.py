@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue, ToolUsageError
 from esplab.model.kernel.xdp.consts import ETH_FCS_SIZE, AttachMode, Benchmark, BindFlag, XskMode
 from esplab.model.kernel.xdp.port import NetdevXdp
 from esplab.model.kernel.xdp.program import XskMap, XskRedirect, swap_macs
@@ -90,7 +90,7 @@ class TrafficSource:
 
     def __post_init__(self) -> None:
         if not MIN_PKT_SIZE <= self.pkt_size <= MAX_PKT_SIZE:
-            raise BadArgument(
+            raise InvalidValue(
                 f"packet size {self.pkt_size}", valid=f"{MIN_PKT_SIZE}..{MAX_PKT_SIZE}"
             )
 
@@ -122,13 +122,13 @@ class XdpSockConfig:
 
     def __post_init__(self) -> None:
         if not MIN_PKT_SIZE <= self.pkt_size <= MAX_PKT_SIZE:
-            raise BadArgument(f"-s {self.pkt_size}", valid=f"{MIN_PKT_SIZE}..{MAX_PKT_SIZE}")
+            raise ToolUsageError(f"-s {self.pkt_size}", valid=f"{MIN_PKT_SIZE}..{MAX_PKT_SIZE}")
         if self.batch_size <= 0:
-            raise BadArgument(f"-b {self.batch_size}", valid="a positive batch size")
+            raise ToolUsageError(f"-b {self.batch_size}", valid="a positive batch size")
         if self.pkt_count < 0:
-            raise BadArgument(f"-C {self.pkt_count}", valid="0 (no limit) or a packet count")
+            raise ToolUsageError(f"-C {self.pkt_count}", valid="0 (no limit) or a packet count")
         if self.force_copy and self.force_zerocopy:
-            raise BadArgument("-c and -z together", hint="the bind would fail with EINVAL")
+            raise ToolUsageError("-c and -z together", hint="the bind would fail with EINVAL")
 
     @property
     def attach_mode(self) -> AttachMode:

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from esplab.errors import BadArgument, KernelError
+from esplab.errors import InvalidValue, KernelError, StateConflict
 from esplab.layers.xdp import XDPDesc
 from esplab.model.kernel.xdp.consts import RingKind
 from esplab.model.kernel.xdp.rings import (
@@ -68,7 +68,7 @@ def test_a_ring_too_large_to_allocate_is_enomem() -> None:
 def test_a_negative_peek_is_refused_and_moves_nothing() -> None:
     ring = AddrRing(RingKind.COMPLETION, 4)
     ring.produce([0x1000])
-    with pytest.raises(BadArgument, match="peek of -1 entries"):
+    with pytest.raises(InvalidValue, match="peek of -1 entries"):
         ring.peek(-1)
     assert ring.peek(1) == (1, 0)
     assert ring.read(0) == 0x1000
@@ -101,20 +101,20 @@ def test_empty_ring() -> None:
     assert ring.is_empty and ring.occupancy == 0
     assert ring.peek(1) == (0, 0)
     assert ring.consume(4) == []
-    with pytest.raises(BadArgument):
+    with pytest.raises(StateConflict):
         ring.release(1)
 
 
 def test_write_outside_the_reservation_is_refused() -> None:
     ring = AddrRing(RingKind.FILL, 4)
-    with pytest.raises(BadArgument):
+    with pytest.raises(StateConflict):
         ring.write(0, 1)  # nothing reserved
     first = ring.reserve(2)
     assert first == 0
     ring.write(1, 7)
-    with pytest.raises(BadArgument):
+    with pytest.raises(StateConflict):
         ring.write(2, 7)
-    with pytest.raises(BadArgument):
+    with pytest.raises(StateConflict):
         ring.submit(3)
 
 

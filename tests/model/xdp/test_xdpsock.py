@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.kernel.xdp.consts import AttachMode, Benchmark, BindFlag, XskMode
 from esplab.model.kernel.xdp.driver import DriverProfile
 from esplab.model.tools.xdp_costmodel import CostModel
@@ -44,9 +44,9 @@ def test_defaults() -> None:
     assert cfg.bind_flags == BindFlag.USE_NEED_WAKEUP
     skb = XdpSockConfig(xdp_skb=True, need_wakeup=False)
     assert skb.attach_mode is AttachMode.SKB and skb.bind_flags == BindFlag.COPY  # -S -m
-    with pytest.raises(BadArgument):
+    with pytest.raises(ToolUsageError):
         XdpSockConfig(pkt_size=63)
-    with pytest.raises(BadArgument):
+    with pytest.raises(ToolUsageError):
         XdpSockConfig(force_copy=True, force_zerocopy=True)
 
 
@@ -119,7 +119,7 @@ def test_txonly_sends_exactly_the_packet_count(
     # xdpsock -C N: get_batch_size makes the last batch what is left of N (xdpsock.c).
     xsk = run(Benchmark.TXONLY, driver, steps=200, pkt_count=count, batch_size=batch)
     assert xsk.tx_npkts == count and xsk.port.stats.tx_packets == count
-    with pytest.raises(BadArgument):
+    with pytest.raises(ToolUsageError):
         XdpSockConfig(pkt_count=-1)
 
 

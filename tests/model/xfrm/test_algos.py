@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from esplab.errors import BadArgument, KernelError
+from esplab.errors import KernelError, ToolUsageError
 from esplab.model.kernel.xfrm.algos import (
     ALGORITHMS,
     XfrmAlgo,
@@ -89,9 +89,9 @@ def test_parse_key_forms() -> None:
     assert parse_key("1234567890123456") == b"1234567890123456"
     assert parse_key("0x") == b"0x"
     assert parse_key("0x" + "00" * 512) == bytes(512)
-    with pytest.raises(BadArgument, match="buffer overflow"):
+    with pytest.raises(ToolUsageError, match="buffer overflow"):
         parse_key("0x" + "00" * 513)
-    with pytest.raises(BadArgument, match="ALGO-KEYMAT value is invalid"):
+    with pytest.raises(ToolUsageError, match="ALGO-KEYMAT value is invalid"):
         parse_key("0xzz")
 
 

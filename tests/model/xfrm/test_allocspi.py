@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from esplab.errors import BadArgument, KernelError
+from esplab.errors import KernelError, ToolUsageError
 from esplab.model.kernel.xfrm.tables import XfrmNode
 from esplab.model.tools.iproute2.xfrm import run_ip_xfrm
 
@@ -92,7 +92,7 @@ def test_the_default_range_and_a_seeded_draw() -> None:
     ],
 )
 def test_refusals_of_iproute2(words: str, message: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(ToolUsageError) as err:
         ip(XfrmNode(), f"{ALLOC} {words}")
     assert message in str(err.value)
 

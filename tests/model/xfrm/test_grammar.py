@@ -7,7 +7,7 @@ from ipaddress import ip_address, ip_interface
 
 import pytest
 
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.kernel.xfrm.objects import XFRM_INF, PolicyId, StateId, XfrmMark
 from esplab.model.tools.iproute2.xfrm_grammar import IpXfrm, parse_ip_xfrm
 
@@ -91,7 +91,7 @@ def test_offload_mode_defaults_to_crypto_and_packet_word() -> None:
     ],
 )
 def test_state_add_errors(tail: str, message: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(ToolUsageError) as err:
         parse(f"ip xfrm state add {SA} {tail}")
     assert message in str(err.value)
 
@@ -105,13 +105,13 @@ def test_missing_spi_and_proto() -> None:
     # SPI 0 (no spi word) passes iproute2 and Linux 6.12 (tests/kernel/ cp-state-spi-zero).
     state = parse(f"ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp {GCM}").state
     assert state is not None and state.spi == 0
-    with pytest.raises(BadArgument, match='SPI value is too large with XFRM-PROTO value "comp"'):
+    with pytest.raises(ToolUsageError, match='SPI value is too large with XFRM-PROTO value "comp"'):
         parse("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto comp spi 0x10000 comp deflate")
-    with pytest.raises(BadArgument, match='argument "XFRM-PROTO" is required'):
+    with pytest.raises(ToolUsageError, match='argument "XFRM-PROTO" is required'):
         parse(f"ip xfrm state add src 192.0.2.1 dst 192.0.2.2 spi 1 {GCM}")
-    with pytest.raises(BadArgument, match="Not enough information: ID is required"):
+    with pytest.raises(ToolUsageError, match="Not enough information: ID is required"):
         parse(f"ip xfrm state add {GCM}")
-    with pytest.raises(BadArgument, match="same address family"):
+    with pytest.raises(ToolUsageError, match="same address family"):
         parse(f"ip xfrm state add src 192.0.2.1 dst 2001:db8::1 proto esp spi 1 {GCM}")
 
 
@@ -162,7 +162,7 @@ def test_abbreviations() -> None:
     ],
 )
 def test_top_level_errors(line: str, message: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(ToolUsageError) as err:
         parse(line)
     assert message in str(err.value)
 
@@ -170,7 +170,7 @@ def test_top_level_errors(line: str, message: str) -> None:
 def test_state_get_delete_ids() -> None:
     cmd = parse(f"ip xfrm state get {SA} mark 7")
     assert cmd.state_id == StateId(ip_address("192.0.2.2"), 0x1000, 50, 7)
-    with pytest.raises(BadArgument, match='argument "ID" is required'):
+    with pytest.raises(ToolUsageError, match='argument "ID" is required'):
         parse("ip xfrm state delete mark 7")
 
 
@@ -221,7 +221,7 @@ def test_policy_add_fields() -> None:
     ],
 )
 def test_policy_add_errors(line: str, message: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(ToolUsageError) as err:
         parse(f"ip xfrm policy add {line}")
     assert message in str(err.value)
 
@@ -231,9 +231,9 @@ def test_policy_get_ids() -> None:
     pid = cmd.policy_id
     assert pid is not None and pid.sel is not None and pid.sel.family == 4
     assert parse("ip xfrm policy get index 9 dir out").policy_id == PolicyId("out", index=9)
-    with pytest.raises(BadArgument, match="either SELECTOR or INDEX is required"):
+    with pytest.raises(ToolUsageError, match="either SELECTOR or INDEX is required"):
         parse("ip xfrm policy get dir out")
-    with pytest.raises(BadArgument, match='either "SELECTOR" or "INDEX" is duplicate'):
+    with pytest.raises(ToolUsageError, match='either "SELECTOR" or "INDEX" is duplicate'):
         parse("ip xfrm policy get src 10.0.0.1 index 9 dir out")
 
 
@@ -247,9 +247,9 @@ def test_unknown_device_is_invalid_device_name() -> None:
     # iproute2 ll_name_to_index fails before anything reaches the kernel.
     node = make_node(FakeDevice("wan"))
     before = snapshot(node)
-    with pytest.raises(BadArgument, match='argument "lan9" is wrong: Invalid device name'):
+    with pytest.raises(ToolUsageError, match='argument "lan9" is wrong: Invalid device name'):
         ip(node, f"ip xfrm state add {SA} {GCM} offload dev lan9 dir out")
-    with pytest.raises(BadArgument, match="Invalid device name"):
+    with pytest.raises(ToolUsageError, match="Invalid device name"):
         ip(node, "ip xfrm policy add dir out dev lan9")
     assert snapshot(node) == before
 
@@ -259,5 +259,5 @@ def test_a_double_dash_ends_ips_options() -> None:
     assert parse(f"ip -s -- xfrm state add {SA} {AUTH} {ENC}") == parse(
         f"ip -s xfrm state add {SA} {AUTH} {ENC}"
     )
-    with pytest.raises(BadArgument, match='Object "-4" is unknown'):
+    with pytest.raises(ToolUsageError, match='Object "-4" is unknown'):
         parse("ip -- -4 xfrm state")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from esplab.commands.handlers.net import ip_global_options
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.tools.iproute2.options import IpOpts, parse_options
 from esplab.model.tools.iproute2.xfrm_grammar import parse_ip_xfrm
 
@@ -62,7 +62,7 @@ def test_the_words_read_drop_one_leading_dash() -> None:
     ],
 )
 def test_iproute2s_own_messages(line: str, message: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(ToolUsageError) as err:
         parse_options(line.split())
     assert str(err.value).startswith(message)
 
@@ -82,7 +82,7 @@ def test_iproute2s_own_messages(line: str, message: str) -> None:
     ],
 )
 def test_what_ip_has_and_esplab_does_not_model(line: str, message: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(ToolUsageError) as err:
         parse_options(line.split())
     assert str(err.value).startswith(message)
 
@@ -101,8 +101,8 @@ def test_the_ip_command_and_the_xfrm_grammar_read_options_alike(options: str) ->
 
 def test_the_xfrm_grammar_refuses_as_the_ip_command_does() -> None:
     for line in ("-z", "---s", "-f", "-f foo", "-j"):
-        with pytest.raises(BadArgument) as ours:
+        with pytest.raises(ToolUsageError) as ours:
             ip_global_options([*line.split(), "xfrm", "state"])
-        with pytest.raises(BadArgument) as grammar:
+        with pytest.raises(ToolUsageError) as grammar:
             parse_ip_xfrm(["ip", *line.split(), "xfrm", "state"])
         assert str(grammar.value) == str(ours.value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from esplab.errors import BadArgument, KernelError, LabFileError
+from esplab.errors import KernelError, LabFileError, ToolUsageError
 from esplab.model.kernel.xfrm.tables import XfrmNode
 from esplab.model.tools.iproute2.xfrm_load import load_xfrm
 
@@ -189,5 +189,5 @@ def test_comment_and_blank_lines_only() -> None:
     node = make_node()
     report = load_xfrm(node, "# nothing\n\n   \n")
     assert report.commands == 0 and node.states == ()
-    with pytest.raises(BadArgument):
+    with pytest.raises(ToolUsageError):
         ip(node, "ip xfrm state add")

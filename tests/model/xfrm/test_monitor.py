@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from esplab.commands.session import Session
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.kernel.xfrm.objects import Flow
 from esplab.model.kernel.xfrm.tables import FlowKey, XfrmNode, XfrmSettings
 from esplab.model.tools.iproute2.xfrm import run_ip_xfrm
@@ -183,7 +183,7 @@ def run_flow() -> FlowKey:
     ],
 )
 def test_monitor_refusals(line: str, message: str) -> None:
-    with pytest.raises(BadArgument) as err:
+    with pytest.raises(ToolUsageError) as err:
         run_ip_xfrm(XfrmNode(), line.split())
     assert message in str(err.value)
 

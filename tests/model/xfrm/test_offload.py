@@ -7,7 +7,7 @@ from ipaddress import ip_address
 
 import pytest
 
-from esplab.errors import BadArgument, KernelError
+from esplab.errors import KernelError, ToolUsageError
 from esplab.model.kernel.xfrm.algos import XfrmAlgo
 from esplab.model.kernel.xfrm.objects import Selector, XfrmOffload, XfrmPolicy, XfrmState
 
@@ -75,7 +75,7 @@ def test_fact_6_12_policy_offload_rules() -> None:
     wan = FakeDevice("wan", supports_policy_offload=False)
     node = make_node(wan)
     # iproute2 refuses anything but "packet" before the kernel sees it...
-    with pytest.raises(BadArgument, match="Invalid offload mode"):
+    with pytest.raises(ToolUsageError, match="Invalid offload mode"):
         ip(node, "ip xfrm policy add dir out offload crypto dev wan")
     # ...and the kernel refuses it too (xfrm_dev_policy_add).
     req = XfrmPolicy(sel=Selector.any(4), dir="out")

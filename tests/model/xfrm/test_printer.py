@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from esplab.errors import BadArgument
+from esplab.errors import NotFound
 from esplab.model.kernel.xfrm.stats import XFRM_MIB, XfrmMib
 from esplab.model.kernel.xfrm.tables import XfrmNode
 
@@ -247,5 +247,5 @@ def test_fact_6_29_proc_xfrm_stat() -> None:
 
 
 def test_mib_rejects_unknown_counter() -> None:
-    with pytest.raises(BadArgument, match="did you mean XfrmOutNoStates"):
+    with pytest.raises(NotFound, match="did you mean XfrmOutNoStates"):
         XfrmMib().bump("XfrmOutNoState")

@@ -6,7 +6,7 @@ from ipaddress import ip_address
 
 import pytest
 
-from esplab.errors import BadArgument, DuplicateSA, EsplabError, KernelError
+from esplab.errors import DuplicateSA, EsplabError, KernelError, ToolUsageError
 from esplab.model.kernel.xfrm.objects import PolicyId, StateId
 from esplab.model.kernel.xfrm.tables import XfrmNode
 
@@ -218,5 +218,5 @@ def test_listing_filters() -> None:
     assert ip(node, "ip xfrm policy list dir in").text == ""
     text = ip(node, "ip xfrm policy list src 198.51.100.0/24").text
     assert text.startswith("src 198.51.100.0/24 dst 203.0.113.0/24 \n")
-    with pytest.raises(BadArgument):
+    with pytest.raises(ToolUsageError):
         ip(node, "ip xfrm policy list dir sideways")

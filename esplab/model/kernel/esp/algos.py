@@ -25,7 +25,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue, NotFound
 from esplab.model.kernel.esp.layout import esp_align
 from esplab.model.kernel.xfrm.algos import ALGORITHMS as KERNEL_ALGORITHMS
 from esplab.model.kernel.xfrm.algos import AlgoInfo as KernelAlgo
@@ -176,7 +176,7 @@ def canonical_name(kind: Kind, name: str) -> str:
     if alias is not None:
         return alias
     valid = [*table, *ALIASES[kind]]
-    raise BadArgument(f"unknown {kind} algorithm {name!r}", valid=valid, value=name)
+    raise NotFound(f"unknown {kind} algorithm {name!r}", valid=valid, value=name)
 
 
 def algo_info(kind: Kind, name: str) -> AlgoInfo:
@@ -187,7 +187,7 @@ def algo_info(kind: Kind, name: str) -> AlgoInfo:
 def _check_key(info: AlgoInfo, key: bytes) -> None:
     if info.key_sizes and len(key) not in info.key_sizes:
         valid = [f"{n} bytes ({n * 8} bits)" for n in info.key_sizes]
-        raise BadArgument(
+        raise InvalidValue(
             f"{info.name}: wrong key length {len(key)} bytes ({len(key) * 8} bits)",
             valid=valid,
             hint=f"the last {info.salt_size} bytes are the salt/nonce" if info.salt_size else None,
@@ -200,7 +200,7 @@ def _check_icv(info: AlgoInfo, bits: int) -> None:
             valid: list[str] | str = f"a multiple of 8 from 8 to {info.digest_bits}"
         else:
             valid = [str(b) for b in info.icv_bits]
-        raise BadArgument(
+        raise InvalidValue(
             f"{info.name}: impossible ICV length {bits} bits", valid=valid, value=str(bits)
         )
 
@@ -326,8 +326,8 @@ class _CtrEnc(EncSuite):
 
 
 def make_enc(name: str, key: bytes) -> EncSuite:
-    """Key an encryption suite. Raises :class:`BadArgument` for an unknown name or a
-    key of the wrong length."""
+    """Key an encryption suite. Raises :class:`NotFound` for an unknown name,
+    :class:`InvalidValue` for a key of the wrong length."""
     info = algo_info("enc", name)
     _check_key(info, key)
     if info.name == "ecb(cipher_null)":

@@ -14,7 +14,7 @@ import struct
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from esplab.errors import BadArgument, DecodeError, IntegrityError, KernelError
+from esplab.errors import DecodeError, IntegrityError, InvalidValue, KernelError
 from esplab.model.kernel.esp.ip import (
     IPPROTO_ESP,
     IPPROTO_IPIP,
@@ -97,9 +97,9 @@ DECRYPT_REASONS: Mapping[str, str | None] = MappingProxyType(
 
 def check_seq(sa: EspSA, seq: int) -> None:
     """A pinned sequence number must lie in the SA's sequence space (32 bits, or 64
-    with ESN): BadArgument otherwise."""
+    with ESN): InvalidValue otherwise."""
     if not 0 <= seq <= sa.seq_max:
-        raise BadArgument(f"sequence number {seq:#x}", valid=f"0 to {sa.seq_max:#x}")
+        raise InvalidValue(f"sequence number {seq:#x}", valid=f"0 to {sa.seq_max:#x}")
 
 
 def _take_seq(sa: EspSA, seq: int | None, nbytes: int) -> int:
@@ -158,11 +158,11 @@ def _esp(sa: EspSA, payload: bytes, nh: int, seq: int, iv: bytes | None, tfclen:
 
 def check_pins(sa: EspSA, seq: int | None, iv: bytes | None) -> None:
     """Refuse a pinned sequence number or IV that ``sa`` cannot take, before anything
-    is counted or consumed (:class:`BadArgument`)."""
+    is counted or consumed (:class:`InvalidValue`)."""
     if seq is not None:
         check_seq(sa, seq)
     if iv is not None and len(iv) != sa.iv_size:
-        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for this SA")
+        raise InvalidValue(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for this SA")
 
 
 def encrypt(
@@ -186,7 +186,7 @@ def encrypt(
     bounds TFC padding
     (:func:`tfc_len`; None: only ``sa.tfcpad`` does).
 
-    Raises :class:`DecodeError` for a packet that is not IP, :class:`BadArgument` for
+    Raises :class:`DecodeError` for a packet that is not IP, :class:`InvalidValue` for
     a bad ``seq``/``iv`` or a fragment in transport mode, and :class:`KernelError`
     when the kernel would refuse: ``EOVERFLOW`` when the sequence numbers are
     exhausted (counted as ``XfrmOutStateSeqError``), ``EINVAL`` after the hard
@@ -200,7 +200,7 @@ def encrypt(
         nh = IPPROTO_IPIP if info.version == 4 else IPPROTO_IPV6
     else:
         if info.fragment:
-            raise BadArgument(
+            raise InvalidValue(
                 "transport-mode ESP of a fragment",
                 valid="whole datagrams (RFC 4303 3.3.4); use tunnel mode for fragments",
             )

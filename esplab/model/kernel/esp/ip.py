@@ -10,7 +10,7 @@ import struct
 from functools import lru_cache
 from typing import NamedTuple
 
-from esplab.errors import BadArgument, DecodeError
+from esplab.errors import DecodeError, InvalidValue
 
 __all__ = [
     "IPPROTO_ESP",
@@ -279,7 +279,7 @@ def locate_esp(skb: bytes) -> tuple[int, int]:
             nh = -1  # an extension header cut short: no ESP to find
         if nh == IPPROTO_ESP and len(skb) >= off + 8:
             return off, nh_off
-    raise BadArgument(
+    raise InvalidValue(
         "not an ESP packet: no IPv4/IPv6 header followed by ESP (protocol 50)",
         valid="an IP packet whose (last extension) header names protocol 50",
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 
 __all__ = [
     "MAX_REPLAY_WINDOW",
@@ -70,12 +70,12 @@ class ReplayWindow:
 
     def __post_init__(self) -> None:
         if not 0 <= self.size <= MAX_REPLAY_WINDOW:
-            raise BadArgument(
+            raise InvalidValue(
                 f"replay window of {self.size} packets",
                 valid=f"0 to {MAX_REPLAY_WINDOW} (0: no anti-replay check)",
             )
         if self.esn and self.size == 0 and not self.outbound:
-            raise BadArgument(
+            raise InvalidValue(
                 "ESN with replay window 0",
                 valid=f"1 to {MAX_REPLAY_WINDOW}, or a state marked dir out",
                 hint="the kernel refuses flag esn without a window unless dir is out (EINVAL)",

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 from esplab.model.kernel.esp.algos import (
     AeadSuite,
     AuthSuite,
@@ -57,7 +57,7 @@ class UdpEncap:
     def __post_init__(self) -> None:
         for port in (self.sport, self.dport):
             if not 0 < port <= 0xFFFF:
-                raise BadArgument(f"NAT-T UDP port {port}", valid="1 to 65535")
+                raise InvalidValue(f"NAT-T UDP port {port}", valid="1 to 65535")
 
 
 @dataclass
@@ -224,35 +224,35 @@ class EspSA:
         # RFC 4303 2.1 reserves SPI 0 for local use, but published vectors use it
         # (draft-mcgrew-gcm-test-01 case 4), so it is accepted.
         if not 0 <= self.spi <= 0xFFFFFFFF:
-            raise BadArgument(f"SPI {self.spi:#x}", valid="0x0 to 0xffffffff")
+            raise InvalidValue(f"SPI {self.spi:#x}", valid="0x0 to 0xffffffff")
         if self.mode not in ("transport", "tunnel"):
-            raise BadArgument(
+            raise InvalidValue(
                 f"unknown mode {self.mode!r}", valid=["transport", "tunnel"], value=self.mode
             )
         if self.df not in ("copy", "set", "clear"):
-            raise BadArgument(f"DF policy {self.df!r}", valid=["copy", "set", "clear"])
+            raise InvalidValue(f"DF policy {self.df!r}", valid=["copy", "set", "clear"])
         if self.tfcpad and self.mode != "tunnel":
             # verify_newsa_info: XFRMA_TFCPAD outside tunnel mode is EINVAL [C].
-            raise BadArgument(
+            raise InvalidValue(
                 f"TFC padding ({self.tfcpad}) in {self.mode} mode", valid="tunnel mode only"
             )
         if not 0 <= self.tfcpad <= 0xFFFFFFFF:
-            raise BadArgument(f"TFC padding {self.tfcpad}", valid="0 to 4294967295")
+            raise InvalidValue(f"TFC padding {self.tfcpad}", valid="0 to 4294967295")
         if not 0 <= self.ttl <= 255:
-            raise BadArgument(f"TTL {self.ttl}", valid="0 to 255")
+            raise InvalidValue(f"TTL {self.ttl}", valid="0 to 255")
         if self.aead is not None and (self.enc is not None or self.auth is not None):
-            raise BadArgument(
+            raise InvalidValue(
                 "an SA with aead takes no enc or auth", hint="use either aead, or enc (+ auth)"
             )
         if self.aead is None and self.enc is None:
-            raise BadArgument(
+            raise InvalidValue(
                 "an ESP SA needs an encryption algorithm",
                 hint="use ecb(cipher_null) for integrity only",
             )
         self.replay = ReplayWindow(self.replay_window, self.esn, self.outbound)
         self.seq_max = (1 << 64) - 1 if self.esn else 0xFFFFFFFF
         if not 0 <= self.oseq <= self.seq_max:
-            raise BadArgument(
+            raise InvalidValue(
                 f"output sequence number {self.oseq:#x}", valid=f"0 to {self.seq_max:#x}"
             )
         self.spi_bytes = self.spi.to_bytes(4, "big")
@@ -272,14 +272,14 @@ class EspSA:
 
     def _set_tunnel(self) -> None:
         if self.tunnel_src is None or self.tunnel_dst is None:
-            raise BadArgument("tunnel mode needs tunnel_src and tunnel_dst")
+            raise InvalidValue("tunnel mode needs tunnel_src and tunnel_dst")
         try:
             src = ipaddress.ip_address(self.tunnel_src)
             dst = ipaddress.ip_address(self.tunnel_dst)
         except ValueError as exc:
-            raise BadArgument(str(exc), valid="IPv4 or IPv6 addresses") from exc
+            raise InvalidValue(str(exc), valid="IPv4 or IPv6 addresses") from exc
         if src.version != dst.version:
-            raise BadArgument(
+            raise InvalidValue(
                 f"tunnel endpoints {src} and {dst} differ in family",
                 hint="the outer header has one family; the inner packet may have the other",
             )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Interface, IPv6Interface
 from typing import Literal
 
-from esplab.errors import BadArgument, KernelError
+from esplab.errors import KernelError, NotFound
 from esplab.model.kernel.xdp.driver import DriverProfile
 from esplab.model.kernel.xdp.port import Am65Cpsw, NetdevXdp
 
@@ -162,7 +162,7 @@ class NetDev:
     def check_feature(self, feature: str) -> None:
         """Refuse a feature name this device does not have."""
         if feature not in self.features:
-            raise BadArgument(
+            raise NotFound(
                 f"{self.name} has no feature '{feature}'",
                 valid=sorted(self.features),
                 value=feature,

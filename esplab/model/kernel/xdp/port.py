@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 from esplab.model.kernel.xdp.consts import (
     AttachFlag,
     AttachMode,
@@ -287,7 +287,7 @@ class NetdevXdp:
     def receive(self, frame: bytes, queue: int = 0) -> bool:
         """A frame arrives on ``queue``; False if the NIC had to drop it."""
         if not 0 <= queue < len(self.rxq):
-            raise BadArgument(
+            raise InvalidValue(
                 f"{self.name} has no RX queue {queue}", valid=f"0..{len(self.rxq) - 1}"
             )
         if not self.up:

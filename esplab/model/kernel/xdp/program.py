@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 from esplab.model.kernel.xdp.consts import XdpAction, kernel_error
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ class XskRedirect(XdpProgram):
 
     def __post_init__(self) -> None:
         if self.fallback not in (XdpAction.PASS, XdpAction.DROP, XdpAction.ABORTED):
-            raise BadArgument(
+            raise InvalidValue(
                 f"fallback {self.fallback} for bpf_redirect_map",
                 valid=["XDP_ABORTED", "XDP_DROP", "XDP_PASS"],
             )

@@ -24,7 +24,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue, StateConflict
 from esplab.model.kernel.xdp.consts import U32_MASK, XDP_RING_NEED_WAKEUP, RingKind, kernel_error
 
 # Rings over this many entries get ENOMEM (consts.DESIGN_CHOICES "ring-memory") [M].
@@ -191,7 +191,7 @@ class Ring(Generic[T]):
     def write(self, index: int, entry: T) -> None:
         """Write a reserved, unpublished slot."""
         if _u32(index - self.producer) >= _u32(self.prod_head - self.producer):
-            raise BadArgument(
+            raise StateConflict(
                 f"{self.kind.name} index {index:#x} is not reserved",
                 valid=f"{self.producer:#x}..{_u32(self.prod_head - 1):#x}"
                 if self.prod_head != self.producer
@@ -204,7 +204,7 @@ class Ring(Generic[T]):
         pending = _u32(self.prod_head - self.producer)
         count = pending if n is None else n
         if not 0 <= count <= pending:
-            raise BadArgument(
+            raise StateConflict(
                 f"cannot submit {count} {self.kind.name} entries", valid=f"0..{pending}"
             )
         self.producer = _u32(self.producer + count)
@@ -213,7 +213,9 @@ class Ring(Generic[T]):
         """Give back ``n`` reserved, unpublished slots (``xskq_prod_cancel_n``) [C]."""
         pending = _u32(self.prod_head - self.producer)
         if not 0 <= n <= pending:
-            raise BadArgument(f"cannot cancel {n} {self.kind.name} entries", valid=f"0..{pending}")
+            raise StateConflict(
+                f"cannot cancel {n} {self.kind.name} entries", valid=f"0..{pending}"
+            )
         self.prod_head = _u32(self.prod_head - n)
 
     def produce(self, entries: list[T]) -> int:
@@ -230,7 +232,7 @@ class Ring(Generic[T]):
     def peek(self, n: int) -> tuple[int, int]:
         """Up to ``n`` new entries: ``(count, first index)``; advances the peek cursor."""
         if n < 0:  # a u32 in libxdp; refused here before anything moves
-            raise BadArgument(f"peek of {n} entries", valid="0 or more")
+            raise InvalidValue(f"peek of {n} entries", valid="0 or more")
         avail = _u32(self.cons_seen_prod - self.cons_peeked)
         if avail < n:
             self.cons_seen_prod = self.producer  # acquire (2.4) [C]
@@ -243,14 +245,16 @@ class Ring(Generic[T]):
     def read(self, index: int) -> T:
         """A peeked, unreleased entry."""
         if _u32(index - self.cons_head) >= _u32(self.cons_peeked - self.cons_head):
-            raise BadArgument(f"{self.kind.name} index {index:#x} was not peeked")
+            raise StateConflict(f"{self.kind.name} index {index:#x} was not peeked")
         return self.slots[index & self.mask]
 
     def release(self, n: int) -> None:
         """Release ``n`` peeked entries and publish the consumer index (2.4) [C]."""
         peeked = _u32(self.cons_peeked - self.cons_head)
         if not 0 <= n <= peeked:
-            raise BadArgument(f"cannot release {n} {self.kind.name} entries", valid=f"0..{peeked}")
+            raise StateConflict(
+                f"cannot release {n} {self.kind.name} entries", valid=f"0..{peeked}"
+            )
         self.cons_head = _u32(self.cons_head + n)
         self.consumer = self.cons_head
 
@@ -351,7 +355,7 @@ def mmap_offsets(cache_line: int = 64) -> MmapOffsets:
     follows, aligned too. With 64-byte lines: 0, 128, 196, 320 for every ring.
     """
     if cache_line <= 0 or cache_line & (cache_line - 1) or cache_line < 8:
-        raise BadArgument(f"cache line {cache_line} is not a power of two >= 8")
+        raise InvalidValue(f"cache line {cache_line} is not a power of two >= 8")
     one = RingOffsets(
         producer=0, consumer=2 * cache_line, desc=5 * cache_line, flags=3 * cache_line + 4
     )

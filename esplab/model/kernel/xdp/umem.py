@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue
 from esplab.model.kernel.xdp.consts import (
     PAGE_SIZE,
     U32_MASK,
@@ -215,7 +215,7 @@ class Umem:
     def _span(self, addr: int, length: int) -> int:
         offset = self.offset_of(addr)
         if offset < 0 or length < 0 or offset + length > self.size:
-            raise BadArgument(
+            raise InvalidValue(
                 f"UMEM range {offset:#x}+{length} outside the UMEM", valid=f"0..{self.size:#x}"
             )
         return offset

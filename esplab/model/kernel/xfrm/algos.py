@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, TypeAlias
 
-from esplab.errors import BadArgument, KernelError, did_you_mean
+from esplab.errors import KernelError, ToolUsageError, did_you_mean
 
 __all__ = [
     "ALGORITHMS",
@@ -283,20 +283,20 @@ def parse_key(text: str) -> bytes:
         if len(digits) % 2:
             digits = "0" + digits
         if (len(digits) // 2) > MAX_KEY_BYTES:
-            raise BadArgument(
+            raise ToolUsageError(
                 f'argument "{text}" is wrong: ALGO-KEYMAT value makes buffer overflow',
                 valid=f"at most {MAX_KEY_BYTES} bytes",
             )
         try:
             return bytes.fromhex(digits)
         except ValueError as exc:
-            raise BadArgument(
+            raise ToolUsageError(
                 f'argument "{text}" is wrong: ALGO-KEYMAT value is invalid',
                 valid="0x followed by hex digits, or a literal string",
             ) from exc
     raw = text.encode()
     if len(raw) > MAX_KEY_BYTES:
-        raise BadArgument(
+        raise ToolUsageError(
             f'argument "{text[:16]}..." is wrong: ALGO-KEYMAT value makes buffer overflow',
             valid=f"at most {MAX_KEY_BYTES} bytes",
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from esplab.errors import BadArgument
+from esplab.errors import NotFound
 
 __all__ = ["XFRM_MIB", "XfrmMib"]
 
@@ -58,7 +58,7 @@ class XfrmMib:
 
     def _check(self, name: str) -> None:
         if name not in self._values:
-            raise BadArgument(f"unknown XFRM counter '{name}'", valid=XFRM_MIB, value=name)
+            raise NotFound(f"unknown XFRM counter '{name}'", valid=XFRM_MIB, value=name)
 
     def bump(self, name: str, by: int = 1) -> None:
         """Add ``by`` to a counter (``XFRM_INC_STATS`` / ``XFRM_ADD_STATS``)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.tools.iproute2.xfrm_words import bad, matches
 
 __all__ = ["FAMILIES", "MODELLED", "IpOpts", "option_meaning", "parse_options"]
@@ -90,17 +90,17 @@ MODELLED = (
 
 def option_meaning(opt: str) -> str:
     """What an option word (as ip.c reads it, one leading dash) means to esplab: stats,
-    details, oneline, brief, family, 4 or 6; :class:`BadArgument` for one iproute2 does
+    details, oneline, brief, family, 4 or 6; :class:`ToolUsageError` for one iproute2 does
     not know (its message) or esplab does not model."""
     for name, means, exact in _OPTIONS:
         if opt == name if exact else matches(opt, name):
             if means is None:
                 named = "" if opt == name else f" ({name})"
-                raise BadArgument(
+                raise ToolUsageError(
                     f'Option "{opt}"{named} is not modelled by esplab', valid=MODELLED, value=opt
                 )
             return means
-    raise BadArgument(f'Option "{opt}" is unknown, try "ip -help".', valid=MODELLED, value=opt)
+    raise ToolUsageError(f'Option "{opt}" is unknown, try "ip -help".', valid=MODELLED, value=opt)
 
 
 def _family(words: Sequence[str], at: int) -> int:
@@ -108,12 +108,12 @@ def _family(words: Sequence[str], at: int) -> int:
     there is none, ``invarg("invalid protocol family", ...)`` for a name
     ``read_family`` does not know."""
     if at >= len(words):
-        raise BadArgument('argument "family type" is required', valid=list(FAMILIES))
+        raise ToolUsageError('argument "family type" is required', valid=list(FAMILIES))
     name = words[at]
     if name in FAMILIES:
         return FAMILIES[name]
     if name in _OTHER_FAMILIES:
-        raise BadArgument(
+        raise ToolUsageError(
             f'family "{name}" is not modelled by esplab', valid=list(FAMILIES), value=name
         )
     raise bad(name, "invalid protocol family", valid=list(FAMILIES))

@@ -3,7 +3,7 @@
 ``run_ip_xfrm(node, ["ip", "xfrm", "state", "add", ...])`` returns an
 :class:`IpResult` with the exact text iproute2 would print (empty for commands
 that print nothing) and the states or policies the command touched. Errors are
-raised, typed: ``BadArgument`` for what iproute2 itself refuses, ``KernelError``
+raised, typed: ``ToolUsageError`` for what iproute2 itself refuses, ``KernelError``
 (``DuplicateSA`` for ``-EEXIST`` on an SA) for what the kernel refuses. A command
 that raises leaves the node unchanged.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.kernel.xfrm.objects import XfrmPolicy, XfrmState
 from esplab.model.kernel.xfrm.offload import DeviceResolver
 from esplab.model.kernel.xfrm.tables import XfrmNode
@@ -122,7 +122,7 @@ def execute_ip_xfrm(
     for dev in cmd.devices:
         # ll_name_to_index fails in iproute2 before anything is sent.
         if resolve(dev) is None:
-            raise BadArgument(
+            raise ToolUsageError(
                 f'argument "{dev}" is wrong: Invalid device name',
                 hint=f"node {node.name} has no netdev {dev}",
             )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.kernel.xfrm.objects import PolicyId, StateId, XfrmOffload, XfrmPolicy, XfrmState
 from esplab.model.tools.iproute2.options import parse_options
 from esplab.model.tools.iproute2.xfrm_filters import PolicyFilter, StateFilter
@@ -117,7 +117,7 @@ def _verb(word: str, table: tuple[tuple[str, Verb | None], ...], obj: str) -> Ve
                 raise bad(word, f"ip xfrm {obj} {name} is not modelled by esplab")
             return verb
     names = [n for n, v in table if v is not None]
-    raise BadArgument(
+    raise ToolUsageError(
         f'Command "{word}" is unknown, try "ip xfrm {obj} help".', valid=names, value=word
     )
 
@@ -139,13 +139,13 @@ def parse_ip_xfrm(argv: Sequence[str]) -> IpXfrm:
     stats, family = _options(cur)
     word = cur.peek()
     if word is None or not matches(word, "xfrm"):
-        raise BadArgument(f'Object "{word}" is unknown, try "ip help".', valid=("xfrm",))
+        raise ToolUsageError(f'Object "{word}" is unknown, try "ip help".', valid=("xfrm",))
     cur.take()
     objword = cur.peek()
     if objword is None or matches(objword, "help"):
         # ipxfrm.c usage(): printed for no object and for help alike, exit 255 (C,
         # iproute2 6.15 in the kernel guest).
-        raise BadArgument(
+        raise ToolUsageError(
             "Usage: ip xfrm XFRM-OBJECT { COMMAND | help }\n"
             "where  XFRM-OBJECT := state | policy | monitor"
         )
@@ -157,7 +157,7 @@ def parse_ip_xfrm(argv: Sequence[str]) -> IpXfrm:
     elif matches(objword, "monitor"):
         return IpXfrm("monitor", "monitor", stats, family, monitor=parse_monitor(cur))
     else:
-        raise BadArgument(
+        raise ToolUsageError(
             f'Object "{objword}" is unknown, try "ip xfrm help".',
             valid=("state", "policy", "monitor"),
             value=objword,
@@ -234,11 +234,11 @@ def parse_monitor(cur: Cursor) -> MonitorArgs:
         elif word == "off":
             off = True
         elif matches(word, "help"):
-            raise BadArgument(MONITOR_USAGE)
+            raise ToolUsageError(MONITOR_USAGE)
         else:
             group = next((g for g in MONITOR_GROUPS if matches(word, g)), None)
             if group is None:
-                raise BadArgument(
+                raise ToolUsageError(
                     f'Argument "{word}" is unknown, try "ip xfrm monitor help".',
                     valid=("all", *MONITOR_GROUPS, "nokeys", "all-nsid", "off"),
                     value=word,

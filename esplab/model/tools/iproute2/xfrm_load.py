@@ -11,7 +11,7 @@ objects is inserted bottom-up and prints back in the same order.
 
 Like ``ip -batch``, loading stops at the first error; what ran before stays.
 Errors are ``LabFileError`` naming the source, the line and why, chained to the
-underlying ``BadArgument``/``KernelError``.
+underlying ``ToolUsageError``/``KernelError``.
 """
 
 from __future__ import annotations

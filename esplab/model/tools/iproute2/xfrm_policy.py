@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.kernel.xfrm.objects import (
     POLICY_FLAGS,
     LifetimeCfg,
@@ -142,7 +142,7 @@ def parse_policy_add(cur: Cursor, family: int) -> tuple[XfrmPolicy, XfrmOffload 
         word = cur.take()
         if word == "dir":
             if pdir is not None:
-                raise BadArgument(f'duplicate "dir": "{cur.peek()}" is the second value.')
+                raise ToolUsageError(f'duplicate "dir": "{cur.peek()}" is the second value.')
             pdir = _pdir(cur.value(word))
         elif word == "mark":
             mark = parse_mark(cur)
@@ -176,7 +176,7 @@ def parse_policy_add(cur: Cursor, family: int) -> tuple[XfrmPolicy, XfrmOffload 
         else:
             raise unknown(word, POLICY_WORDS)
     if pdir is None:
-        raise BadArgument("Not enough information: DIR is required.", hint="add dir in|out|fwd")
+        raise ToolUsageError("Not enough information: DIR is required.", hint="add dir in|out|fwd")
     # xfrm_policy_modify: no family anywhere means AF_INET.
     fam = (sel.family if sel else 0) or family or 4
     policy = XfrmPolicy(
@@ -222,11 +222,11 @@ def parse_policy_id(cur: Cursor, family: int) -> PolicyId:
         else:
             raise unknown(word, POLICY_ID_WORDS)
     if pdir is None:
-        raise BadArgument("Not enough information: DIR is required.")
+        raise ToolUsageError("Not enough information: DIR is required.")
     if sel is None and index is None:
-        raise BadArgument("Not enough information: either SELECTOR or INDEX is required.")
+        raise ToolUsageError("Not enough information: either SELECTOR or INDEX is required.")
     if sel is not None and index is not None:
-        raise BadArgument('either "SELECTOR" or "INDEX" is duplicate.')
+        raise ToolUsageError('either "SELECTOR" or "INDEX" is duplicate.')
     fam = (sel.family if sel else 0) or family or 4
     return PolicyId(
         dir=pdir,
@@ -305,9 +305,9 @@ def parse_defaults(cur: Cursor) -> tuple[tuple[str, str], ...]:
         if word not in DIRS:
             raise bad(word, "unknown direction", valid=DIRS)
         if word in given:
-            raise BadArgument(f'duplicate "{word}": "{word}" is the second value.')
+            raise ToolUsageError(f'duplicate "{word}": "{word}" is the second value.')
         if not cur.more():
-            raise BadArgument(INCOMPLETE, hint=f'"{word}" needs accept or block')
+            raise ToolUsageError(INCOMPLETE, hint=f'"{word}" needs accept or block')
         action = cur.take()
         if action not in DEFAULT_ACTIONS:
             raise bad(action, f"{word} policy value is invalid", valid=("accept", "block"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ipaddress import ip_interface
 from typing import Literal
 
-from esplab.errors import BadArgument
+from esplab.errors import ToolUsageError
 from esplab.model.kernel.xfrm.algos import AlgoKind, XfrmAlgo, lookup_algo, parse_key
 from esplab.model.kernel.xfrm.objects import (
     IPPROTO_AH,
@@ -103,7 +103,7 @@ def _algo(word: str, cur: Cursor, have: dict[str, XfrmAlgo]) -> None:
     """One ALGO: type, name, keymat, and the ICV/truncation length where it has one."""
     kind = ALGO_TYPES[word]
     if any(k in have for k in ALGO_CLASH[kind]):
-        raise BadArgument(f'duplicate "ALGO-TYPE": "{word}" is the second value.')
+        raise ToolUsageError(f'duplicate "ALGO-TYPE": "{word}" is the second value.')
     if not cur.more():
         raise required("ALGO-NAME")
     info = lookup_algo(kind, cur.take(), word)
@@ -133,7 +133,7 @@ def _offload(cur: Cursor) -> XfrmOffload:
         raise bad(word, "Missing dev keyword", valid=_OFFLOAD_FORM, hint=hint)
     dev = cur.value("dev")
     if not cur.more():  # iproute2's NEXT_ARG: "not complete"; say what is missing
-        raise BadArgument(INCOMPLETE, hint=f'"dev {dev}" must be followed by "dir in|out"')
+        raise ToolUsageError(INCOMPLETE, hint=f'"dev {dev}" must be followed by "dir in|out"')
     word = cur.take()
     if word != "dir":
         raise bad(word, "Missing DIR keyword", valid=_OFFLOAD_FORM)
@@ -209,7 +209,7 @@ def parse_state_add(cur: Cursor, family: int) -> tuple[XfrmState, XfrmOffload | 
                 hint = 'each LIMIT needs its own "limit": limit time-soft 10 limit byte-hard 100'
             raise unknown(word, STATE_WORDS, hint)
     if xid is None:
-        raise BadArgument("Not enough information: ID is required", hint="add src/dst/proto/spi")
+        raise ToolUsageError("Not enough information: ID is required", hint="add src/dst/proto/spi")
     window = nums["replay-window"]
     _check(xid, mode, algos, flags, window, sa_dir)
     src, dst = xid.addresses(family)
@@ -258,9 +258,9 @@ def _check(
 ) -> None:
     """The checks ``xfrm_state_modify`` makes before talking to the kernel."""
     if "esn" in flags and window == 0 and sa_dir != "out":
-        raise BadArgument("esn flag set without replay-window", hint="add replay-window N")
+        raise ToolUsageError("esn flag set without replay-window", hint="add replay-window N")
     if window > XFRM_REPLAY_ESN_MAX:
-        raise BadArgument(
+        raise ToolUsageError(
             f"replay-window ({window}) > XFRMA_REPLAY_ESN_MAX ({XFRM_REPLAY_ESN_MAX})"
         )
     proto = xid.proto or 0
@@ -268,21 +268,23 @@ def _check(
     if proto not in (IPPROTO_ESP, IPPROTO_AH, IPPROTO_COMP):
         raise bad(name, "XFRM-PROTO value is not modelled by esplab", valid=STATE_PROTOS)
     if mode not in ("transport", "tunnel") and not (mode == "beet" and proto == IPPROTO_ESP):
-        raise BadArgument(f'MODE value is invalid with XFRM-PROTO value "{name}"')
+        raise ToolUsageError(f'MODE value is invalid with XFRM-PROTO value "{name}"')
     need = {IPPROTO_ESP: ("enc", "aead"), IPPROTO_AH: ("auth",), IPPROTO_COMP: ("comp",)}[proto]
     allowed = {IPPROTO_ESP: ("enc", "aead", "auth"), IPPROTO_AH: ("auth",)}.get(proto, ("comp",))
     extra = [k for k in algos if k not in allowed]
     if extra:
-        raise BadArgument(f'ALGO-TYPE value "{extra[0]}" is invalid with XFRM-PROTO value "{name}"')
+        raise ToolUsageError(
+            f'ALGO-TYPE value "{extra[0]}" is invalid with XFRM-PROTO value "{name}"'
+        )
     if not any(k in algos for k in need):
         words = " or ".join(f'"{k}"' for k in need)
-        raise BadArgument(f'ALGO-TYPE value {words} is required with XFRM-PROTO value "{name}"')
+        raise ToolUsageError(f'ALGO-TYPE value {words} is required with XFRM-PROTO value "{name}"')
     # iproute2 (xfrm_state_modify) refuses an IPComp SPI over 16 bits itself, before
     # the kernel sees it [K]. SPI 0 passes both, as on a board [K], although RFC 4303
     # 2.1 reserves it and no inbound packet can select such an SA.
     if proto == IPPROTO_COMP and (xid.spi or 0) >= 0x10000:
         said = f'SPI value is too large with XFRM-PROTO value "{name}"'
-        error = BadArgument(said, hint="an IPComp CPI is 16 bits: spi 0..0xffff")
+        error = ToolUsageError(said, hint="an IPComp CPI is 16 bits: spi 0..0xffff")
         error.board_text = said
         raise error
 
@@ -317,7 +319,7 @@ def parse_state_allocspi(cur: Cursor, family: int) -> tuple[XfrmState, SpiRange]
             reqid, seq = (value, seq) if word == "reqid" else (reqid, value)
         elif word in ("min", "max"):
             if word in bounds:
-                raise BadArgument(f'duplicate "{word}": "{word}" is the second value.')
+                raise ToolUsageError(f'duplicate "{word}": "{word}" is the second value.')
             bounds[word] = parse_uint(cur.value(word), 32, f'value after "{word}"')
         elif word == "dir":
             sa_dir = "in" if parse_choice(cur.value(word), ("in", "out"), "DIR") == "in" else "out"
@@ -325,16 +327,18 @@ def parse_state_allocspi(cur: Cursor, family: int) -> tuple[XfrmState, SpiRange]
             cur.i -= 1
             xid = parse_id(cur, loose=False, family=family)
             if xid.spi:
-                raise BadArgument('"spi" is invalid', hint="allocspi chooses the SPI: drop spi N")
+                raise ToolUsageError(
+                    '"spi" is invalid', hint="allocspi chooses the SPI: drop spi N"
+                )
         else:
             raise unknown(word, ALLOCSPI_WORDS)
     if xid is None:
-        raise BadArgument("Not enough information: ID is required", hint="add src/dst/proto")
+        raise ToolUsageError("Not enough information: ID is required", hint="add src/dst/proto")
     if ("min" in bounds) != ("max" in bounds):
         missing = "max" if "min" in bounds else "min"
-        raise BadArgument(f'"{missing}" is missing', hint="give both: min SPI max SPI")
+        raise ToolUsageError(f'"{missing}" is missing', hint="give both: min SPI max SPI")
     if bounds and bounds["min"] > bounds["max"]:
-        raise BadArgument('value after "min" is larger than value after "max"')
+        raise ToolUsageError('value after "min" is larger than value after "max"')
     proto = xid.proto or 0
     low, high = (bounds["min"], bounds["max"]) if bounds else (0x100, 0x0FFFFFFF)
     if not bounds and proto == IPPROTO_COMP:

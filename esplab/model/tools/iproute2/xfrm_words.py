@@ -1,7 +1,7 @@
 """Word-level pieces of iproute2's ``ip xfrm`` grammar (``ip/ipxfrm.c``, ``utils.c``).
 
 A :class:`Cursor` walks the token list like iproute2's ``argc``/``argv`` with
-``NEXT_ARG``/``PREV_ARG``. Errors are ``BadArgument`` in iproute2's words
+``NEXT_ARG``/``PREV_ARG``. Errors are ``ToolUsageError`` in iproute2's words
 (``argument "X" is wrong: ...``, ``argument "X" is required``) plus what is valid
 and, for keywords and names, a did-you-mean. Numbers follow ``get_u32`` (C
 ``strtoul`` with base 0: decimal, ``0x`` hex, leading-0 octal).
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from ipaddress import ip_interface
 
-from esplab.errors import BadArgument, did_you_mean
+from esplab.errors import ToolUsageError, did_you_mean
 from esplab.model.kernel.xfrm.objects import (
     MODES,
     XFRM_PROTOS,
@@ -60,18 +60,18 @@ def bad(
     valid: Iterable[str] | str | None = None,
     hint: str | None = None,
     guess_from: Iterable[str] | None = None,
-) -> BadArgument:
+) -> ToolUsageError:
     """iproute2 ``invarg``: ``argument "ARG" is wrong: WHY`` (+ valid, did-you-mean)."""
     if hint is None and guess_from is not None:
         guess = did_you_mean(arg, guess_from)
         if guess is not None and guess != arg:
             hint = f"did you mean {guess}?"
-    return BadArgument(f'argument "{arg}" is wrong: {why}', valid=valid, hint=hint)
+    return ToolUsageError(f'argument "{arg}" is wrong: {why}', valid=valid, hint=hint)
 
 
-def required(what: str, *, hint: str | None = None) -> BadArgument:
+def required(what: str, *, hint: str | None = None) -> ToolUsageError:
     """iproute2 ``missarg``."""
-    return BadArgument(f'argument "{what}" is required', hint=hint)
+    return ToolUsageError(f'argument "{what}" is required', hint=hint)
 
 
 def matches(word: str, pattern: str) -> bool:
@@ -101,7 +101,7 @@ class Cursor:
     def value(self, after: str) -> str:
         """``NEXT_ARG``: the word after a keyword, or iproute2's "not complete" error."""
         if not self.more():
-            raise BadArgument(INCOMPLETE, hint=f'"{after}" needs a value')
+            raise ToolUsageError(INCOMPLETE, hint=f'"{after}" needs a value')
         return self.take()
 
 
@@ -329,17 +329,17 @@ def _check_upspec(used: set[str], proto: int) -> None:
     """The upper-layer word / protocol combinations iproute2 refuses."""
     name = str(proto)
     if used & {"sport", "dport"} and proto not in _PORT_PROTOS:
-        raise BadArgument(
+        raise ToolUsageError(
             f'"sport" and "dport" are invalid with PROTO value "{name}"',
             valid="proto tcp, udp, sctp or dccp",
         )
     if used & {"type", "code"} and proto not in _TYPE_PROTOS:
-        raise BadArgument(
+        raise ToolUsageError(
             f'"type" and "code" are invalid with PROTO value "{name}"',
             valid="proto icmp, ipv6-icmp or mobility-header",
         )
     if "key" in used and proto != 47:
-        raise BadArgument(f'"key" is invalid with PROTO value "{name}"', valid="proto gre")
+        raise ToolUsageError(f'"key" is invalid with PROTO value "{name}"', valid="proto gre")
 
 
 # Keywords of iproute2's grammar that the lab does not model (care-of addresses,
@@ -347,7 +347,7 @@ def _check_upspec(used: set[str], proto: int) -> None:
 NOT_MODELLED = ("coa", "ctx", "cpu", "pcpu-num")
 
 
-def unknown(word: str, words: Sequence[str], hint: str | None = None) -> BadArgument:
+def unknown(word: str, words: Sequence[str], hint: str | None = None) -> ToolUsageError:
     """An unexpected word: ``argument "X" is wrong: unknown`` with a did-you-mean."""
     if word in NOT_MODELLED:
         return bad(word, "not modelled by esplab", hint="leave it out")

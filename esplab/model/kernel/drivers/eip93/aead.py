@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from esplab.errors import BadArgument, KernelError, RingFull
+from esplab.errors import InvalidValue, KernelError, RingFull
 from esplab.layers.hashstate import hmac_pad_blocks, hmac_precompute, state_to_record_bytes
 from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE, EIP93SARecord
 from esplab.model.hw.eip93.basic import tag_words
@@ -237,9 +237,9 @@ def _request(
     encrypt_: bool,
 ) -> Outcome:
     if len(assoc) % 4 or len(assoc) > 0xFF * 4:
-        raise BadArgument(f"assoclen {len(assoc)}", valid="a multiple of 4 up to 1020 bytes")
+        raise InvalidValue(f"assoclen {len(assoc)}", valid="a multiple of 4 up to 1020 bytes")
     if len(iv) != tfm.iv_size:
-        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{tfm.iv_size} bytes for {tfm.name}")
+        raise InvalidValue(f"IV of {len(iv)} bytes", valid=f"{tfm.iv_size} bytes for {tfm.name}")
     first = (
         fastaead.FIRST,
         _WHY,
@@ -321,7 +321,7 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, sealed: byt
     ``errno`` EBADMSG when the tag does not verify. The tag is not counted in the
     length (eip93.md 2.3)."""
     if len(sealed) < tfm.authsize:
-        raise BadArgument(f"{len(sealed)} bytes", valid=f"at least the {tfm.authsize}-byte tag")
+        raise InvalidValue(f"{len(sealed)} bytes", valid=f"at least the {tfm.authsize}-byte tag")
     data = assoc + sealed
     return _request(drv, tfm, assoc, iv, data, len(data) - tfm.authsize, False)
 
@@ -344,7 +344,7 @@ def esp_output(
     off = locate_esp(skb)[0] if esp_offset is None else esp_offset
     start = off + esp_head_len(tfm.iv_size)
     if len(skb) < start:
-        raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
+        raise InvalidValue(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
     if iv is None:
         iv = drv.sw_rng.randbytes(tfm.iv_size)  # [M] sw-aead-iv
     pad = pad_len(len(skb) - start, esp_align(tfm.blocksize))
@@ -374,7 +374,7 @@ def esp_input(
     esp = skb[off:]
     head = esp_head_len(tfm.iv_size)
     if len(esp) < min_esp_len(tfm.iv_size, tfm.authsize):
-        raise BadArgument(f"{len(esp)} bytes of ESP", valid="header, IV, trailer and ICV")
+        raise InvalidValue(f"{len(esp)} bytes of ESP", valid="header, IV, trailer and ICV")
     if len(esp) <= DMA_BUFFER_SIZE and not head % 4 and head <= 0xFF * 4:  # else decrypt()
         # refuses it
         done = fastaead.decrypt(drv, tfm, head, esp[8:head], esp, len(esp) - tfm.authsize, esp=True)

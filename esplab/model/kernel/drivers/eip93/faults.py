@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from esplab.errors import BadArgument
+from esplab.errors import InvalidValue, NotFound, StateConflict
 
 if TYPE_CHECKING:
     from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
@@ -170,7 +170,7 @@ def _words_swapped(data: bytes) -> bytes:
 def _fault_kind(kind: str) -> FaultKind:
     fault = FAULTS.get(kind)
     if fault is None:
-        raise BadArgument(f"unknown fault '{kind}'", valid=list(FAULTS), value=kind)
+        raise NotFound(f"unknown fault '{kind}'", valid=list(FAULTS), value=kind)
     return fault
 
 
@@ -240,11 +240,12 @@ def set_fault(
 ) -> tuple[FaultKind, dict[str, tuple[str, str]]]:
     """Inject ``kind`` into ``sa``: (the kind, {field: (before, after)} of the record).
 
-    Raises :class:`BadArgument` for a kind that does not apply or a bad argument."""
+    Raises :class:`NotFound` for an unknown kind or SPI, :class:`InvalidValue` for a kind
+    that does not apply or a bad argument, :class:`StateConflict` for a fault set already."""
     fault = _fault_kind(kind)
     keys = keys or {}
     if fault.where == "tx" and sa.direction != "out":
-        raise BadArgument(
+        raise InvalidValue(
             f"fault {kind} changes what the driver sends; SA {sa.spi:#x} is inbound",
             valid="an outbound SA, or a record fault: "
             + ", ".join(k for k, f in FAULTS.items() if f.where == "record"),
@@ -254,7 +255,7 @@ def set_fault(
         bits = int(arg, 0) if arg.isdigit() else -1
         digest = {"hmac(md5)": 128, "hmac(sha1)": 160, "hmac(sha256)": 256}[sa.auth]
         if bits % 32 or not 32 <= bits <= digest or bits == sa.icv_bits:
-            raise BadArgument(
+            raise InvalidValue(
                 f"ICV length '{arg}' for {sa.auth}/{sa.icv_bits}",
                 valid=[str(b) for b in range(32, digest + 1, 32) if b != sa.icv_bits],
                 value=arg,
@@ -262,22 +263,22 @@ def set_fault(
         arg = str(bits)
     elif kind == "wrong-sa":
         if not arg:
-            raise BadArgument(
+            raise InvalidValue(
                 "fault wrong-sa needs the SPI whose keys to program",
                 valid=[f"{k:#x}" for k in keys] or "none: offload another SA of these algorithms",
             )
         other = int(arg, 0) if _is_int(arg) else None
         if other is None or other not in keys:
-            raise BadArgument(
+            raise NotFound(
                 f"SPI {arg} for wrong-sa: no other SA of the same algorithms",
                 valid=[f"{k:#x}" for k in keys],
                 value=arg,
             )
         arg = f"{other:#x}"
     elif arg:
-        raise BadArgument(f"fault {kind} takes no argument", value=arg)
+        raise InvalidValue(f"fault {kind} takes no argument", value=arg)
     if kind in sa.faults and sa.faults[kind] == arg:
-        raise BadArgument(
+        raise StateConflict(
             f"SA {sa.spi:#x} ({sa.direction}) already has fault {kind}",
             hint=f"eip93 fault clear {sa.spi:#x} {kind}",
         )
@@ -297,7 +298,7 @@ def clear_fault(
     if kind is not None:
         _fault_kind(kind)
         if kind not in sa.faults:
-            raise BadArgument(
+            raise NotFound(
                 f"SA {sa.spi:#x} ({sa.direction}) has no fault {kind}",
                 valid=list(sa.faults) or "none: the SA has no fault",
                 value=kind,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from esplab.errors import BadArgument, EngineError, RingFull
+from esplab.errors import EngineError, InvalidValue, RingFull
 from esplab.model.hw.eip93.params import status_names
 from esplab.model.kernel.drivers.eip93 import fastesp
 from esplab.model.kernel.drivers.eip93.fastesp import (
@@ -92,9 +92,9 @@ def _drop(
 
 
 def check_iv(sa: OffloadedSA, iv: bytes | None) -> None:
-    """A pinned IV must be the size the SA's cipher takes (:class:`BadArgument`)."""
+    """A pinned IV must be the size the SA's cipher takes (:class:`InvalidValue`)."""
     if iv is not None and len(iv) != sa.iv_size:
-        raise BadArgument(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for {sa.enc}")
+        raise InvalidValue(f"IV of {len(iv)} bytes", valid=f"{sa.iv_size} bytes for {sa.enc}")
 
 
 def esp_tx(
@@ -114,14 +114,14 @@ def esp_tx(
     the next header (``xo->proto``); ``iv`` pins the engine's IV for this packet.
     """
     if sa.direction != "out":
-        raise BadArgument(f"SA {sa.spi:#x} is inbound; TX needs an outbound SA")
+        raise InvalidValue(f"SA {sa.spi:#x} is inbound; TX needs an outbound SA")
     if sa.offload != offload:
-        raise BadArgument(f"SA {sa.spi:#x} is a {sa.offload} offload SA, not {offload}")
+        raise InvalidValue(f"SA {sa.spi:#x} is a {sa.offload} offload SA, not {offload}")
     check_iv(sa, iv)
     off = locate_esp(skb)[0] if esp_offset is None else esp_offset
     start = off + 8 + sa.iv_size
     if len(skb) < start:
-        raise BadArgument(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
+        raise InvalidValue(f"{len(skb)}-byte skb: no room for ESP header and IV at {off}")
     length = len(skb) - start
     first = (
         "{} TX SPI {:#x}: {} bytes, next header {}, trailer left to the engine",
@@ -277,7 +277,7 @@ def esp_rx(
     if esp_offset is None:
         try:
             off, nh_off = locate_esp(skb)
-        except BadArgument:
+        except InvalidValue:
             return None
     else:
         off, nh_off = esp_offset, 9 if skb[:1] and skb[0] >> 4 == 4 else 6
