@@ -103,9 +103,10 @@ def esplab_sa(suite: Suite) -> EspSA:
     )
 
 
-def scapy_sa(suite: Suite) -> SecurityAssociation:
-    # DF and id 0 as the kernel (and esplab) set them for a DF inner packet.
-    outer = IP(src=OUTER[0], dst=OUTER[1], flags="DF", id=0)
+def scapy_sa(suite: Suite, ident: int = 0) -> SecurityAssociation:
+    # DF as the kernel (and esplab) set it for a DF inner packet; ``ident``: the outer
+    # IPv4 id (the kernel's ip_select_ident draws it; scapy takes it as given).
+    outer = IP(src=OUTER[0], dst=OUTER[1], flags="DF", id=ident)
     return SecurityAssociation(  # type: ignore[no-untyped-call]
         ESP, spi=SPI, tunnel_header=outer, **suite.scapy
     )
@@ -135,7 +136,8 @@ def check_same_bytes(suite: Suite, pkt: bytes) -> None:
     iv_len = esplab_sa(suite).iv_size
     iv = bytes(range(7, 7 + iv_len))
     mine = encrypt(esplab_sa(suite), pkt, seq=1, iv=iv)
-    theirs = scapy_encrypt(scapy_sa(suite), pkt, seq_num=1, iv=iv)
+    ident = int.from_bytes(mine[4:6], "big")  # (the id esplab's ip_select_ident drew)
+    theirs = scapy_encrypt(scapy_sa(suite, ident), pkt, seq_num=1, iv=iv)
     if mine != theirs:
         raise SystemExit(f"{suite.label}: esplab and scapy disagree on the bytes")
 
