@@ -24,6 +24,7 @@ from esplab.model.journey.walk import EspStep, expire
 from esplab.model.kernel.esp import core as esp_core
 from esplab.model.kernel.esp.ip import IPPROTO_ESP, IpInfo, ipv4_fix, locate_esp, parse_ip
 from esplab.model.kernel.esp.layout import encrypted_len
+from esplab.model.kernel.esp.tunnel import check_size, tunnel_header
 from esplab.model.stages import Captured, Stage
 
 if TYPE_CHECKING:
@@ -170,8 +171,8 @@ def _esp_headers(
         return esp_core.encrypt(sa, packet, seq=seq, iv=bytes(sa.iv_size)), None
     else:
         size = info.end - info.hlen
-    esp_core._check_size(sa, info.version, info.hlen, size, tunnel)
-    seq = esp_core._take_seq(sa, seq, size)
+    check_size(sa, info.version, info.hlen, size, tunnel)
+    seq = esp_core.take_seq(sa, seq, size)
     # SPI || SEQ || IV || E(payload || pad || pad length || next header) || ICV: every
     # cipher here keeps the length, and the ICV (or AEAD tag) is icv_len bytes.
     clen = encrypted_len(size, sa.align)
@@ -180,7 +181,7 @@ def _esp_headers(
     )
     if tunnel:
         # (the outer header's identification changes per packet: nothing to keep)
-        return esp_core._tunnel_header(
+        return tunnel_header(
             sa, packet, info.version, info.dsfield, info.df, size, IPPROTO_ESP, body, None
         ), None
     read = (info.version, info.hlen, size)
@@ -212,8 +213,8 @@ def build_skb(
         hit = sa.headers.get((packet, seq))
         if hit is not None:
             skb, (version, hlen, size) = hit
-            esp_core._check_size(sa, version, hlen, size, False)
-            esp_core._take_seq(sa, seq, size)
+            check_size(sa, version, hlen, size, False)
+            esp_core.take_seq(sa, seq, size)
             return skb
     esp, read = _esp_headers(sa, packet, seq, info)
     off = locate_esp(esp)[0]

@@ -21,15 +21,12 @@ from esplab.model.kernel.esp.ip import (
     IPPROTO_IPV6,
     IPPROTO_NONE,
     IPPROTO_UDP,
-    checksum,
-    ecn_encapsulate,
     inner_set_ce_and_dscp,
     ipv4_fix,
     parse_ip,
     trim_to_ip_length,
-    udp6_checksum,
 )
-from esplab.model.kernel.esp.layout import IPV4_HEADER_LEN, UDP_ENCAP_LEN, esp_len, pad_len
+from esplab.model.kernel.esp.layout import pad_len
 from esplab.model.kernel.esp.replay import ReplayVerdict
 from esplab.model.kernel.esp.sa import (
     LIFETIME_INF,
@@ -42,6 +39,7 @@ from esplab.model.kernel.esp.sa import (
     UdpEncap,
 )
 from esplab.model.kernel.esp.tfc import tfc_len
+from esplab.model.kernel.esp.tunnel import OUTPUT, check_size, outer_df, tunnel_header, udp6_fill
 from esplab.model.kernel.stack.ipident import ignore_df_for
 
 __all__ = [
@@ -59,13 +57,12 @@ __all__ = [
     "decrypt",
     "encrypt",
     "input_expiry",
+    "take_seq",
 ]
 
 #: Self-describing padding, RFC 4303 2.4: 1, 2, 3, ...
 _PAD = bytes(range(1, 256))
 _U32 = 0xFFFFFFFF
-_IPV6_MIN_MTU = 1280
-_OUT = "xfrm output"
 
 #: Failure codes of :func:`decrypt` and the ``/proc/net/xfrm_stat`` counter the kernel
 #: bumps for each (None: not an XFRM counter, or the packet never reaches XFRM).
@@ -102,13 +99,13 @@ def check_seq(sa: EspSA, seq: int) -> None:
         raise InvalidValue(f"sequence number {seq:#x}", valid=f"0 to {sa.seq_max:#x}")
 
 
-def _take_seq(sa: EspSA, seq: int | None, nbytes: int) -> int:
+def take_seq(sa: EspSA, seq: int | None, nbytes: int) -> int:
     """Lifetime and sequence-number checks in the order of ``xfrm_output_one``."""
     st, lt = sa.stats, sa.lifetime
     if st.bytes >= lt.hard_bytes or st.packets >= lt.hard_packets:
         st.hard_expired = True
         st.out_expired += 1
-        raise KernelError("EINVAL", "XfrmOutStateExpired: SA hard lifetime reached", prefix=_OUT)
+        raise KernelError("EINVAL", "XfrmOutStateExpired: SA hard lifetime reached", prefix=OUTPUT)
     if not st.soft_expired and (st.bytes >= lt.soft_bytes or st.packets >= lt.soft_packets):
         st.soft_expired = True
     if seq is None:
@@ -119,7 +116,7 @@ def _take_seq(sa: EspSA, seq: int | None, nbytes: int) -> int:
                 "EOVERFLOW",
                 f"XfrmOutStateSeqError: sequence numbers exhausted at {sa.oseq:#x}"
                 + ("" if sa.esn else " without ESN"),
-                prefix=_OUT,
+                prefix=OUTPUT,
             )
         sa.oseq += 1
         seq = sa.oseq
@@ -207,9 +204,9 @@ def encrypt(
         payload = packet[info.hlen : info.end]
         nh = info.proto
     tfclen = tfc_len(sa, len(payload), mtu)
-    _check_size(sa, info.version, info.hlen, len(payload) + tfclen, tunnel)
+    check_size(sa, info.version, info.hlen, len(payload) + tfclen, tunnel)
     # xfrm_output_one counts the payload before esp_output adds TFC padding [C].
-    seq = _take_seq(sa, seq, len(payload))
+    seq = take_seq(sa, seq, len(payload))
     body = _esp(sa, payload, nh, seq, iv, tfclen)
     encap = sa.encap
     proto = IPPROTO_ESP
@@ -224,9 +221,9 @@ def encrypt(
             # the skb's ignore_df is its sender's (a local non-TCP socket sets it).
             if ignore_df is None:
                 ignore_df = ignore_df_for(info.proto, forwarded=False)
-            df = _outer_df(sa, info.version, info.df, len(payload))
+            df = outer_df(sa, info.version, info.df, len(payload))
             ident = sa.next_ident(df, proto, ignore_df)
-        return _tunnel_header(
+        return tunnel_header(
             sa, packet, info.version, info.dsfield, info.df, len(payload), proto, body, ident
         )
     if info.version == 4:
@@ -235,78 +232,8 @@ def encrypt(
     head[info.nh_off] = proto
     head[4:6] = (info.hlen - 40 + len(body)).to_bytes(2, "big")
     if encap is not None:
-        body = _udp6_fill(bytes(head[8:24]), bytes(head[24:40]), body)
+        body = udp6_fill(bytes(head[8:24]), bytes(head[24:40]), body)
     return bytes(head) + body
-
-
-def _check_size(sa: EspSA, version: int, hlen: int, size: int, tunnel: bool) -> None:
-    """The ESP packet must fit the 16-bit IP length field of its outer header."""
-    esp = esp_len(size, sa.iv_size, sa.align, sa.icv_len)
-    esp += UDP_ENCAP_LEN if sa.encap is not None else 0
-    if tunnel:
-        total = esp + (IPV4_HEADER_LEN if sa.outer_version == 4 else 0)
-    else:
-        total = esp + (hlen if version == 4 else hlen - 40)
-    if total > 0xFFFF:
-        raise KernelError(
-            "EMSGSIZE", f"{total} bytes after ESP do not fit an IP length field", prefix=_OUT
-        )
-
-
-def _udp6_fill(src: bytes, dst: bytes, segment: bytes) -> bytes:
-    # Kernel esp6_output_encap_csum: UDP over IPv6 carries a real checksum.
-    return segment[:6] + udp6_checksum(src, dst, segment).to_bytes(2, "big") + segment[8:]
-
-
-def _outer_df(sa: EspSA, inner_version: int, inner_df: bool, inner_len: int) -> bool:
-    """DF of the outer IPv4 header (xfrm4_tunnel_encap_add): copied from the inner
-    packet, where an IPv6 one counts as DF unless it fits the IPv6 minimum MTU."""
-    if sa.df == "copy":
-        return inner_df if inner_version == 4 else inner_len > _IPV6_MIN_MTU
-    return sa.df == "set"
-
-
-def _tunnel_header(
-    sa: EspSA,
-    inner: bytes,
-    inner_version: int,
-    inner_ds: int,
-    inner_df: bool,
-    inner_len: int,
-    proto: int,
-    body: bytes,
-    ident: int | None,
-) -> bytes:
-    """The outer header of kernel ``xfrm4/6_tunnel_encap_add``."""
-    ds = ecn_encapsulate(inner_ds if sa.encap_dscp else 0, inner_ds)
-    if sa.noecn:
-        ds &= 0xFC
-    if sa.outer_version == 4:
-        df = _outer_df(sa, inner_version, inner_df, inner_len)
-        if ident is None:
-            ident = sa.next_ident(df, proto)
-        head = (
-            struct.pack(
-                "!BBHHHBBH",
-                0x45,
-                ds,
-                20 + len(body),
-                ident & 0xFFFF,
-                0x4000 if df else 0,
-                sa.ttl,
-                proto,
-                0,
-            )
-            + sa.outer_src
-            + sa.outer_dst
-        )
-        return head[:10] + checksum(head).to_bytes(2, "big") + head[12:] + body
-    flow = int.from_bytes(inner[1:4], "big") & 0xFFFFF if inner_version == 6 else 0
-    head = struct.pack("!IHBB", 0x60000000 | ds << 20 | flow, len(body), proto, sa.ttl)
-    head += sa.outer_src + sa.outer_dst
-    if proto == IPPROTO_UDP:
-        body = _udp6_fill(sa.outer_src, sa.outer_dst, body)
-    return head + body
 
 
 # --------------------------------------------------------------------------- input
