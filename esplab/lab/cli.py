@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from esplab.cli import seed_arg
 from esplab.console import consoles
 from esplab.errors import EsplabError, FileError, NotFound, UsageError
+from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE, seed_arg
 from esplab.files import FilePolicy, user_path
 from esplab.lab.check import Lab, check_file
 from esplab.lab.course import Course
@@ -69,10 +69,6 @@ if TYPE_CHECKING:
     from esplab.picture.page import EspMemory
 
 __all__ = ["expand", "main_check", "main_run", "quote", "run_lab"]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 Reader = Callable[[str], "str | None"]
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from esplab.errors import EsplabError
+from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from esplab.files import FilePolicy
 from esplab.lab.check import Lab
 from esplab.lab.course import Course
@@ -26,8 +27,6 @@ from esplab.lab.report import junit_xml, report_json, report_text, totals_text
 from esplab.lab.runner import LabReport, LabRun
 
 __all__ = ["fault_variants", "graded", "solve"]
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def fault_variants(lab: Lab) -> int:
