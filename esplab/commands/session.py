@@ -93,7 +93,7 @@ class Session:
     def execute(self, line: str) -> Result:
         """Parse and run one command; raises EsplabError on a user error. A ``--json``
         word anywhere on the line (or ``set output json``) marks the result for JSON."""
-        from esplab.render_json import json_flag
+        from esplab.commands.tokens import json_flag
 
         line, as_json = json_flag(line)
         result = self._execute(line)

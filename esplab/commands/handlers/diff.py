@@ -9,12 +9,12 @@ encryption: IV, padding, pad length, next header and ICV, then the inner layers
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
-from esplab.commands.result import Result, TableResult
+from esplab.commands.result import ByteView, DiffResult, Result
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError, NoSuchPacket, PacketExpressionError
 
@@ -34,34 +34,6 @@ __all__ = [
     "resolve_operand",
     "session_sas",
 ]
-
-
-@dataclass(frozen=True)
-class ByteView:
-    """Two byte strings side by side, with the ranges where they differ."""
-
-    title: str
-    left: bytes
-    right: bytes
-    ranges: tuple[tuple[int, int], ...] = ()
-
-    @property
-    def changed(self) -> int:
-        return sum(end - start for start, end in self.ranges)
-
-
-@dataclass
-class DiffResult(TableResult):
-    """Rows ``(layer, field, left, right)`` plus byte views (the wire, the plaintext)."""
-
-    views: list[ByteView] = field(default_factory=list)
-    left_label: str = "left"
-    right_label: str = "right"
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def identical(self) -> bool:
-        return not self.rows and not any(v.ranges for v in self.views)
 
 
 @dataclass(frozen=True)

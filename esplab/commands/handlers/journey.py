@@ -15,15 +15,13 @@ from esplab.commands.parser import (
     parse_seq,
 )
 from esplab.commands.registry import Command, Param
-from esplab.commands.result import JourneyResult, MessageResult, Result
+from esplab.commands.result import JourneyResult, MessageResult, Result, journey_data
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, DecodeError, NotFound
 from esplab.model.journey.l2 import ETH_P_8021AD, ETH_P_8021Q, ETH_P_IP, ETH_P_IPV6
-from esplab.model.stages import Journey
 
 __all__ = [
     "COMMANDS",
-    "journey_data",
     "packet_bytes",
 ]
 
@@ -213,30 +211,6 @@ def _frame_bytes(session: Session, node: str, dev: str, packet: Any) -> bytes:
             value=f"{etype:#06x}",
         ) from None
     return frame
-
-
-def journey_data(j: Journey) -> dict[str, Any]:
-    """A journey as plain data (lab expectations, --json)."""
-    return {
-        "id": j.id,
-        "verdict": j.verdict,
-        "delivered": j.delivered,
-        "dropped": j.dropped.drop if j.dropped else None,
-        "stages": [
-            {
-                "tap": s.tap,
-                "device": s.device,
-                "decision": s.decision,
-                "fidelity": s.fidelity,
-                "drop": s.drop,
-                "counters": dict(s.counters),
-                "meta": dict(s.meta),
-                "why": s.why,
-                "len": len(s.data) if s.data is not None else None,
-            }
-            for s in j.stages
-        ],
-    }
 
 
 def _send(session: Session, inv: Invocation) -> Result:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from esplab.commands.handlers.journey import journey_data
 from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.registry import Command, Param
-from esplab.commands.result import JourneyResult, MessageResult, Result
+from esplab.commands.result import JourneyResult, MessageResult, Result, journey_data
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NoSuchPacket, NotFound
 from esplab.model.stages import FIDELITY, Journey
