@@ -199,7 +199,7 @@ def _status(outcomes: list[Outcome]) -> int:
 
 def _real_host(session: Session, image: str, err: Console) -> bool:
     """``--real-host [IMAGE]``: a real Linux kernel plays the host from the start."""
-    from esplab.commands.handlers.peer import start_peer
+    from esplab.commands.peers import start_peer
     from esplab.errors import EsplabError
     from esplab.render import render_error
 

@@ -18,8 +18,8 @@ from esplab.commands.tokens import Token, check_text, plain_tokens, tokenize
 from esplab.errors import BadArgument, UnknownCommand, UsageError
 
 if TYPE_CHECKING:
+    from esplab.commands.base import Session
     from esplab.commands.registry import Command, Param, Registry
-    from esplab.commands.session import Session
 
 __all__ = [
     "SEQ_MAX",

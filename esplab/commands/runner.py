@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.text import Text
 
+from esplab.commands.base import Session
 from esplab.commands.hexinput import is_dump_line
 from esplab.commands.result import MessageResult, QuitResult, Result, TextResult
-from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
 from esplab.config import LOG, log_path, setup_logging
 from esplab.errors import EsplabError

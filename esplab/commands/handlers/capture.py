@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, PacketResult, Result, TableResult, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, CaptureFileError, NoSuchPacket
 from esplab.model.stages import Captured
 

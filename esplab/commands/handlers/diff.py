@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation
-from esplab.commands.registry import Command, Param
+from esplab.commands.registry import Command, Param, StepCheck
 from esplab.commands.result import ByteView, DiffResult, Result
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError, NoSuchPacket, PacketExpressionError
 
 if TYPE_CHECKING:
@@ -331,6 +331,24 @@ def _complete(session: Session, words: list[str]) -> list[str]:
     return [*session.named, *session.lab.captures.taps(), *refs]
 
 
+def _diff_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: an operand that is a packet expression."""
+    for key, token in zip(("left", "right"), inv.tokens[1:3], strict=False):
+        text = str(inv.args[key])
+        if (
+            text in check.named
+            or "#" in text
+            or text in check.session.lab.captures.known
+            or ("(" not in text and "/" not in text)
+        ):
+            continue  # a capture, a name or hex: which it is shows only at run time
+        check.packet(text, token.col)
+
+
+def _operand_at(session: Session, args: list[str]) -> str:
+    return "maybe" if len(args) < 2 else ""
+
+
 COMMANDS = (
     Command(
         name="diff",
@@ -338,6 +356,8 @@ COMMANDS = (
         summary="compare two packets field by field and byte by byte (through ESP when an "
         "SA is known)",
         handler=_diff,
+        check=_diff_check,
+        packet_at=_operand_at,
         params=(
             Param("left", metavar="A", help="TAP#N, a name from let, a packet expression or hex"),
             Param("right", metavar="B", help="the packet to compare A with"),

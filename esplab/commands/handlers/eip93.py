@@ -8,10 +8,10 @@ loaded on first use; declaring the command costs nothing at start-up.
 
 from __future__ import annotations
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import Result
-from esplab.commands.session import Session
 
 __all__ = ["COMMANDS", "SUBCOMMANDS", "USAGE"]
 

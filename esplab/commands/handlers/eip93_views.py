@@ -14,9 +14,9 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.result import PacketResult, Result, TableResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, EngineError, NotFound
 from esplab.layers.crypto_desc import (
     DESCRIPTOR_SIZE,

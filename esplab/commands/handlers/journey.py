@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from esplab.commands.base import Session
 from esplab.commands.interrupt import between_packets
 from esplab.commands.parser import (
     SEQ_MAX,
@@ -14,9 +15,8 @@ from esplab.commands.parser import (
     parse_iv,
     parse_seq,
 )
-from esplab.commands.registry import Command, Param
+from esplab.commands.registry import Command, Param, StepCheck
 from esplab.commands.result import JourneyResult, MessageResult, Result, journey_data
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, DecodeError, NotFound
 from esplab.model.journey.l2 import ETH_P_8021AD, ETH_P_8021Q, ETH_P_IP, ETH_P_IPV6
 
@@ -36,6 +36,9 @@ class SendRequest:
     count: int = 1
     seq: int | None = None
     iv: bytes | None = None
+
+
+_SEND_OPTIONS = ("count", "seq", "iv")
 
 
 def parse_send(session: Session, inv: Invocation) -> SendRequest:
@@ -393,11 +396,76 @@ def _let(session: Session, inv: Invocation) -> Result:
     )
 
 
+def _send_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: the node, the device and the packet, as :func:`parse_send`
+    reads them."""
+    tokens = inv.tokens[1:]
+    # As parse_send reads it: a node after "send" unless one starts the line.
+    skip = 1 if inv.node is None and tokens and tokens[0].value in check.session.lab.nodes else 0
+    if check.current is None and inv.node is None and not skip:
+        return  # the current node was set from a reference
+    request = parse_send(check.as_run(), inv)
+    check.packet(request.expr, tokens[skip + 1].col)
+
+
+def _send_packet_at(session: Session, args: list[str]) -> str:
+    skip = 2 if args and args[0] in session.lab.nodes else 1
+    return "packet" if len(args) == skip else ""
+
+
+def _send_complete(session: Session, args: list[str]) -> list[str]:
+    node = session.lab.current
+    if not args:
+        return [*session.node_names(), *session.lab.nodes[node].devs]
+    if len(args) == 1 and args[0] in session.lab.nodes:
+        return list(session.lab.nodes[args[0]].devs)
+    if args[-1] in _SEND_OPTIONS:
+        return []
+    return [option for option in _SEND_OPTIONS if option not in args]  # each once
+
+
+def _let_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: the name, and the packet expression (a name whose expression
+    has references names a packet known only at run time)."""
+    words = inv.tokens[1:]
+    if len(words) < 3 or words[1].value != "=":
+        return  # the handler says what is missing
+    name = words[0].value
+    check.named.pop(name, None)
+    check.unknown.discard(name)
+    if not name.isidentifier() or name in check.session.registry:
+        check.refuse(
+            BadArgument(
+                f"'{name}' cannot name a packet",
+                valid="a Python-style identifier that is not a command",
+            ),
+            words[0],
+        )
+    start = words[2].col
+    expr = inv.line[start:].strip()
+    if check.holds_reference(start, len(inv.line)):
+        check.unknown.add(name)  # checked below as far as it can be; built at run time
+    try:
+        packet = check.packet(expr, start)
+    except Exception:
+        check.unknown.add(name)  # reported here, not again where it is used
+        raise
+    if packet is not None and name not in check.unknown:
+        check.named[name] = packet
+
+
+def _let_packet_at(session: Session, args: list[str]) -> str:
+    return "packet" if len(args) == 2 and args[1] == "=" else ""
+
+
 COMMANDS = (
     Command(
         name="send",
         summary="send a packet from a node's device and follow its journey",
         handler=_send,
+        check=_send_check,
+        packet_at=_send_packet_at,
+        complete=_send_complete,
         params=(Param("args", kind="rest", metavar="ARGS"),),
         usage_text="send [NODE] DEV PACKET [count N] [seq N] [iv HEX]",
         example='send ap wan IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)/Raw(b"x"*64)',
@@ -426,6 +494,8 @@ COMMANDS = (
         name="let",
         summary="name a packet for later commands",
         handler=_let,
+        check=_let_check,
+        packet_at=_let_packet_at,
         params=(Param("args", kind="rest", metavar="NAME = PACKET"),),
         usage_text="let NAME = PACKET",
         example='let p1 = IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)',

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.registry import NOT_LAB_STEPS, Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError
 
 __all__ = ["COMMANDS", "SETTINGS", "lab_document", "lab_text", "ring_size", "saved_steps"]

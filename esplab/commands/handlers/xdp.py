@@ -18,10 +18,10 @@ from __future__ import annotations
 import functools
 from dataclasses import fields
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation, parse_int
-from esplab.commands.registry import Command, Handler, Param
+from esplab.commands.registry import Command, Handler, Param, StepCheck
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.journey.xdp import (
     ATTACH_MODES,
@@ -442,11 +442,17 @@ def _xdpsock_complete(session: Session, words: list[str]) -> list[str]:
     return ["batch", "size", "packets", "mode", "queue", "no-wakeup"]
 
 
+def _xdp_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: the subcommand."""
+    subcommand(list(inv.args["args"]), XDP_SUBCOMMANDS, "xdp", "")  # args are required
+
+
 COMMANDS = (
     Command(
         name="xdp",
         summary="XDP programs on a device: attach, detach, show, driver profile, cost model",
         handler=_xdp,
+        check=_xdp_check,
         params=(Param("args", kind="rest", metavar="SUBCOMMAND"),),
         usage_text=f"[NODE] {_XDP_USAGE}",
         example="xdp attach wan native drop",

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.kernel.node import Node
 from esplab.model.tools.iproute2.xfrm_words import ID_WORDS
