@@ -280,8 +280,7 @@ def _record_source(
 
 
 def _compare(session: Session, inv: Invocation) -> Result:
-    from esplab.commands.handlers.diff import Operand, build_diff
-    from esplab.commands.handlers.journey import packet_bytes
+    from esplab.commands.operands import Operand, build_diff, packet_bytes
 
     words = list(inv.args["args"])
     if len(words) < 2:

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = ["complete", "run"]
 
-from esplab.commands.handlers.eip93 import SUBCOMMANDS
-from esplab.commands.handlers.eip93 import USAGE as _USAGE
+from esplab.commands.handlers.eip93_words import SUBCOMMANDS
+from esplab.commands.handlers.eip93_words import USAGE as _USAGE
 
 
 def _driver(session: Session) -> EIP93Driver:

@@ -7,6 +7,7 @@ from typing import Any
 
 from esplab.commands.base import Session
 from esplab.commands.interrupt import between_packets
+from esplab.commands.operands import is_frame, named_packet, packet_bytes, routed_bytes
 from esplab.commands.parser import (
     SEQ_MAX,
     Invocation,
@@ -84,86 +85,6 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
     return req
 
 
-def _packet(session: Session, expr: str) -> Any:
-    """The packet an expression (or a name given with let) stands for, as a fresh copy."""
-    from esplab.commands.packetexpr import build_packet
-
-    named = session.named
-    return named[expr].copy() if expr in named else build_packet(expr, named)
-
-
-def _is_frame(packet: Any) -> bool:
-    """Whether ``packet`` is an Ethernet frame to send as given: its Ethernet header
-    says something (a field given, or dissected from a capture), it carries a VLAN tag,
-    or what it carries is not IP. A bare ``Ether()`` over IP is only the header the
-    kernel writes itself, so that packet is routed."""
-    from scapy.layers.inet import IP
-    from scapy.layers.inet6 import IPv6
-    from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
-
-    if not isinstance(packet, Ether):
-        return False
-    tagged = Dot1Q in packet or Dot1AD in packet
-    return bool(packet.fields) or tagged or not isinstance(packet.payload, (IP, IPv6))
-
-
-def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> bytes:
-    """The IP packet ``expr`` stands for, ready to route from ``node`` (``compare``'s
-    and ``send``'s): see :func:`_routed_bytes`."""
-    return _routed_bytes(session, expr, _packet(session, expr), node, dev)
-
-
-def _routed_bytes(session: Session, expr: str, packet: Any, node: str, dev: str | None) -> bytes:
-    """An IP packet to route; an IP source left unset becomes the node's address on the
-    way out (as the kernel would choose), never the address of the machine running the
-    lab. A bare ``Ether()`` in front is dropped (the kernel writes the Ethernet header);
-    an Ethernet header with fields is refused, since routing would replace them."""
-    from ipaddress import ip_address
-
-    from scapy.layers.inet import IP
-    from scapy.layers.inet6 import IPv6
-    from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
-
-    from esplab.commands.packetexpr import detached
-
-    if _is_frame(packet):
-        raise BadArgument(
-            f"'{expr}' is an Ethernet frame with its own header, which routing would replace",
-            valid="an IP packet: IP(...) or IPv6(...), under a bare Ether() at most",
-        )
-    if isinstance(packet, Ether):
-        packet = packet.payload
-    if isinstance(packet, (Dot1Q, Dot1AD)):
-        raise BadArgument(
-            f"'{expr}' is a VLAN tag without an Ethernet header",
-            valid="Ether()/Dot1Q(vlan=N)/... to send a tagged frame as given",
-        )
-    if not isinstance(packet, (IP, IPv6)):
-        raise BadArgument(
-            f"'{expr}' is not an IP packet",
-            valid="an expression starting with IP(...) or IPv6(...)",
-        )
-    if "dst" not in packet.fields:
-        raise BadArgument(
-            f"'{expr}' has no destination", hint='give dst=, e.g. IP(dst="192.0.2.2")'
-        )
-    if "src" not in packet.fields:
-        the_node = session.lab.node(node)
-        dst = ip_address(packet.dst)
-        route = the_node.route(dst)
-        out_dev = dev or (route.dev if route else None)
-        src = route.src if route is not None and route.dev == out_dev and route.src else None
-        if src is None and out_dev is not None:
-            src = the_node.source_for(out_dev, dst.version)
-        if src is None:
-            raise BadArgument(
-                f"{node} has no IPv{dst.version} address to send {dst} from",
-                hint="give src= in the packet",
-            )
-        packet.src = str(src)
-    return bytes(detached(packet))
-
-
 _VLAN_TYPES = (ETH_P_8021Q, ETH_P_8021AD)
 
 
@@ -221,9 +142,9 @@ def _send(session: Session, inv: Invocation) -> Result:
 
     req = parse_send(session, inv)
     dev = req.dev or ""
-    packet = _packet(session, req.expr)
+    packet = named_packet(session, req.expr)
     run = SendRun()
-    if _is_frame(packet):
+    if is_frame(packet):
         # Sent as given, like Scapy's sendp: no routing, no XFRM; the DSA tagger
         # merges with an inline VLAN header (airoha-dsa-xfrm.md 2.2).
         if req.seq is not None or req.iv is not None:
@@ -239,7 +160,7 @@ def _send(session: Session, inv: Invocation) -> Result:
                 if stop.requested:
                     break
     else:
-        data = _routed_bytes(session, req.expr, packet, req.node, req.dev)
+        data = routed_bytes(session, req.expr, packet, req.node, req.dev)
         pins = None
         if req.seq is not None or req.iv is not None:
             first, iv = req.seq, req.iv

@@ -213,7 +213,7 @@ def _ip(session: Session, inv: Invocation) -> Result:
     obj = ip_object(words[0])
     if obj == "xfrm":
         # ip xfrm reads its own options (-s repeated, -4/-6, -f FAMILY): its grammar's.
-        from esplab.commands.handlers.xfrm import run_ip_xfrm
+        from esplab.commands.handlers.net_xfrm import run_ip_xfrm
 
         kept = [w for w in read if not (w.startswith("-") and ip_option(w) == "oneline")]
         result: Result = run_ip_xfrm(session, node, [*kept, *words])
@@ -267,7 +267,7 @@ def _ip_complete(session: Session, words: list[str]) -> list[str]:
     if obj == "route" and words[1] == "flush" and len(words) == 2:
         return ["cache"]
     if obj == "xfrm":
-        from esplab.commands.handlers.xfrm import xfrm_completions
+        from esplab.commands.handlers.net_xfrm import xfrm_completions
 
         completions: list[str] = xfrm_completions(session, words[1:])
         return completions

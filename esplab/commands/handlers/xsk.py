@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from esplab.commands.base import Session
-from esplab.commands.handlers.xdp import (
+from esplab.commands.handlers.xdp_args import (
     need_words,
     node_devices,
     subcommand,
