@@ -309,7 +309,8 @@ def complete(session: Session, text: str) -> Completions:
             return Completions(_filter(values, current), len(current))
     options: list[str]
     if command.complete is not None:
-        found = command.complete(_as_seen(session, where), args)
+        seen = _as_seen(session, where) if command.complete_on_node else session
+        found = command.complete(seen, args)
         if isinstance(found, FilePaths):
             return _paths(found, current)
         options = list(found)

@@ -136,6 +136,9 @@ class Command:
     details: str = ""
     usage_text: str | None = None
     complete: Callable[[Session, list[str]], Iterable[str]] | None = None
+    #: Whether ``complete`` sees the node a line names (``NODE COMMAND ...``) as the
+    #: session's current one; otherwise it sees the session as it is.
+    complete_on_node: bool = False
     #: A line that does not tokenize (an unbalanced quote or bracket, as a pasted memory
     #: dump's ASCII column may hold) is split on whitespace alone instead.
     raw_rest: bool = False

@@ -416,6 +416,7 @@ COMMANDS = (
         check=_compare_check,
         packet_at=_compare_packet_at,
         complete=_compare_complete,
+        complete_on_node=True,
         params=(Param("args", kind="rest", metavar="SPI PACKET"),),
         usage_text="[NODE] compare SPI PACKET [seq N] [iv HEX] [id N] [ttl N] [--scratch]",
         example='compare 0x1000 IP(dst="192.0.2.2")/UDP(dport=5201)/Raw(b"x"*64) seq 7',

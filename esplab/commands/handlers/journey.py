@@ -387,6 +387,7 @@ COMMANDS = (
         check=_send_check,
         packet_at=_send_packet_at,
         complete=_send_complete,
+        complete_on_node=True,
         params=(Param("args", kind="rest", metavar="ARGS"),),
         usage_text="send [NODE] DEV PACKET [count N] [seq N] [iv HEX]",
         example='send ap wan IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)/Raw(b"x"*64)',
