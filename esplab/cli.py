@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from esplab import __version__
+from esplab.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, seed_arg
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,11 +29,6 @@ if TYPE_CHECKING:
     from esplab.commands.session import Session
 
 __all__ = ["build_parser", "main", "seed_arg"]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130  # as a shell reports a command Ctrl-C ended
 
 
 # Subcommands live in their own modules, imported only when used:
@@ -61,21 +57,6 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
 
 # Subcommands that take --seed (before them too: esplab --seed N run LAB).
 _SEEDED = frozenset({"run"})
-
-
-def seed_arg(text: str) -> int:
-    """``--seed``: an integer from 0 to 2**64 - 1 (what a lab file's ``seed:`` takes),
-    decimal or 0x-hex."""
-    try:
-        value = int(text, 0)
-    except ValueError:
-        value = -1
-    if not 0 <= value < 1 << 64:
-        raise argparse.ArgumentTypeError(
-            f"'{text}' is not a seed; valid: a number from 0 to 2**64 - 1, decimal (24301) "
-            "or hex (0x5eed)"
-        )
-    return value
 
 
 def _subcommand(name: str, argv: Sequence[str]) -> int:
@@ -218,7 +199,7 @@ def _status(outcomes: list[Outcome]) -> int:
 
 def _real_host(session: Session, image: str, err: Console) -> bool:
     """``--real-host [IMAGE]``: a real Linux kernel plays the host from the start."""
-    from esplab.commands.handlers.peer import start_peer
+    from esplab.commands.peers import start_peer
     from esplab.errors import EsplabError
     from esplab.render import render_error
 

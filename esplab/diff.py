@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any
 
-from esplab.render import present_fields
 from esplab.spans import (
     ROLES,
     TRAILER_LAYER,
@@ -62,6 +61,7 @@ __all__ = [
     "ignorable_fields",
     "layer_chain",
     "open_esp",
+    "present_fields",
 ]
 
 _ESP_HEADER = 8  # SPI and sequence number, RFC 4303 2.1 and 2.2
@@ -144,6 +144,16 @@ class EspOpened:
 
 
 # --------------------------------------------------------------------------- values
+
+
+def present_fields(layer: Packet) -> list[Any]:
+    """The fields a layer has on the wire: a conditional field whose condition does not
+    hold (ICMP's timestamps on an echo) is left out, as Scapy's ``show`` leaves it."""
+    from scapy.fields import ConditionalField
+
+    return [
+        f for f in layer.fields_desc if not isinstance(f, ConditionalField) or f._evalcond(layer)
+    ]
 
 
 def format_value(value: Any, limit: int = 24) -> str:

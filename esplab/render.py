@@ -27,6 +27,8 @@ from rich.text import Text
 from rich.tree import Tree
 
 from esplab.commands.result import (
+    ByteView,
+    DiffResult,
     ErrorResult,
     HelpResult,
     JourneyResult,
@@ -37,12 +39,12 @@ from esplab.commands.result import (
     TableResult,
     TextResult,
 )
+from esplab.diff import present_fields
 from esplab.render_table import FitTable
 
 if TYPE_CHECKING:
     from scapy.packet import Packet
 
-    from esplab.commands.handlers.diff import ByteView, DiffResult
     from esplab.spans import EspLayout, FieldSpan
 
 __all__ = [
@@ -85,16 +87,6 @@ DIFF_RIGHT_STYLE = "bold green reverse"
 
 def render_error(message: str) -> Text:
     return Text(f"error: {message}", style="bold red")
-
-
-def present_fields(layer: Packet) -> list[Any]:
-    """The fields a layer has on the wire: a conditional field whose condition does not
-    hold (ICMP's timestamps on an echo) is left out, as Scapy's ``show`` leaves it."""
-    from scapy.fields import ConditionalField
-
-    return [
-        f for f in layer.fields_desc if not isinstance(f, ConditionalField) or f._evalcond(layer)
-    ]
 
 
 def field_rows(layer: Packet) -> list[tuple[str, str]]:
@@ -488,8 +480,6 @@ def _render_result(result: Result) -> RenderableType:
     if isinstance(result, HelpResult):
         return _render_help(result)
     if isinstance(result, TableResult):
-        from esplab.commands.handlers.diff import DiffResult
-
         if isinstance(result, DiffResult):
             return _render_diff(result)
         return _render_table(result)

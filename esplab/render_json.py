@@ -28,6 +28,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from esplab.commands.tokens import JSON_FLAG, json_flag
+
 if TYPE_CHECKING:
     from scapy.packet import Packet
 
@@ -42,28 +44,6 @@ __all__ = [
     "result_json",
     "result_view",
 ]
-
-JSON_FLAG = "--json"
-
-
-def json_flag(line: str) -> tuple[str, bool]:
-    """``line`` without its unquoted ``--json`` words, and whether it had one. A line
-    that does not split (an unbalanced quote) is left as it is: its command says why."""
-    from esplab.commands.tokens import tokenize
-    from esplab.errors import EsplabError
-
-    if JSON_FLAG not in line:
-        return line, False
-    try:
-        tokens = tokenize(line)
-    except EsplabError:
-        return line, False
-    found = [t for t in tokens if t.raw == JSON_FLAG]
-    for token in reversed(found):
-        line = (
-            line[: token.col].rstrip() + " " + line[token.col + len(token.raw) :].lstrip()
-        ).strip()
-    return line, bool(found)
 
 
 def packet_layers(packet: Packet) -> dict[str, dict[str, Any]]:
@@ -101,7 +81,7 @@ def plain(value: Any) -> Any:
         items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
         return [plain(v) for v in items]
     if isinstance(value, Journey):
-        from esplab.commands.handlers.journey import journey_data
+        from esplab.commands.result import journey_data
 
         return plain(journey_data(value))
     if isinstance(value, Packet):

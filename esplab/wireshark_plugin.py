@@ -20,15 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from esplab.errors import EsplabError, FileError
+from esplab.exitcodes import EXIT_OK, EXIT_USAGE
 from esplab.files import user_path
 from esplab.wireshark_lua import PLUGIN_NAME, shipped_plugin
 
 __all__ = ["DEFAULT_PLUGIN_DIR", "install_plugin", "main_wireshark_plugin"]
 
 DEFAULT_PLUGIN_DIR = "~/.local/lib/wireshark/plugins"
-
-EXIT_OK = 0
-EXIT_USAGE = 2
 
 
 def _ours(path: Path) -> bool:

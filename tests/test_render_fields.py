@@ -10,8 +10,9 @@ from scapy.layers.inet import IP, UDP
 
 from esplab.commands.result import PacketResult
 from esplab.commands.session import Session
+from esplab.diff import present_fields
 from esplab.layers import EIP93CommandDescriptor, EIP93SARecord, MTKEther
-from esplab.render import present_fields, render
+from esplab.render import render
 from esplab.render_fields import FieldRow, layer_rows
 
 # The README's record: sa_cmd0 0x133a1310, sa_cmd1 0x22001101.

@@ -36,6 +36,7 @@ from esplab.capfile.records import PacketRecord, out_item
 from esplab.capfile.safile import SaFile, SaSpec, load_sa_file
 from esplab.console import consoles
 from esplab.errors import BadArgument, EsplabError
+from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from esplab.files import FilePolicy
 from esplab.pcapio import FrameReader, Interface, PcapngWriter
 
@@ -52,9 +53,8 @@ __all__ = [
     "main_diagnose",
 ]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_UNUSABLE = 2
+# A capture or SA file that cannot be used is a bad file: the usage error's code.
+EXIT_UNUSABLE = EXIT_USAGE
 
 #: Files smaller than this decode too fast for a progress bar to help.
 _PROGRESS_MIN_BYTES = 8 << 20

@@ -341,15 +341,15 @@ def _unexamined_line(status: str, n: int, summary: Summary) -> str:
 
 def run_diagnose(args: argparse.Namespace) -> int:
     """The ``esplab diagnose`` command body (called by ``cli.main_diagnose``)."""
-    from esplab.capfile.cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
     from esplab.console import consoles
+    from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
     out, _err = consoles(args.no_color)
     sa_file = load_sa_file(args.sa_file)
     found = diagnose(args.capture, sa_file, sample=args.sample, spi=args.spi, limit=args.limit)
     run, groups = found.run, found.groups
     if run.truncated is not None or found.spi_absent is not None:
-        code = EXIT_UNUSABLE
+        code = EXIT_USAGE  # the capture or the SA is unusable
     elif found.explained:
         code = EXIT_OK
     else:

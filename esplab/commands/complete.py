@@ -14,14 +14,15 @@ a parameter named ``file`` takes any path, and a command's own completion return
 
 from __future__ import annotations
 
+import copy
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from esplab.commands.base import Session
 from esplab.commands.registry import Param
-from esplab.commands.session import Session
 from esplab.commands.tokens import split_words, tokenize
 from esplab.errors import EsplabError
 
@@ -37,7 +38,6 @@ __all__ = [
 
 _IDENT_END = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _ALGO_KINDS = {"enc": "enc", "auth": "auth", "auth-trunc": "auth", "aead": "aead", "comp": "comp"}
-_SEND_OPTIONS = ("count", "seq", "iv")
 
 
 @dataclass(frozen=True)
@@ -194,21 +194,22 @@ def expression_completions(fragment: str, named: Iterable[str] = ()) -> Completi
     return Completions(words, len(partial), {w: meta[w] for w in words})
 
 
-def _expression_position(session: Session, command: str, args: list[str]) -> bool:
-    """Is the word after ``args`` a packet expression (or a packet's name)?"""
-    if command == "send":
-        skip = 2 if args and args[0] in session.lab.nodes else 1
-        return len(args) == skip
-    if command == "let":
-        return len(args) == 2 and args[1] == "="
-    return command in ("diff", "compare") and len(args) < 2
-
-
 # --------------------------------------------------------------------------- live values
 
 
 def _node_of(session: Session, first: str | None) -> str:
     return first if first is not None else session.lab.current
+
+
+def _as_seen(session: Session, node: str) -> Session:
+    """The session as a line on ``node`` (``NODE COMMAND ...``) sees it: a shallow copy
+    whose current node is ``node`` when it is not the current one already."""
+    if node == session.lab.current or node not in session.lab.nodes:
+        return session
+    view = copy.copy(session)
+    view.lab = copy.copy(session.lab)
+    view.lab.current = node
+    return view
 
 
 def _keyword_values(session: Session, node: str, keyword: str) -> list[str] | None:
@@ -231,48 +232,6 @@ def _keyword_values(session: Session, node: str, keyword: str) -> list[str] | No
         kind = _ALGO_KINDS[keyword]
         return [n for a in ALGORITHMS if a.kind == kind for n in (a.name, *a.aliases)]
     return None
-
-
-def _send_words(session: Session, node: str, args: list[str]) -> list[str]:
-    if not args:
-        return [*session.node_names(), *session.lab.nodes[node].devs]
-    if len(args) == 1 and args[0] in session.lab.nodes:
-        return list(session.lab.nodes[args[0]].devs)
-    if args[-1] in _SEND_OPTIONS:
-        return []
-    return [option for option in _SEND_OPTIONS if option not in args]  # each once
-
-
-def _explain_words(session: Session, node: str, args: list[str]) -> list[str]:
-    journey = session.lab.journeys.get()
-    ids = [str(i) for i in session.lab.journeys.ids()[-20:]]
-    if not args:
-        return [*ids, *(journey.taps() if journey else [])]
-    if len(args) == 1 and args[0].isdigit():
-        chosen = session.lab.journeys.get(int(args[0]))
-        return chosen.taps() if chosen else []
-    return []
-
-
-def _compare_words(session: Session, node: str, args: list[str]) -> list[str]:
-    """The SPIs of the node's outbound ESP states, then packet names, then options."""
-    if not args:
-        from esplab.commands.handlers.compare import outbound
-
-        the_node = session.lab.nodes[node]
-        return sorted(
-            {f"{x.spi:#x}" for x in the_node.xfrm.states if x.proto == 50 and outbound(the_node, x)}
-        )
-    if len(args) == 1:
-        return list(session.named)
-    return [] if args[-1] in ("seq", "iv") else [o for o in ("seq", "iv") if o not in args[2:]]
-
-
-_EXTRA: dict[str, Callable[[Session, str, list[str]], list[str]]] = {
-    "send": _send_words,
-    "explain": _explain_words,
-    "compare": _compare_words,
-}
 
 
 def _tap_records(session: Session, options: list[str], current: str) -> list[str] | None:
@@ -336,8 +295,11 @@ def complete(session: Session, text: str) -> Completions:
         return Completions()
     args = words[1:]
     where = _node_of(session, node)
-    if _expression_position(session, command.name, args) and (
-        command.name in ("send", "let") or current[:1].isupper() or any(c in current for c in "(/")
+    # The command says where a packet expression goes: "packet" (only one goes there),
+    # "maybe" (one, or a name or capture: an expression once the word looks like one).
+    packet_at = command.packet_at(session, args) if command.packet_at is not None else ""
+    if packet_at == "packet" or (
+        packet_at == "maybe" and (current[:1].isupper() or any(c in current for c in "(/"))
     ):
         return expression_completions(current, session.named)
     # After proto the next word is a protocol (proto comp), not the keyword it spells.
@@ -347,12 +309,11 @@ def complete(session: Session, text: str) -> Completions:
             return Completions(_filter(values, current), len(current))
     options: list[str]
     if command.complete is not None:
-        found = command.complete(session, args)
+        seen = _as_seen(session, where) if command.complete_on_node else session
+        found = command.complete(seen, args)
         if isinstance(found, FilePaths):
             return _paths(found, current)
         options = list(found)
-    elif command.name in _EXTRA:
-        options = _EXTRA[command.name](session, where, args)
     elif current.startswith("-"):
         # The flags and options not given yet (each is read once).
         options = [

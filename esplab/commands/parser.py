@@ -18,8 +18,8 @@ from esplab.commands.tokens import Token, check_text, plain_tokens, tokenize
 from esplab.errors import BadArgument, UnknownCommand, UsageError
 
 if TYPE_CHECKING:
+    from esplab.commands.base import Session
     from esplab.commands.registry import Command, Param, Registry
-    from esplab.commands.session import Session
 
 __all__ = [
     "SEQ_MAX",
@@ -30,6 +30,7 @@ __all__ = [
     "parse_int",
     "parse_iv",
     "parse_seq",
+    "ring_size",
 ]
 
 
@@ -363,3 +364,18 @@ def parse_iv(text: str, sizes: list[int] | None = None) -> bytes:
     if len(iv) not in sizes:
         raise BadArgument(f"iv of {len(iv)} bytes ('{text}')", valid=valid)
     return iv
+
+
+# What the model can hold: a journey keeps its stages' snapshots, some 10 kB for a
+# send (100,000 sends took 990 MB), so 10,000 journeys stay near 100 MB; a captured
+# packet is its bytes and a few fields, so 100,000 a tap.
+RING_MAX = {"journey": 10_000, "capture": 100_000}
+
+
+def ring_size(name: str, text: str) -> int:
+    """A journey or capture ring size from ``text``, or the error naming the range."""
+    size = parse_int(text, f"{name} ring size")
+    high = RING_MAX[name]
+    if not 1 <= size <= high:
+        raise BadArgument(f"{name} ring size {size}", valid=f"1 to {high}")
+    return size

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NoReturn, Protocol
 
 from esplab.errors import UnknownCommand
 
 if TYPE_CHECKING:
+    from scapy.packet import Packet
+
+    from esplab.commands.base import Session
     from esplab.commands.parser import Invocation
     from esplab.commands.result import Result
-    from esplab.commands.session import Session
+    from esplab.commands.tokens import Token
+    from esplab.errors import EsplabError
 
-__all__ = ["NOT_LAB_STEPS", "Command", "Param", "Registry"]
+__all__ = ["NOT_LAB_STEPS", "Command", "Param", "Registry", "StepCheck"]
 
 Kind = Literal["word", "int", "rest", "flag", "option"]
 
@@ -30,6 +34,45 @@ NOT_LAB_STEPS = {
 }
 Choices = Callable[["Session"], Iterable[str]]
 Handler = Callable[["Session", "Invocation"], "Result"]
+
+
+class StepCheck(Protocol):
+    """What ``esplab check`` (:class:`esplab.lab.runline.RunLines`) offers a command's
+    own check of a lab step's line: the line's words are read as the handler reads
+    them, nothing runs, and the session is only read. A ``${...}`` reference stands in
+    as ``0`` until run time, so a problem in a word that holds one is left to the run."""
+
+    #: The checker's session: node and device names, the registry.
+    session: Session
+    #: Packets named by the ``let`` lines before this one; names known only at run time.
+    named: dict[str, Packet]
+    unknown: set[str]
+    #: The node a line without a node acts on (None: known only at run time).
+    current: str | None
+
+    def packet(self, expr: str, start: int) -> Packet | None:
+        """The packet expression at offset ``start`` checked as ``send`` builds it;
+        the packet, or None when it is known only at run time."""
+        ...
+
+    def refuse(self, error: EsplabError, token: Token) -> NoReturn:
+        """The line is refused with ``error``, about the word ``token``."""
+        ...
+
+    def holds_reference(self, start: int, end: int) -> bool:
+        """Whether the line's text from ``start`` to ``end`` holds a reference."""
+        ...
+
+    def as_run(self) -> Session:
+        """The session as the run would have it for this line (its current node)."""
+        ...
+
+
+#: A command's own check of a lab step (see :class:`StepCheck`): raises an EsplabError
+#: (or calls ``refuse``) for words its handler would refuse without the model's state.
+#: It returns the words the command hands on to the tool it models (``ip``: from the
+#: object on), or None.
+Check = Callable[[StepCheck, "Invocation"], "list[str] | None"]
 
 
 @dataclass(frozen=True)
@@ -93,12 +136,20 @@ class Command:
     details: str = ""
     usage_text: str | None = None
     complete: Callable[[Session, list[str]], Iterable[str]] | None = None
+    #: Whether ``complete`` sees the node a line names (``NODE COMMAND ...``) as the
+    #: session's current one; otherwise it sees the session as it is.
+    complete_on_node: bool = False
     #: A line that does not tokenize (an unbalanced quote or bracket, as a pasted memory
     #: dump's ASCII column may hold) is split on whitespace alone instead.
     raw_rest: bool = False
     #: Why a node prefix means nothing to this command (it acts on the lab as a whole,
     #: or on one device); empty when the command acts on the node it is given.
     nodeless: str = ""
+    #: What ``esplab check`` verifies of a lab step beyond the parameters (see Check).
+    check: Check | None = None
+    #: Whether the word after ``words`` is a packet expression: "packet" (always: it
+    #: completes as one), "maybe" (or something else: a capture, a name, hex), "".
+    packet_at: Callable[[Session, list[str]], str] | None = None
 
     @property
     def usage(self) -> str:

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from esplab.model.stages import Journey
 
 __all__ = [
+    "ByteView",
+    "DiffResult",
     "ErrorResult",
     "HelpEntry",
     "HelpResult",
@@ -27,6 +29,7 @@ __all__ = [
     "Result",
     "TableResult",
     "TextResult",
+    "journey_data",
 ]
 
 
@@ -125,3 +128,55 @@ class ErrorResult(Result):
     @property
     def ok(self) -> bool:
         return False
+
+
+@dataclass(frozen=True)
+class ByteView:
+    """Two byte strings side by side, with the ranges where they differ."""
+
+    title: str
+    left: bytes
+    right: bytes
+    ranges: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def changed(self) -> int:
+        return sum(end - start for start, end in self.ranges)
+
+
+@dataclass
+class DiffResult(TableResult):
+    """Rows ``(layer, field, left, right)`` plus byte views (the wire, the plaintext)."""
+
+    views: list[ByteView] = field(default_factory=list)
+    left_label: str = "left"
+    right_label: str = "right"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not self.rows and not any(v.ranges for v in self.views)
+
+
+def journey_data(j: Journey) -> dict[str, Any]:
+    """A journey as plain data (lab expectations, --json)."""
+    return {
+        "id": j.id,
+        "verdict": j.verdict,
+        "delivered": j.delivered,
+        "dropped": j.dropped.drop if j.dropped else None,
+        "stages": [
+            {
+                "tap": s.tap,
+                "device": s.device,
+                "decision": s.decision,
+                "fidelity": s.fidelity,
+                "drop": s.drop,
+                "counters": dict(s.counters),
+                "meta": dict(s.meta),
+                "why": s.why,
+                "len": len(s.data) if s.data is not None else None,
+            }
+            for s in j.stages
+        ],
+    }

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.text import Text
 
+from esplab.commands.base import Session
 from esplab.commands.hexinput import is_dump_line
 from esplab.commands.result import MessageResult, QuitResult, Result, TextResult
-from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
 from esplab.config import LOG, log_path, setup_logging
 from esplab.errors import EsplabError
@@ -39,7 +39,8 @@ def run_line(session: Session, line: str, out: Console, err: Console) -> Outcome
     try:
         result = session.execute(line)
     except EsplabError as exc:
-        from esplab.render_json import error_json, json_flag
+        from esplab.commands.tokens import json_flag
+        from esplab.render_json import error_json
 
         bare, as_json = json_flag(line)
         if as_json or session.output == "json":  # the error as the JSON stream's line
@@ -100,7 +101,8 @@ def emit(out: Console, result: Result, line: str = "") -> None:
     the output is not a terminal, so it can be diffed against a board's. A result
     marked for JSON is one line of it (``esplab.render_json``)."""
     if result.output == "json":
-        from esplab.render_json import json_flag, result_json
+        from esplab.commands.tokens import json_flag
+        from esplab.render_json import result_json
 
         out.file.write(result_json(result, json_flag(line)[0]) + "\n")
         return

@@ -15,12 +15,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from esplab.errors import BadArgument, UsageError
+from esplab.errors import BadArgument, EsplabError, UsageError
 
 __all__ = [
+    "JSON_FLAG",
     "MAX_LINE",
     "Token",
     "check_text",
+    "json_flag",
     "plain_tokens",
     "shown_text",
     "split_commands",
@@ -245,3 +247,23 @@ def split_words(line: str) -> list[tuple[int, int, str]]:
             i += 1
         out.append((start, min(i, n), "word"))
     return out
+
+
+JSON_FLAG = "--json"
+
+
+def json_flag(line: str) -> tuple[str, bool]:
+    """``line`` without its unquoted ``--json`` words, and whether it had one. A line
+    that does not split (an unbalanced quote) is left as it is: its command says why."""
+    if JSON_FLAG not in line:
+        return line, False
+    try:
+        tokens = tokenize(line)
+    except EsplabError:
+        return line, False
+    found = [t for t in tokens if t.raw == JSON_FLAG]
+    for token in reversed(found):
+        line = (
+            line[: token.col].rstrip() + " " + line[token.col + len(token.raw) :].lstrip()
+        ).strip()
+    return line, bool(found)

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from esplab.commands.handlers.net import ip_global_options
-from esplab.commands.session import DEFAULT_SEED, Session, SessionOptions
+from esplab.commands.base import DEFAULT_SEED, Session
+from esplab.commands.handlers import step_registry
+from esplab.commands.registry import Registry
 from esplab.errors import LabFileError, did_you_mean
 from esplab.lab.exercise import Exercise, build_exercise, check_exercise
 from esplab.lab.expect import Check, evaluate
@@ -50,7 +51,6 @@ __all__ = [
     "Step",
     "check_document",
     "check_file",
-    "session_for",
 ]
 
 #: The values ``${lab.KEY}`` gives.
@@ -150,11 +150,11 @@ def _issue_error(doc: Document, issue: Issue) -> LabFileError:
 class _Meaning:
     """The second phase, over data whose structure may be partly wrong."""
 
-    def __init__(self, doc: Document, structure: list[Issue]) -> None:
+    def __init__(self, doc: Document, structure: list[Issue], registry: Registry) -> None:
         self.doc = doc
         self.errors: list[LabFileError] = []
         self.bad = {issue.path for issue in structure}
-        self.lines = RunLines()
+        self.lines = RunLines(Session(registry))
         self.bad_error = False
         self.saved: set[str] = set()
         self.names: dict[str, int] = {}
@@ -303,16 +303,11 @@ class _Meaning:
             self.errors.append(
                 self.doc.error(mark, problem.what, valid=problem.valid, hint=problem.hint)
             )
-        if (
-            invocation is not None
-            and problem is None
-            and invocation.command.name == "ip"
-            and "${" not in line
-            and error is None
-        ):
+        words = self.lines.handed_on  # what the command hands on to its tool (ip)
+        if invocation and problem is None and words is not None and "${" not in line:
             node = invocation.node or self.lines.current
-            if node is not None:
-                self.xfrm(path, node, list(invocation.args["args"]))
+            if node is not None and error is None:
+                self.xfrm(path, node, words)
 
     def expected(self, problem: RunProblem, error: Any) -> bool:
         """Whether the step's ``error:`` expects the error the run would give; one with
@@ -326,8 +321,7 @@ class _Meaning:
         return evaluate(check, "error", lambda: message, {}) is None
 
     def xfrm(self, path: PathKey, node: str, words: list[str]) -> None:
-        """An ``ip xfrm state`` line that parsed: the SAs it adds and deletes."""
-        words = ip_global_options(words)[2]  # from the object on, as the handler reads it
+        """An ``ip xfrm state`` line that parsed (``words`` from the object on): its SAs."""
         if (
             len(words) < 3
             or not "xfrm".startswith(words[0])
@@ -470,31 +464,26 @@ def _position(error: LabFileError) -> tuple[int, int]:
     return error.line, error.col
 
 
-def check_document(doc: Document) -> tuple[Lab | None, list[LabFileError]]:
-    """Both phases over a loaded document: the lab when it is valid, and every error."""
+def check_document(
+    doc: Document, registry: Registry | None = None
+) -> tuple[Lab | None, list[LabFileError]]:
+    """Both phases over a loaded document (run lines parse over ``registry``, default a
+    step's commands): the lab when it is valid, and every error."""
     issues = validate(doc.data)
     errors = [_issue_error(doc, issue) for issue in issues]
-    errors.extend(_Meaning(doc, issues).run())
+    errors.extend(_Meaning(doc, issues, registry or step_registry()).run())
     errors.sort(key=_position)
     if errors:
         return None, errors
     return _build(doc), []
 
 
-def check_file(path: str | Path, file: str | None = None) -> tuple[Lab | None, list[LabFileError]]:
+def check_file(
+    path: str | Path, file: str | None = None, registry: Registry | None = None
+) -> tuple[Lab | None, list[LabFileError]]:
     """Load and check one lab file; ``file`` is the name used in messages."""
     try:
         doc = load_document(path, file)
     except LabFileError as exc:
         return None, [exc]
-    return check_document(doc)
-
-
-def session_for(lab: Lab) -> Session:
-    """A fresh session with the lab's seed, and the real peers its ``peer:`` asks for
-    (one that cannot start leaves its node emulated; why is in ``session.notes``)."""
-    from esplab.commands.handlers.peer import start_peers
-
-    session = Session(options=SessionOptions(seed=lab.seed))
-    start_peers(session, lab.peers)
-    return session
+    return check_document(doc, registry)

@@ -48,12 +48,14 @@ from typing import TYPE_CHECKING, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from esplab.cli import seed_arg
+from esplab.commands.session import every_command
 from esplab.console import consoles
 from esplab.errors import EsplabError, FileError, NotFound, UsageError
+from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE, seed_arg
 from esplab.files import FilePolicy, user_path
 from esplab.lab.check import Lab, check_file
 from esplab.lab.course import Course
+from esplab.lab.loader import expand
 from esplab.lab.report import (
     failure_text,
     junit_xml,
@@ -70,23 +72,7 @@ if TYPE_CHECKING:
 
 __all__ = ["expand", "main_check", "main_run", "quote", "run_lab"]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-
 Reader = Callable[[str], "str | None"]
-
-
-def expand(names: Sequence[str]) -> list[Path]:
-    """Lab files named on the command line; a directory gives its ``*.yaml`` files."""
-    files: list[Path] = []
-    for name in names:
-        path = Path(name)
-        if path.is_dir():
-            files.extend(sorted([*path.glob("*.yaml"), *path.glob("*.yml")]))
-        else:
-            files.append(path)
-    return files
 
 
 def quote(text: str) -> str:
@@ -105,8 +91,9 @@ def _check_all(files: Sequence[Path]) -> tuple[list[Lab], list[str], int]:
     labs: list[Lab] = []
     errors: list[str] = []
     bad = 0
+    registry = every_command()  # run lines parse as `esplab run` runs them
     for path in files:
-        lab, found = check_file(path)
+        lab, found = check_file(path, registry=registry)
         if lab is not None:
             labs.append(lab)
         else:
@@ -199,7 +186,7 @@ def run_lab(
 ) -> LabRun:
     """Run one lab, printing as it goes when stepping or verbose; ``report()`` tells how.
     ``after_step`` is called after each step (the --html page remembers ESP layouts)."""
-    run = LabRun(lab, outdir=outdir, course=course)
+    run = LabRun(lab, outdir=outdir, course=course, registry=every_command())
     for note in run.session.notes:
         err.print(Text(visible(note), style="yellow"))
     run.session.notes.clear()

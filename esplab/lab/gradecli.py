@@ -9,7 +9,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from esplab.commands.session import every_command
 from esplab.errors import EsplabError
+from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from esplab.files import FilePolicy
 from esplab.lab.check import Lab
 from esplab.lab.course import Course
@@ -27,8 +29,6 @@ from esplab.lab.runner import LabReport, LabRun
 
 __all__ = ["fault_variants", "graded", "solve"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
 
 def fault_variants(lab: Lab) -> int:
     """How many runs prove every fault of ``lab`` fixable (the most choices of a step)."""
@@ -41,7 +41,8 @@ def solve(lab: Lab, outdir: Path | None = None) -> list[LabReport]:
     reports = []
     variants = fault_variants(lab)
     for pick in range(variants):
-        run = LabRun(lab, outdir=outdir, course=Course(prove=True, fault_pick=pick))
+        course = Course(prove=True, fault_pick=pick)
+        run = LabRun(lab, outdir=outdir, course=course, registry=every_command())
         report = run.run_all()
         if variants > 1:
             chosen = sorted(run.course.faults.items())
@@ -79,7 +80,7 @@ def graded(
     broken = False
     for lab in labs:
         course = Course(student=args.student, answers=answers_for(answers, lab.stem, lab.name))
-        run = LabRun(lab, outdir=outdir, course=course)
+        run = LabRun(lab, outdir=outdir, course=course, registry=every_command())
         run.run_all()
         grade = grade_of(run)
         grades.append(grade)

@@ -19,6 +19,7 @@ by path (``("steps", 2, "run")``), and of a word inside a text value
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ __all__ = [
     "Mark",
     "PathKey",
     "describe_value",
+    "expand",
     "load_document",
     "load_text",
 ]
@@ -444,3 +446,15 @@ def _size(target: Path, read: int) -> str:
         return f"{target.stat().st_size} bytes"
     except OSError:
         return f"more than {read - 1} bytes"
+
+
+def expand(names: Sequence[str]) -> list[Path]:
+    """Lab files named on the command line; a directory gives its ``*.yaml`` files."""
+    files: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            files.extend(sorted([*path.glob("*.yaml"), *path.glob("*.yml")]))
+        else:
+            files.append(path)
+    return files

@@ -4,17 +4,14 @@
 up the command (after an optional node name) and reads its options and arguments,
 then the command's handler reads its own words and does its work. :class:`RunLines`
 does the first part with the same parser, and of the handlers' part what parses
-without the model's state, with the functions the handlers call themselves:
-
-* ``ip``: the global options and the object (link, address, route, neighbour, xfrm),
-  with the handler's own ``ip_global_options`` and ``ip_object``; ``ip xfrm`` as a
-  whole, with the iproute2 grammar (``parse_ip_xfrm``);
-* ``send``, ``compare``, ``let`` and ``diff``: the node and device, the options, and
-  the packet expression through the whitelist parser (``build_packet``: the text is
-  parsed with ``ast.parse`` and only whitelisted layers are built; nothing is
-  evaluated);
-* ``node NAME``: the node exists; later lines act on it;
-* ``xdp`` and ``xsk``: the subcommand.
+without the model's state: each command declares that check itself
+(``Command.check`` in the registry, over :class:`~esplab.commands.registry.StepCheck`,
+which this class is), with the functions its handler calls. So ``ip`` reads its
+global options and object and ``ip xfrm`` as a whole; ``send``, ``compare``, ``let``
+and ``diff`` their node, device, options and packet expression, through the
+whitelist parser (:meth:`RunLines.packet`: the text is parsed with ``ast.parse`` and
+only whitelisted layers are built; nothing is evaluated); ``node NAME`` that the node
+exists (later lines act on it); ``xdp`` and ``xsk`` their subcommand.
 
 Nothing is executed, and the session is only read (node and device names): ``node
 NAME`` makes NAME the current node of the lines after it here, as the run makes it the
@@ -34,16 +31,15 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
-from esplab.commands.parser import Invocation, packet_options, parse_int, parse_iv, parse_seq
+from esplab.commands.base import Session
+from esplab.commands.handlers import step_registry
+from esplab.commands.parser import Invocation
 from esplab.commands.registry import NOT_LAB_STEPS
-from esplab.commands.session import Session
 from esplab.commands.tokens import Token, plain_tokens, tokenize
 from esplab.errors import (
-    BadArgument,
     EsplabError,
     PacketExpressionError,
     UnknownCommand,
@@ -128,20 +124,6 @@ def _span(token: Token) -> tuple[int, int]:
     return token.col, token.col + len(token.raw)
 
 
-def _refused_word(words: list[str], exc: EsplabError) -> int:
-    """Which of ip's option ``words`` ``ip_global_options`` refused with ``exc``: the
-    first that, read with those before it, gives the same refusal."""
-    from esplab.commands.handlers.net import ip_global_options
-
-    for end in range(1, len(words) + 1):
-        try:
-            ip_global_options(words[:end])
-        except EsplabError as found:
-            if str(found) == str(exc):
-                return end - 1
-    return len(words) - 1
-
-
 def _locate(exc: EsplabError, text: str, tokens: list[Token], first: int) -> tuple[int, int] | None:
     """The word a message is about: at the column it gives (the tokenizer's and the
     parser's count in the line), else the first word after the command it quotes."""
@@ -201,23 +183,15 @@ class RunLines:
     current node and the packets named with ``let``."""
 
     def __init__(self, session: Session | None = None) -> None:
-        self.session = session if session is not None else Session()
+        self.session = session if session is not None else Session(step_registry())
         self.current: str | None = self.session.lab.current
         self.named: dict[str, Packet] = {}
         # Names a let gives a packet known only at run time (its expression has references).
         self.unknown: set[str] = set()
         self._stood = stand_in("")
         self._line = ""
-        self._deep: dict[str, Callable[[Invocation], None]] = {
-            "ip": self._ip,
-            "send": self._send,
-            "compare": self._compare,
-            "let": self._let,
-            "diff": self._diff,
-            "node": self._node,
-            "xdp": self._xdp,
-            "xsk": self._xsk,
-        }
+        #: What the last line's command hands on to the tool it models (Command.check).
+        self.handed_on: list[str] | None = None
 
     def check(self, line: str) -> tuple[Invocation | None, RunProblem | None]:
         """The line's invocation (None if it does not parse) and its problem, if any.
@@ -254,11 +228,12 @@ class RunLines:
             return None, problem
         except EsplabError as exc:
             return None, self._problem(exc, None, tokens, first)
-        deep = self._deep.get(invocation.command.name)
+        self.handed_on = None
+        deep = invocation.command.check
         if deep is None:
             return invocation, None
         try:
-            deep(invocation)
+            self.handed_on = deep(self, invocation)
         except _Found as found:
             return invocation, self._problem(found.error, found.span, tokens, first)
         except EsplabError as exc:
@@ -284,9 +259,15 @@ class RunLines:
         how = "'run' does not parse: " if isinstance(exc, UsageError) else "'run': "
         return RunProblem(how + exc.what, stood.written(span[0]), exc.valid, exc.hint, str(exc))
 
-    # -- what handlers read --------------------------------------------------------
+    # -- what commands' own checks read (esplab.commands.registry.StepCheck) ----------
 
-    def _packet(self, expr: str, start: int) -> Packet | None:
+    def refuse(self, error: EsplabError, token: Token) -> NoReturn:
+        raise _Found(error, _span(token))
+
+    def holds_reference(self, start: int, end: int) -> bool:
+        return self._stood.holds_stand_in(start, end)
+
+    def packet(self, expr: str, start: int) -> Packet | None:
         """Check the packet expression at ``start`` as ``send`` reads it; the packet."""
         from esplab.commands.packetexpr import build_packet
 
@@ -329,39 +310,7 @@ class RunLines:
 
         return _COLUMN.sub(column, what).replace(f"'{text.strip()}'", f"'{written.strip()}'")
 
-    def _ip(self, inv: Invocation) -> None:
-        from esplab.commands.handlers.net import OBJECTS, ip_global_options, ip_object
-
-        words: list[str] = list(inv.args["args"])
-        try:
-            _, read, rest = ip_global_options(words)  # the handler's own reading
-        except EsplabError as exc:
-            raise _Found(exc, _span(inv.tokens[1 + _refused_word(words, exc)])) from None
-        if not rest:
-            raise _Found(BadArgument("ip needs an object", valid=OBJECTS), _span(inv.tokens[-1]))
-        at = len(words) - len(rest)
-        try:
-            obj = ip_object(rest[0])
-        except EsplabError as exc:
-            raise _Found(exc, _span(inv.tokens[1 + at])) from None
-        if obj == "xfrm":
-            from esplab.model.tools.iproute2.xfrm_grammar import parse_ip_xfrm
-
-            # As the handler hands it on: the options as ip.c read them, then the rest.
-            parse_ip_xfrm([*read, *rest])  # the whole of ip xfrm parses without the model
-
-    def _send(self, inv: Invocation) -> None:
-        from esplab.commands.handlers.journey import parse_send
-
-        tokens = inv.tokens[1:]
-        # As parse_send reads it: a node after "send" unless one starts the line.
-        skip = 1 if inv.node is None and tokens and tokens[0].value in self.session.lab.nodes else 0
-        if self.current is None and inv.node is None and not skip:
-            return  # the current node was set from a reference
-        request = parse_send(self._with_current(), inv)
-        self._packet(request.expr, tokens[skip + 1].col)
-
-    def _with_current(self) -> Session:
+    def as_run(self) -> Session:
         """The session as the run would have it for this line: the current node is the
         checker's (what a bare ``send DEV`` reads). A shallow copy when they differ, so
         the session's own lab is left as it is."""
@@ -372,80 +321,3 @@ class RunLines:
         view.lab = copy.copy(lab)
         view.lab.current = self.current
         return view
-
-    def _compare(self, inv: Invocation) -> None:
-        words: list[str] = list(inv.args["args"])
-        if len(words) < 2:
-            return  # the handler says what is missing
-        try:
-            parse_int(words[0], "SPI")
-        except EsplabError as exc:
-            raise _Found(exc, _span(inv.tokens[1])) from None
-        expr, options = packet_options(inv.line, inv.tokens[2:], ("seq", "iv"), "compare")
-        if "seq" in options:
-            parse_seq(options["seq"])
-        if "iv" in options:
-            parse_iv(options["iv"])
-        self._packet(expr, inv.tokens[2].col)
-
-    def _let(self, inv: Invocation) -> None:
-        words = inv.tokens[1:]
-        if len(words) < 3 or words[1].value != "=":
-            return  # the handler says what is missing
-        name = words[0].value
-        self.named.pop(name, None)
-        self.unknown.discard(name)
-        if not name.isidentifier() or name in self.session.registry:
-            raise _Found(
-                BadArgument(
-                    f"'{name}' cannot name a packet",
-                    valid="a Python-style identifier that is not a command",
-                ),
-                _span(words[0]),
-            )
-        start = words[2].col
-        expr = inv.line[start:].strip()
-        if self._stood.holds_stand_in(start, len(inv.line)):
-            self.unknown.add(name)  # checked below as far as it can be; built at run time
-        try:
-            packet = self._packet(expr, start)
-        except _Found:
-            self.unknown.add(name)  # reported here, not again where it is used
-            raise
-        if packet is not None and name not in self.unknown:
-            self.named[name] = packet
-
-    def _diff(self, inv: Invocation) -> None:
-        for key, token in zip(("left", "right"), inv.tokens[1:3], strict=False):
-            text = str(inv.args[key])
-            if (
-                text in self.named
-                or "#" in text
-                or text in self.session.lab.captures.known
-                or ("(" not in text and "/" not in text)
-            ):
-                continue  # a capture, a name or hex: which it is shows only at run time
-            self._packet(text, token.col)
-
-    def _node(self, inv: Invocation) -> None:
-        name = inv.args["name"]
-        if name is None:
-            return
-        if self._stood.holds_stand_in(*_span(inv.tokens[1])):
-            self.current = None  # known at run time
-            return
-        self.session.lab.node(str(name))
-        self.current = str(name)
-
-    def _xdp(self, inv: Invocation) -> None:
-        from esplab.commands.handlers.xdp import XDP_SUBCOMMANDS, subcommand
-
-        words: list[str] = list(inv.args["args"])
-        subcommand(words, XDP_SUBCOMMANDS, "xdp", "")  # args are required: never empty
-
-    def _xsk(self, inv: Invocation) -> None:
-        from esplab.commands.handlers.xdp import subcommand
-        from esplab.commands.handlers.xsk import XSK_SUBCOMMANDS
-
-        words: list[str] = list(inv.args["args"]) or ["list"]
-        subcommand(words, XSK_SUBCOMMANDS, "xsk", "")  # never empty: no usage shown

@@ -29,10 +29,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from esplab.commands.base import Session, SessionOptions
+from esplab.commands.handlers import step_registry
 from esplab.commands.result import Result
 from esplab.config import LOG, setup_logging
 from esplab.errors import EsplabError
-from esplab.lab.check import Lab, Step, session_for
+from esplab.lab.check import Lab, Step
 from esplab.lab.course import Course, run_exercise
 from esplab.lab.expect import Failure, evaluate
 from esplab.lab.paths import PathError, resolve
@@ -40,7 +42,7 @@ from esplab.lab.refs import substitute
 from esplab.render_json import packet_layers, result_view
 
 if TYPE_CHECKING:
-    from esplab.commands.session import Session
+    from esplab.commands.registry import Registry
 
 __all__ = [
     "LabReport",
@@ -49,6 +51,7 @@ __all__ = [
     "StepReport",
     "packet_layers",
     "result_view",
+    "session_for",
 ]
 
 
@@ -119,6 +122,17 @@ class _Attempt:
     failures: list[Failure] = field(default_factory=list)
 
 
+def session_for(lab: Lab, registry: Registry | None = None) -> Session:
+    """A fresh session over ``registry`` (default: a step's commands) with the lab's seed,
+    and the real peers its ``peer:`` asks for (one that cannot start stays emulated: why
+    is in ``session.notes``)."""
+    from esplab.commands.peers import start_peers
+
+    session = Session(registry or step_registry(), options=SessionOptions(seed=lab.seed))
+    start_peers(session, lab.peers)
+    return session
+
+
 class LabRun:
     """A lab being run in a session, step by step."""
 
@@ -130,11 +144,13 @@ class LabRun:
         sleep: Callable[[float], None] = time.sleep,
         outdir: Path | None = None,
         course: Course | None = None,
+        registry: Registry | None = None,
     ) -> None:
         self.lab = lab
         # How exercises are answered, and what they scored (esplab.lab.course).
         self.course = course if course is not None else Course()
-        self.session = session if session is not None else session_for(lab)
+        # A session of its own runs the commands of ``registry`` (default: a step's).
+        self.session = session if session is not None else session_for(lab, registry)
         # The lab's commands write only under outdir (default: the current directory),
         # never over the lab file itself (esplab.files).
         self.outdir = outdir

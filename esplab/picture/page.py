@@ -89,7 +89,7 @@ class EspMemory:
         self.seen: set[int] = set()
 
     def remember(self, run: LabRun) -> None:
-        from esplab.commands.handlers.diff import esp_details
+        from esplab.commands.operands import esp_details
 
         log = run.session.lab.journeys
         for jid in log.ids():
@@ -254,7 +254,7 @@ def page(
 def lab_page(run: LabRun, memory: EspMemory | None = None) -> str:
     """The HTML page of a lab that ran: every journey of its session (``memory``: the
     ESP layouts taken while it ran, else what the SAs at its end reveal)."""
-    from esplab.commands.handlers.diff import esp_details
+    from esplab.commands.operands import esp_details
 
     log = run.session.lab.journeys
     journeys = [j for j in (log.get(i) for i in log.ids()) if j is not None]

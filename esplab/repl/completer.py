@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from esplab.commands.base import Session
 from esplab.commands.complete import complete
-from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
 from esplab.errors import EsplabError
 

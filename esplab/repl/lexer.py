@@ -18,7 +18,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.lexers import Lexer
 
-from esplab.commands.session import Session
+from esplab.commands.base import Session
 from esplab.commands.tokens import split_words
 
 __all__ = ["CommandLexer"]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from esplab.errors import PeerError
-from esplab.lab.check import check_file, session_for
+from esplab.lab.check import check_file
+from esplab.lab.runner import session_for
 
 LAB = """\
 name: real host
@@ -40,7 +41,7 @@ def test_a_peer_that_cannot_start_is_one_note_and_the_node_stays_emulated(
     def no_kernel(*args: object) -> str:
         raise PeerError("QEMU is not installed (no qemu-system-x86_64)")
 
-    monkeypatch.setattr("esplab.commands.handlers.peer.start_peer", no_kernel)
+    monkeypatch.setattr("esplab.commands.peers.start_peer", no_kernel)
     session = session_for(lab)
     assert session.notes == [
         "peer host kernel: QEMU is not installed (no qemu-system-x86_64); host stays emulated"

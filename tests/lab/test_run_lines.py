@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from esplab.commands.base import Session as Core
 from esplab.commands.handlers import all_commands
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Registry
@@ -271,7 +272,7 @@ def test_nothing_is_executed(tmp_path: Path) -> None:
     target = tmp_path / "touched"
     ran: list[str] = []
 
-    def refuse(session: Session, inv: Invocation) -> Result:
+    def refuse(session: Core, inv: Invocation) -> Result:
         ran.append(inv.line)
         raise AssertionError(f"a handler ran: {inv.line}")
 

@@ -1,10 +1,14 @@
-"""Every command module contributes a ``COMMANDS`` tuple; the registry gathers them."""
+"""Every command module contributes a ``COMMANDS`` tuple; :func:`all_commands` gathers
+those a lab step may run, which is every one but ``lab`` (it runs labs, over the lab
+runner: :func:`esplab.commands.session.every_command` adds it). A handler module
+imports no other handler module: what two share lives beside the core
+(``esplab.commands``: ``peers``, ``packetexpr``, ``complete``...)."""
 
 from __future__ import annotations
 
-from esplab.commands.registry import Command
+from esplab.commands.registry import Command, Registry
 
-__all__ = ["all_commands"]
+__all__ = ["all_commands", "step_registry"]
 
 
 def all_commands() -> list[Command]:
@@ -18,7 +22,6 @@ def all_commands() -> list[Command]:
         ethtool,
         flows,
         journey,
-        lab,
         net,
         node,
         peer,
@@ -47,5 +50,9 @@ def all_commands() -> list[Command]:
         *compare.COMMANDS,
         *xdp.COMMANDS,
         *xsk.COMMANDS,
-        *lab.COMMANDS,
     ]
+
+
+def step_registry() -> Registry:
+    """A registry of the commands a lab step may run (a lab's session has these)."""
+    return Registry(all_commands())

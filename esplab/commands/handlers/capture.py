@@ -12,14 +12,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from esplab.commands.parser import Invocation, parse_int
+from esplab.commands.base import Session
+from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, PacketResult, Result, TableResult, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, CaptureFileError, NoSuchPacket
 from esplab.model.stages import Captured
 
-__all__ = ["COMMANDS", "EPOCH_NS", "capture_records", "resolve_ref", "sa_entries"]
+__all__ = ["COMMANDS", "EPOCH_NS", "capture_records", "sa_entries"]
 
 # The lab clock: 2026-01-01 00:00:00 UTC; journey n starts at n ms, stage k at +k us.
 EPOCH_NS = 1767225600 * 1_000_000_000
@@ -65,18 +65,6 @@ def capture_records(session: Session, taps: list[str]) -> list[object]:
     ]
 
 
-def resolve_ref(session: Session, ref: str) -> Captured:
-    """``TAP#N`` (N from 1; negative from the end) or ``TAP`` (the last record)."""
-    tap, _, index = ref.partition("#")
-    records = session.lab.captures.get(tap)
-    if not records:
-        raise NoSuchPacket(f"tap {tap} has captured nothing yet")
-    n = parse_int(index, "packet number") if index else -1
-    if n == 0 or abs(n) > len(records):
-        raise NoSuchPacket(f"{tap} has no packet #{n}", valid=f"#1 to #{len(records)}")
-    return records[n - 1 if n > 0 else n]
-
-
 def _list(session: Session) -> Result:
     counts = session.lab.captures.counts()
     rows = [(tap, str(n)) for tap, n in counts.items()]
@@ -107,7 +95,7 @@ def _show(session: Session, words: list[str]) -> Result:
             data={"tap": tap, "count": len(rows)},
         )
     ref = tap if "#" in tap else f"{tap}#{words[1]}"
-    from esplab.commands.handlers.diff import esp_details
+    from esplab.commands.operands import esp_details, resolve_ref
 
     rec = resolve_ref(session, ref)
     packet = rec.packet()
@@ -268,7 +256,7 @@ def _capture(session: Session, inv: Invocation) -> Result:
     if verb == "size":
         if not words:
             return MessageResult(summary=f"each tap keeps {session.lab.captures.size} packets")
-        from esplab.commands.handlers.settings import ring_size
+        from esplab.commands.parser import ring_size
 
         size = ring_size("capture", words[0])  # the same as set captures N
         session.lab.resize_captures(size)

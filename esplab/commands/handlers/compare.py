@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation, packet_options, parse_int, parse_iv, parse_seq
-from esplab.commands.registry import Command, Param
+from esplab.commands.registry import Command, Param, StepCheck
 from esplab.commands.result import Result
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError, KernelError, NotFound
 
 __all__ = ["COMMANDS", "DATAPATHS", "live_sa", "pin_outer", "run_datapaths"]
@@ -281,8 +281,7 @@ def _record_source(
 
 
 def _compare(session: Session, inv: Invocation) -> Result:
-    from esplab.commands.handlers.diff import Operand, build_diff
-    from esplab.commands.handlers.journey import packet_bytes
+    from esplab.commands.operands import Operand, build_diff, packet_bytes
 
     words = list(inv.args["args"])
     if len(words) < 2:
@@ -377,11 +376,48 @@ def _compare(session: Session, inv: Invocation) -> Result:
     )
 
 
+def _compare_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: the SPI, the options and the packet expression."""
+    words: list[str] = list(inv.args["args"])
+    if len(words) < 2:
+        return  # the handler says what is missing
+    try:
+        parse_int(words[0], "SPI")
+    except EsplabError as exc:
+        check.refuse(exc, inv.tokens[1])
+    expr, options = packet_options(inv.line, inv.tokens[2:], ("seq", "iv"), "compare")
+    if "seq" in options:
+        parse_seq(options["seq"])
+    if "iv" in options:
+        parse_iv(options["iv"])
+    check.packet(expr, inv.tokens[2].col)
+
+
+def _compare_packet_at(session: Session, args: list[str]) -> str:
+    return "maybe" if len(args) < 2 else ""
+
+
+def _compare_complete(session: Session, args: list[str]) -> list[str]:
+    """The SPIs of the node's outbound ESP states, then packet names, then options."""
+    if not args:
+        the_node = session.lab.nodes[session.lab.current]
+        return sorted(
+            {f"{x.spi:#x}" for x in the_node.xfrm.states if x.proto == 50 and outbound(the_node, x)}
+        )
+    if len(args) == 1:
+        return list(session.named)
+    return [] if args[-1] in ("seq", "iv") else [o for o in ("seq", "iv") if o not in args[2:]]
+
+
 COMMANDS = (
     Command(
         name="compare",
         summary="the same packet through sw, sw+aead, crypto and packet offload, diffed",
         handler=_compare,
+        check=_compare_check,
+        packet_at=_compare_packet_at,
+        complete=_compare_complete,
+        complete_on_node=True,
         params=(Param("args", kind="rest", metavar="SPI PACKET"),),
         usage_text="[NODE] compare SPI PACKET [seq N] [iv HEX] [id N] [ttl N] [--scratch]",
         example='compare 0x1000 IP(dst="192.0.2.2")/UDP(dport=5201)/Raw(b"x"*64) seq 7',

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import HelpEntry, HelpResult, QuitResult, Result
-from esplab.commands.session import Session
 
 __all__ = ["COMMANDS"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
+from esplab.commands.base import Session
 from esplab.commands.hexinput import is_dump_line, parse_hex
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import PacketResult, Result
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, DecodeError
 
 if TYPE_CHECKING:

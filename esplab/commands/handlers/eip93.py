@@ -8,18 +8,13 @@ loaded on first use; declaring the command costs nothing at start-up.
 
 from __future__ import annotations
 
+from esplab.commands.base import Session
+from esplab.commands.handlers.eip93_words import SUBCOMMANDS, USAGE
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import Result
-from esplab.commands.session import Session
 
 __all__ = ["COMMANDS", "SUBCOMMANDS", "USAGE"]
-
-SUBCOMMANDS = ("regs", "ring", "sa", "state", "stats", "fault", "swap-digest")
-USAGE = (
-    "eip93 regs | ring cdr|rdr [N] | sa SPI [in|out] | state SPI [in|out] | stats"
-    " | fault [set SPI KIND [ARG] | clear SPI [KIND]] [in|out] | swap-digest SPI [in|out]"
-)
 
 
 def _eip93(session: Session, inv: Invocation) -> Result:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import parse_int
 from esplab.commands.result import MessageResult, Result, TableResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, NotFound
 from esplab.model.kernel.drivers.eip93.faults import (
     FAULTS,

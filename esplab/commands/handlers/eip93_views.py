@@ -14,9 +14,9 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.result import PacketResult, Result, TableResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, EngineError, NotFound
 from esplab.layers.crypto_desc import (
     DESCRIPTOR_SIZE,
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = ["complete", "run"]
 
-from esplab.commands.handlers.eip93 import SUBCOMMANDS
-from esplab.commands.handlers.eip93 import USAGE as _USAGE
+from esplab.commands.handlers.eip93_words import SUBCOMMANDS
+from esplab.commands.handlers.eip93_words import USAGE as _USAGE
 
 
 def _driver(session: Session) -> EIP93Driver:

@@ -22,10 +22,10 @@ counters of ``ip -s link`` (:func:`_nic_stats`):
 
 from __future__ import annotations
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NotFound
 from esplab.model.hw.switch import MT7530_CPU_PORT
 from esplab.model.kernel.drivers.airoha_eth import DSA_FEATURE_LOST, dsa_feature_change

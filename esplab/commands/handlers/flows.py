@@ -7,10 +7,10 @@ with its IP length, so a lab can check that traffic arrived, and how much of it.
 
 from __future__ import annotations
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult
-from esplab.commands.session import Session
 from esplab.model.kernel.node import Node
 
 __all__ = ["COMMANDS"]

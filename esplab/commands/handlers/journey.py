@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from esplab.commands.base import Session
 from esplab.commands.interrupt import between_packets
+from esplab.commands.operands import is_frame, named_packet, packet_bytes, routed_bytes
 from esplab.commands.parser import (
     SEQ_MAX,
     Invocation,
@@ -14,16 +16,13 @@ from esplab.commands.parser import (
     parse_iv,
     parse_seq,
 )
-from esplab.commands.registry import Command, Param
-from esplab.commands.result import JourneyResult, MessageResult, Result
-from esplab.commands.session import Session
+from esplab.commands.registry import Command, Param, StepCheck
+from esplab.commands.result import JourneyResult, MessageResult, Result, journey_data
 from esplab.errors import BadArgument, DecodeError, NotFound
 from esplab.model.journey.l2 import ETH_P_8021AD, ETH_P_8021Q, ETH_P_IP, ETH_P_IPV6
-from esplab.model.stages import Journey
 
 __all__ = [
     "COMMANDS",
-    "journey_data",
     "packet_bytes",
 ]
 
@@ -38,6 +37,9 @@ class SendRequest:
     count: int = 1
     seq: int | None = None
     iv: bytes | None = None
+
+
+_SEND_OPTIONS = ("count", "seq", "iv")
 
 
 def parse_send(session: Session, inv: Invocation) -> SendRequest:
@@ -81,86 +83,6 @@ def parse_send(session: Session, inv: Invocation) -> SendRequest:
     if "iv" in options:
         req.iv = parse_iv(options["iv"])
     return req
-
-
-def _packet(session: Session, expr: str) -> Any:
-    """The packet an expression (or a name given with let) stands for, as a fresh copy."""
-    from esplab.commands.packetexpr import build_packet
-
-    named = session.named
-    return named[expr].copy() if expr in named else build_packet(expr, named)
-
-
-def _is_frame(packet: Any) -> bool:
-    """Whether ``packet`` is an Ethernet frame to send as given: its Ethernet header
-    says something (a field given, or dissected from a capture), it carries a VLAN tag,
-    or what it carries is not IP. A bare ``Ether()`` over IP is only the header the
-    kernel writes itself, so that packet is routed."""
-    from scapy.layers.inet import IP
-    from scapy.layers.inet6 import IPv6
-    from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
-
-    if not isinstance(packet, Ether):
-        return False
-    tagged = Dot1Q in packet or Dot1AD in packet
-    return bool(packet.fields) or tagged or not isinstance(packet.payload, (IP, IPv6))
-
-
-def packet_bytes(session: Session, expr: str, node: str, dev: str | None) -> bytes:
-    """The IP packet ``expr`` stands for, ready to route from ``node`` (``compare``'s
-    and ``send``'s): see :func:`_routed_bytes`."""
-    return _routed_bytes(session, expr, _packet(session, expr), node, dev)
-
-
-def _routed_bytes(session: Session, expr: str, packet: Any, node: str, dev: str | None) -> bytes:
-    """An IP packet to route; an IP source left unset becomes the node's address on the
-    way out (as the kernel would choose), never the address of the machine running the
-    lab. A bare ``Ether()`` in front is dropped (the kernel writes the Ethernet header);
-    an Ethernet header with fields is refused, since routing would replace them."""
-    from ipaddress import ip_address
-
-    from scapy.layers.inet import IP
-    from scapy.layers.inet6 import IPv6
-    from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
-
-    from esplab.commands.packetexpr import detached
-
-    if _is_frame(packet):
-        raise BadArgument(
-            f"'{expr}' is an Ethernet frame with its own header, which routing would replace",
-            valid="an IP packet: IP(...) or IPv6(...), under a bare Ether() at most",
-        )
-    if isinstance(packet, Ether):
-        packet = packet.payload
-    if isinstance(packet, (Dot1Q, Dot1AD)):
-        raise BadArgument(
-            f"'{expr}' is a VLAN tag without an Ethernet header",
-            valid="Ether()/Dot1Q(vlan=N)/... to send a tagged frame as given",
-        )
-    if not isinstance(packet, (IP, IPv6)):
-        raise BadArgument(
-            f"'{expr}' is not an IP packet",
-            valid="an expression starting with IP(...) or IPv6(...)",
-        )
-    if "dst" not in packet.fields:
-        raise BadArgument(
-            f"'{expr}' has no destination", hint='give dst=, e.g. IP(dst="192.0.2.2")'
-        )
-    if "src" not in packet.fields:
-        the_node = session.lab.node(node)
-        dst = ip_address(packet.dst)
-        route = the_node.route(dst)
-        out_dev = dev or (route.dev if route else None)
-        src = route.src if route is not None and route.dev == out_dev and route.src else None
-        if src is None and out_dev is not None:
-            src = the_node.source_for(out_dev, dst.version)
-        if src is None:
-            raise BadArgument(
-                f"{node} has no IPv{dst.version} address to send {dst} from",
-                hint="give src= in the packet",
-            )
-        packet.src = str(src)
-    return bytes(detached(packet))
 
 
 _VLAN_TYPES = (ETH_P_8021Q, ETH_P_8021AD)
@@ -215,38 +137,14 @@ def _frame_bytes(session: Session, node: str, dev: str, packet: Any) -> bytes:
     return frame
 
 
-def journey_data(j: Journey) -> dict[str, Any]:
-    """A journey as plain data (lab expectations, --json)."""
-    return {
-        "id": j.id,
-        "verdict": j.verdict,
-        "delivered": j.delivered,
-        "dropped": j.dropped.drop if j.dropped else None,
-        "stages": [
-            {
-                "tap": s.tap,
-                "device": s.device,
-                "decision": s.decision,
-                "fidelity": s.fidelity,
-                "drop": s.drop,
-                "counters": dict(s.counters),
-                "meta": dict(s.meta),
-                "why": s.why,
-                "len": len(s.data) if s.data is not None else None,
-            }
-            for s in j.stages
-        ],
-    }
-
-
 def _send(session: Session, inv: Invocation) -> Result:
     from esplab.model.journey.datapath import SendOptions, SendRun
 
     req = parse_send(session, inv)
     dev = req.dev or ""
-    packet = _packet(session, req.expr)
+    packet = named_packet(session, req.expr)
     run = SendRun()
-    if _is_frame(packet):
+    if is_frame(packet):
         # Sent as given, like Scapy's sendp: no routing, no XFRM; the DSA tagger
         # merges with an inline VLAN header (airoha-dsa-xfrm.md 2.2).
         if req.seq is not None or req.iv is not None:
@@ -262,7 +160,7 @@ def _send(session: Session, inv: Invocation) -> Result:
                 if stop.requested:
                     break
     else:
-        data = _routed_bytes(session, req.expr, packet, req.node, req.dev)
+        data = routed_bytes(session, req.expr, packet, req.node, req.dev)
         pins = None
         if req.seq is not None or req.iv is not None:
             first, iv = req.seq, req.iv
@@ -419,11 +317,77 @@ def _let(session: Session, inv: Invocation) -> Result:
     )
 
 
+def _send_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: the node, the device and the packet, as :func:`parse_send`
+    reads them."""
+    tokens = inv.tokens[1:]
+    # As parse_send reads it: a node after "send" unless one starts the line.
+    skip = 1 if inv.node is None and tokens and tokens[0].value in check.session.lab.nodes else 0
+    if check.current is None and inv.node is None and not skip:
+        return  # the current node was set from a reference
+    request = parse_send(check.as_run(), inv)
+    check.packet(request.expr, tokens[skip + 1].col)
+
+
+def _send_packet_at(session: Session, args: list[str]) -> str:
+    skip = 2 if args and args[0] in session.lab.nodes else 1
+    return "packet" if len(args) == skip else ""
+
+
+def _send_complete(session: Session, args: list[str]) -> list[str]:
+    node = session.lab.current
+    if not args:
+        return [*session.node_names(), *session.lab.nodes[node].devs]
+    if len(args) == 1 and args[0] in session.lab.nodes:
+        return list(session.lab.nodes[args[0]].devs)
+    if args[-1] in _SEND_OPTIONS:
+        return []
+    return [option for option in _SEND_OPTIONS if option not in args]  # each once
+
+
+def _let_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: the name, and the packet expression (a name whose expression
+    has references names a packet known only at run time)."""
+    words = inv.tokens[1:]
+    if len(words) < 3 or words[1].value != "=":
+        return  # the handler says what is missing
+    name = words[0].value
+    check.named.pop(name, None)
+    check.unknown.discard(name)
+    if not name.isidentifier() or name in check.session.registry:
+        check.refuse(
+            BadArgument(
+                f"'{name}' cannot name a packet",
+                valid="a Python-style identifier that is not a command",
+            ),
+            words[0],
+        )
+    start = words[2].col
+    expr = inv.line[start:].strip()
+    if check.holds_reference(start, len(inv.line)):
+        check.unknown.add(name)  # checked below as far as it can be; built at run time
+    try:
+        packet = check.packet(expr, start)
+    except Exception:
+        check.unknown.add(name)  # reported here, not again where it is used
+        raise
+    if packet is not None and name not in check.unknown:
+        check.named[name] = packet
+
+
+def _let_packet_at(session: Session, args: list[str]) -> str:
+    return "packet" if len(args) == 2 and args[1] == "=" else ""
+
+
 COMMANDS = (
     Command(
         name="send",
         summary="send a packet from a node's device and follow its journey",
         handler=_send,
+        check=_send_check,
+        packet_at=_send_packet_at,
+        complete=_send_complete,
+        complete_on_node=True,
         params=(Param("args", kind="rest", metavar="ARGS"),),
         usage_text="send [NODE] DEV PACKET [count N] [seq N] [iv HEX]",
         example='send ap wan IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)/Raw(b"x"*64)',
@@ -452,6 +416,8 @@ COMMANDS = (
         name="let",
         summary="name a packet for later commands",
         handler=_let,
+        check=_let_check,
+        packet_at=_let_packet_at,
         params=(Param("args", kind="rest", metavar="NAME = PACKET"),),
         usage_text="let NAME = PACKET",
         example='let p1 = IP(dst="192.0.2.2")/UDP(sport=1234,dport=5201)',

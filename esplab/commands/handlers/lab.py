@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from io import StringIO
 from typing import TYPE_CHECKING, Any
 
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation
-from esplab.commands.registry import Command, Param
+from esplab.commands.registry import Command, Param, Registry
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, LabFileError
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def _set_walk(session: Session, run: LabRun | None) -> None:
     session.lab_walk = run
 
 
-def _load(words: list[str], verb: str) -> Lab:
+def _load(words: list[str], verb: str, registry: Registry) -> Lab:
     """The checked lab named by ``words``; the first error (with a count) if invalid."""
     from esplab.lab.check import check_file
 
@@ -68,7 +68,7 @@ def _load(words: list[str], verb: str) -> Lab:
         raise BadArgument(
             f"lab {verb} needs one lab file", hint=f"lab {verb} labs/01-esp-basics.yaml"
         )
-    lab, errors = check_file(words[0])
+    lab, errors = check_file(words[0], registry=registry)
     if lab is not None:
         return lab
     first = errors[0]
@@ -87,12 +87,12 @@ def _load(words: list[str], verb: str) -> Lab:
     )
 
 
-def _check(words: list[str]) -> Result:
+def _check(words: list[str], registry: Registry) -> Result:
     from esplab.lab.check import check_file
 
     if len(words) != 1:
         raise BadArgument("lab check needs one lab file", hint="lab check labs/01-esp-basics.yaml")
-    lab, errors = check_file(words[0])
+    lab, errors = check_file(words[0], registry=registry)
     lines = [str(e) for e in errors]
     if lab is not None:
         text = f"{words[0]}: valid, {len(lab.steps)} step(s)"
@@ -106,10 +106,10 @@ def _check(words: list[str]) -> Result:
     )
 
 
-def _run_dir(directory: str) -> Result:
+def _run_dir(directory: str, registry: Registry) -> Result:
     """``lab run DIR``: every lab of the directory (its ``*.yaml`` files, as ``esplab
     run DIR`` takes them), each in a session of its own; a row a lab."""
-    from esplab.lab.cli import expand
+    from esplab.lab.loader import expand
     from esplab.lab.runner import LabRun
 
     files = expand([directory])
@@ -119,11 +119,11 @@ def _run_dir(directory: str) -> Result:
     passed = 0
     for path in files:
         try:
-            lab = _load([str(path)], "run")
+            lab = _load([str(path)], "run", registry)
         except LabFileError as exc:
             rows.append((path.name, "-", "invalid", str(exc)))
             continue
-        report = LabRun(lab).run_all()
+        report = LabRun(lab, registry=registry).run_all()
         passed += report.passed
         counts = report.counts()
         rows.append(
@@ -144,16 +144,16 @@ def _run_dir(directory: str) -> Result:
     )
 
 
-def _run(words: list[str]) -> Result:
+def _run(words: list[str], registry: Registry) -> Result:
     from pathlib import Path
 
     from esplab.lab.report import report_dict
     from esplab.lab.runner import LabRun
 
     if len(words) == 1 and Path(words[0]).is_dir():
-        return _run_dir(words[0])
-    lab = _load(words, "run")
-    report = LabRun(lab).run_all()
+        return _run_dir(words[0], registry)
+    lab = _load(words, "run", registry)
+    report = LabRun(lab, registry=registry).run_all()
     rows = []
     for step in report.steps:
         status = "warning" if step.warned else step.status
@@ -194,7 +194,7 @@ def _step(session: Session, words: list[str]) -> Result:
     from esplab.lab.course import Course
     from esplab.lab.runner import LabRun
 
-    lab = _load(words, "step")
+    lab = _load(words, "step", session.registry)
     session.reset(lab.seed)  # a fresh model and random source from the lab's seed
     run = LabRun(lab, session, course=Course(interactive=True))
     _set_walk(session, run)
@@ -354,9 +354,9 @@ def _lab(session: Session, inv: Invocation) -> Result:
         return _status(session)
     verb = words.pop(0)
     if verb == "run":
-        return _run(words)
+        return _run(words, session.registry)
     if verb == "check":
-        return _check(words)
+        return _check(words, session.registry)
     if verb == "step":
         return _step(session, words)
     if verb in ("status", "hint", "solution", "solve", "skip", "reset", "goto", "back", "answer"):

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from esplab.commands.base import Session
 from esplab.commands.handlers.net_args import FAMILIES, IpArgs, IpOpts, Keyword, resolve
 from esplab.commands.handlers.net_link import ip_addr, ip_link
 from esplab.commands.handlers.net_neigh import ip_neigh
 from esplab.commands.handlers.net_route import ip_route
 from esplab.commands.parser import Invocation
-from esplab.commands.registry import Command, Param
+from esplab.commands.registry import Command, Param, StepCheck
 from esplab.commands.result import Result, TextResult
-from esplab.commands.session import Session
-from esplab.errors import BadArgument
+from esplab.errors import BadArgument, EsplabError
 from esplab.model.kernel.node import Node
 from esplab.model.tools.iproute2.options import parse_options
 
@@ -119,7 +119,7 @@ def _ip(session: Session, inv: Invocation) -> Result:
     if obj == "xfrm":
         # The ip xfrm grammar takes the option words too, and reads them with the same
         # parser (esplab.model.tools.iproute2.options): -s repeated, -4/-6, -f FAMILY.
-        from esplab.commands.handlers.xfrm import run_ip_xfrm
+        from esplab.commands.handlers.net_xfrm import run_ip_xfrm
 
         result: Result = run_ip_xfrm(session, node, [*read, *words])
         if opts.oneline and isinstance(result, TextResult):
@@ -172,11 +172,47 @@ def _ip_complete(session: Session, words: list[str]) -> list[str]:
     if obj == "route" and words[1] == "flush" and len(words) == 2:
         return ["cache"]
     if obj == "xfrm":
-        from esplab.commands.handlers.xfrm import xfrm_completions
+        from esplab.commands.handlers.net_xfrm import xfrm_completions
 
         completions: list[str] = xfrm_completions(session, words[1:])
         return completions
     return []
+
+
+def _refused_word(words: list[str], exc: EsplabError) -> int:
+    """Which of ip's option ``words`` :func:`ip_global_options` refused with ``exc``: the
+    first that, read with those before it, gives the same refusal."""
+    for end in range(1, len(words) + 1):
+        try:
+            ip_global_options(words[:end])
+        except EsplabError as found:
+            if str(found) == str(exc):
+                return end - 1
+    return len(words) - 1
+
+
+def _ip_check(check: StepCheck, inv: Invocation) -> list[str]:
+    """``esplab check``: the global options and the object, as the handler reads them;
+    ``ip xfrm`` as a whole, with the iproute2 grammar. Hands on the words from the
+    object on."""
+    from esplab.model.tools.iproute2.xfrm_grammar import parse_ip_xfrm
+
+    words: list[str] = list(inv.args["args"])
+    try:
+        _, read, rest = ip_global_options(words)  # the handler's own reading
+    except EsplabError as exc:
+        check.refuse(exc, inv.tokens[1 + _refused_word(words, exc)])
+    if not rest:
+        check.refuse(BadArgument("ip needs an object", valid=OBJECTS), inv.tokens[-1])
+    at = len(words) - len(rest)
+    try:
+        obj = ip_object(rest[0])
+    except EsplabError as exc:
+        check.refuse(exc, inv.tokens[1 + at])
+    if obj == "xfrm":
+        # As the handler hands it on: the options as ip.c read them, then the rest.
+        parse_ip_xfrm([*read, *rest])  # the whole of ip xfrm parses without the model
+    return rest
 
 
 COMMANDS = (
@@ -184,6 +220,7 @@ COMMANDS = (
         name="ip",
         summary="iproute2 on the current node: link, addr, route, neigh, xfrm",
         handler=_ip,
+        check=_ip_check,
         params=(Param("args", kind="rest", metavar="OBJECT"),),
         usage_text="[NODE] ip [-s] [-d] [-4|-6] [-br] link|addr|route|neigh|xfrm ...",
         example="host ip -s link show eth0",

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from functools import partial
 from ipaddress import IPv4Address, IPv4Interface, IPv6Interface, ip_interface
 
+from esplab.commands.base import Session
 from esplab.commands.handlers.net_args import IpArgs, IpOpts, Keyword, resolve
 from esplab.commands.handlers.net_dev_show import (
     addr_text,
@@ -16,7 +17,6 @@ from esplab.commands.handlers.net_dev_show import (
 )
 from esplab.commands.parser import parse_int
 from esplab.commands.result import MessageResult, Result, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
 from esplab.model.hw.switch import DSA_TAG_LEN
 from esplab.model.kernel.node import Node

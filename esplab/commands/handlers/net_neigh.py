@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ipaddress import IPv4Network, IPv6Network, ip_network
 
+from esplab.commands.base import Session
 from esplab.commands.handlers.net_args import IpArgs, IpOpts, Keyword, addr_arg, resolve
 from esplab.commands.result import MessageResult, Result, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError
 from esplab.model.journey.l2 import parse_mac
 from esplab.model.kernel.node import Node

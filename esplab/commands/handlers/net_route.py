@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from ipaddress import IPv4Network, IPv6Address, IPv6Network, ip_network
 
+from esplab.commands.base import Session
 from esplab.commands.handlers.net_args import (
     FAMILIES,
     IpArgs,
@@ -36,7 +37,6 @@ from esplab.commands.handlers.net_show import (
     route_line,
 )
 from esplab.commands.result import MessageResult, Result, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchPort
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.addr import IPAddress, IPNetwork

@@ -2,58 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation
+from esplab.commands.peers import BACKENDS, peer_nodes, start_peer, stop_peer
 from esplab.commands.registry import Command, Param
-from esplab.commands.result import MessageResult, Result, TableResult, TextResult
-from esplab.commands.session import Session
-from esplab.errors import BadArgument, EsplabError, PeerError
+from esplab.commands.result import MessageResult, Result, TableResult
+from esplab.errors import BadArgument
 
-__all__ = ["COMMANDS", "run_on_peer", "start_peer", "start_peers", "stop_peer"]
-
-BACKENDS = ("kernel", "netns", "off")
-
-
-def _peer_nodes(session: Session) -> list[str]:
-    return [name for name, node in session.lab.nodes.items() if node.role == "peer"]
-
-
-def start_peer(session: Session, node: str, backend: str, image: str | None = None) -> str:
-    """Start a real kernel for ``node`` (``kernel``: a QEMU guest; ``netns``: a network
-    namespace) and put it on the wire. Returns what plays the node now."""
-    from esplab.peer.backends import netns, qemu
-    from esplab.peer.bridge import attach
-    from esplab.peer.client import KernelPeer
-
-    lab = session.lab
-    if node not in _peer_nodes(session):
-        raise BadArgument(
-            f"'{node}' cannot be a real kernel", valid=_peer_nodes(session), value=node
-        )
-    stop_peer(session, node)
-    chosen = qemu(image, kvm=session.peer_kvm) if backend == "kernel" else netns()
-    client = KernelPeer(chosen).start()
-    peer = attach(lab, node, client)
-    ready = f"ready in {client.booted_in:.1f} s"
-    return f"{node} is now a real Linux {client.release} ({peer.label}, {ready})"
-
-
-def start_peers(session: Session, peers: Iterable[tuple[str, str]]) -> None:
-    """Start each (node, backend) of a lab's ``peer:``; one that cannot start leaves its
-    node emulated, and ``session.notes`` says why in one line."""
-    for node, what in peers:
-        try:
-            session.notes.append(start_peer(session, node, what))
-        except EsplabError as exc:
-            session.notes.append(f"peer {node} {what}: {exc}; {node} stays emulated")
-
-
-def stop_peer(session: Session, node: str) -> bool:
-    """Back to the emulated node; False when it was emulated already."""
-    from esplab.peer.bridge import detach
-
-    return detach(session.lab, node)
+__all__ = ["COMMANDS"]
 
 
 def _peer(session: Session, inv: Invocation) -> Result:
@@ -61,7 +17,7 @@ def _peer(session: Session, inv: Invocation) -> Result:
     lab = session.lab
     if node is None:
         rows = []
-        for name in _peer_nodes(session):
+        for name in peer_nodes(session):
             real = lab.real_peers.get(name)
             if real is None:
                 rows.append((name, "emulated", "", "", ""))
@@ -90,43 +46,6 @@ def _peer(session: Session, inv: Invocation) -> Result:
     )
 
 
-def run_on_peer(session: Session, node: str, line: str) -> Result:
-    """``NODE LINE`` where NODE is a real kernel: run LINE there (see bridge.PROGRAMS),
-    then walk every frame it sent."""
-    peer = session.lab.real_peers[node]
-    first = session.lab.journeys.next_id
-    try:
-        done = peer.run_line(line, datapath=session.lab.datapath)
-    except PeerError as exc:
-        if peer.client.alive:
-            raise  # the line itself (a program not allowed, ...)
-        peer.gone(session.lab, None, str(exc))
-        raise PeerError(f"{exc}; {node} is emulated again", hint=f"peer {node} kernel") from exc
-    peer.answer(session.lab.datapath)
-    journeys = [j for j in session.lab.journeys if j.id >= first]
-    peer.client.read_counters()
-    data = {
-        "node": node,
-        "rc": done.rc,
-        "stdout": done.out,
-        "stderr": done.err,
-        "journeys": [j.id for j in journeys],
-    }
-    if done.timed_out:
-        raise PeerError(f"'{line}' did not end within 30 s on the real {node}; it was killed")
-    if done.rc != 0:
-        said = (done.err or done.out).strip() or f"exit status {done.rc}"
-        raise PeerError(f"{said} (exit {done.rc} on the real {node})")
-    text = done.out.rstrip("\n")
-    if journeys:
-        text += (
-            ("\n" if text else "")
-            + f"({len(journeys)} frame(s) from {node}: journeys "
-            + (", ".join(str(j.id) for j in journeys) + ")")
-        )
-    return TextResult(summary=f"{node}: {line}", text=text, data=data)
-
-
 COMMANDS = (
     Command(
         name="peer",
@@ -134,7 +53,7 @@ COMMANDS = (
         summary="make a peer node a real Linux kernel (a QEMU guest or a network namespace)",
         handler=_peer,
         params=(
-            Param("node", optional=True, choices=_peer_nodes, metavar="NODE"),
+            Param("node", optional=True, choices=peer_nodes, metavar="NODE"),
             Param("backend", optional=True, choices=BACKENDS, metavar="kernel|netns|off"),
             Param("image", optional=True, metavar="IMAGE"),
         ),

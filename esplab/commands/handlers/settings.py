@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from esplab.commands.parser import Invocation, parse_int
+from esplab.commands.base import Session
+from esplab.commands.parser import Invocation, ring_size
 from esplab.commands.registry import NOT_LAB_STEPS, Command, Param
 from esplab.commands.result import MessageResult, Result, TableResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument, EsplabError
 
-__all__ = ["COMMANDS", "SETTINGS", "lab_document", "lab_text", "ring_size", "saved_steps"]
+__all__ = ["COMMANDS", "SETTINGS", "lab_document", "lab_text", "saved_steps"]
 
 # name -> (what it is, the values it takes)
 SETTINGS: dict[str, tuple[str, str]] = {
@@ -41,10 +41,6 @@ SETTINGS: dict[str, tuple[str, str]] = {
     ),
     "seed": ("the seed of IVs, MACs and every random choice (read-only)", "--seed N at start"),
 }
-# What the model can hold: a journey keeps its stages' snapshots, some 10 kB for a
-# send (100,000 sends took 990 MB), so 10,000 journeys stay near 100 MB; a captured
-# packet is its bytes and a few fields, so 100,000 a tap.
-_RING_MAX = {"journey": 10_000, "capture": 100_000}
 _RULES = ("mainline", "rfc")
 _OUTPUTS = ("text", "json", "board")
 # Settings of one node (a node prefix picks it); the rest are the whole lab's.
@@ -89,15 +85,6 @@ def _show(session: Session, node: str, only: str | None = None) -> Result:
         rows=rows,
         data={n: values[n] for n in names} | {"node": node},
     )
-
-
-def ring_size(name: str, text: str) -> int:
-    """A journey or capture ring size from ``text``, or the error naming the range."""
-    size = parse_int(text, f"{name} ring size")
-    high = _RING_MAX[name]
-    if not 1 <= size <= high:
-        raise BadArgument(f"{name} ring size {size}", valid=f"1 to {high}")
-    return size
 
 
 def _on_off(text: str, name: str = "tracing") -> bool:

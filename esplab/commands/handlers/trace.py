@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from esplab.commands.handlers.journey import journey_data
+from esplab.commands.base import Session
 from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.registry import Command, Param
-from esplab.commands.result import JourneyResult, MessageResult, Result
-from esplab.commands.session import Session
+from esplab.commands.result import JourneyResult, MessageResult, Result, journey_data
 from esplab.errors import BadArgument, NoSuchPacket, NotFound
 from esplab.model.stages import FIDELITY, Journey
 
@@ -165,6 +164,17 @@ def _journey_ids(session: Session) -> list[str]:
     return [str(i) for i in session.lab.journeys.ids()]
 
 
+def _explain_complete(session: Session, args: list[str]) -> list[str]:
+    journey = session.lab.journeys.get()
+    ids = [str(i) for i in session.lab.journeys.ids()[-20:]]
+    if not args:
+        return [*ids, *(journey.taps() if journey else [])]
+    if len(args) == 1 and args[0].isdigit():
+        chosen = session.lab.journeys.get(int(args[0]))
+        return chosen.taps() if chosen else []
+    return []
+
+
 COMMANDS = (
     Command(
         name="trace",
@@ -192,6 +202,7 @@ COMMANDS = (
         nodeless="journeys belong to the lab, not to a node",
         summary="why each decision of a journey was taken, with its fidelity tag",
         handler=_explain,
+        complete=_explain_complete,
         params=(Param("args", kind="rest", optional=True, metavar="[ID] [TAP]"),),
         usage_text="explain [ID] [TAP]",
         example="explain 3 wan.xfrmdev",

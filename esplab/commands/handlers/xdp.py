@@ -15,13 +15,20 @@ and tap captures (see :mod:`esplab.model.journey.xdp`).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import fields
 
-from esplab.commands.parser import Invocation, parse_int
-from esplab.commands.registry import Command, Handler, Param
+from esplab.commands.base import Session
+from esplab.commands.handlers.xdp_args import (
+    need_words,
+    node_devices,
+    subcommand,
+    target_node,
+    undone_on_failure_handler,
+    word_options,
+)
+from esplab.commands.parser import Invocation
+from esplab.commands.registry import Command, Param, StepCheck
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.journey.xdp import (
     ATTACH_MODES,
@@ -31,23 +38,13 @@ from esplab.model.journey.xdp import (
     XdpLab,
     default_profile,
     lab_xdp,
-    undone_on_failure,
 )
 from esplab.model.journey.xdpsock_run import run_xdpsock
 from esplab.model.kernel.xdp.consts import Benchmark, NetdevXdpAct
 from esplab.model.tools.xdp_costmodel import CostModel, line_rate_pps, seed_table
 from esplab.model.tools.xdpsock import MAX_PKT_SIZE, MIN_PKT_SIZE, NUM_FRAMES
 
-__all__ = [
-    "COMMANDS",
-    "XDP_SUBCOMMANDS",
-    "need_words",
-    "node_devices",
-    "subcommand",
-    "target_node",
-    "undone_on_failure_handler",
-    "word_options",
-]
+__all__ = ["COMMANDS", "XDP_SUBCOMMANDS"]
 
 XDP_SUBCOMMANDS = ("attach", "detach", "show", "driver", "costs")
 _XDP_USAGE = (
@@ -59,62 +56,6 @@ _XDPSOCK_USAGE = (
     "[mode skb|native|zc] [queue N] [no-wakeup]"
 )
 _MODEL = "model: rates come from the cost model, not from a measurement"
-
-
-def word_options(
-    words: list[str], usage: str, ints: tuple[str, ...] = (), flags: tuple[str, ...] = ()
-) -> tuple[dict[str, int], set[str]]:
-    """``key N`` pairs and bare flags after the positional words."""
-    values: dict[str, int] = {}
-    seen: set[str] = set()
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if word in flags:
-            seen.add(word)
-            i += 1
-        elif word in ints:
-            if i + 1 >= len(words):
-                raise BadArgument(f"'{word}' needs a number", hint=f"usage: {usage}")
-            values[word] = parse_int(words[i + 1], word)
-            i += 2
-        else:
-            raise BadArgument(
-                f"unexpected '{word}'",
-                valid=[*ints, *flags] or "nothing more",
-                value=word,
-                hint=f"usage: {usage}",
-            )
-    return values, seen
-
-
-def need_words(words: list[str], count: int, what: str, usage: str) -> None:
-    if len(words) < count:
-        raise BadArgument(f"missing {what}", hint=f"usage: {usage}")
-
-
-def subcommand(words: list[str], valid: tuple[str, ...], cmd: str, usage: str) -> str:
-    if not words:
-        raise BadArgument(f"{cmd} needs a subcommand", valid=valid, hint=f"usage: {usage}")
-    if words[0] not in valid:
-        raise BadArgument(f"unknown {cmd} subcommand '{words[0]}'", valid=valid, value=words[0])
-    return words[0]
-
-
-def undone_on_failure_handler(handler: Handler) -> Handler:
-    """``handler`` run so that XDP state it makes on first use is gone again when it
-    fails (:func:`~esplab.model.journey.xdp.undone_on_failure`)."""
-
-    @functools.wraps(handler)
-    def run(session: Session, inv: Invocation) -> Result:
-        with undone_on_failure(session.lab):
-            return handler(session, inv)
-
-    return run
-
-
-def target_node(session: Session, inv: Invocation) -> str:
-    return session.lab.node(inv.node).name
 
 
 # ---- xdp ----------------------------------------------------------------------------------
@@ -415,10 +356,6 @@ def _xdpsock(session: Session, inv: Invocation) -> Result:
 
 
 # ---- completion ---------------------------------------------------------------------------
-def node_devices(session: Session) -> list[str]:
-    return list(session.lab.node().devs)
-
-
 def _xdp_complete(session: Session, words: list[str]) -> list[str]:
     if not words:
         return list(XDP_SUBCOMMANDS)
@@ -442,11 +379,17 @@ def _xdpsock_complete(session: Session, words: list[str]) -> list[str]:
     return ["batch", "size", "packets", "mode", "queue", "no-wakeup"]
 
 
+def _xdp_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: the subcommand."""
+    subcommand(list(inv.args["args"]), XDP_SUBCOMMANDS, "xdp", "")  # args are required
+
+
 COMMANDS = (
     Command(
         name="xdp",
         summary="XDP programs on a device: attach, detach, show, driver profile, cost model",
         handler=_xdp,
+        check=_xdp_check,
         params=(Param("args", kind="rest", metavar="SUBCOMMAND"),),
         usage_text=f"[NODE] {_XDP_USAGE}",
         example="xdp attach wan native drop",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from esplab.commands.handlers.xdp import (
+from esplab.commands.base import Session
+from esplab.commands.handlers.xdp_args import (
     need_words,
     node_devices,
     subcommand,
@@ -20,9 +21,8 @@ from esplab.commands.handlers.xdp import (
     word_options,
 )
 from esplab.commands.parser import Invocation, parse_int
-from esplab.commands.registry import Command, Param
+from esplab.commands.registry import Command, Param, StepCheck
 from esplab.commands.result import JourneyResult, MessageResult, Result, TableResult
-from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.model.journey import xsk
 from esplab.model.journey.xdp import XdpLab, lab_xdp
@@ -432,11 +432,17 @@ def _xsk_complete(session: Session, words: list[str]) -> list[str]:
     }.get(sub, [])
 
 
+def _xsk_check(check: StepCheck, inv: Invocation) -> None:
+    """``esplab check``: the subcommand (none: ``list``)."""
+    subcommand(list(inv.args["args"]) or ["list"], XSK_SUBCOMMANDS, "xsk", "")
+
+
 COMMANDS = (
     Command(
         name="xsk",
         summary="AF_XDP sockets: UMEM and rings, bind, fill, send, recv, ownership, stats",
         handler=_xsk,
+        check=_xsk_check,
         params=(Param("args", kind="rest", optional=True, metavar="SUBCOMMAND"),),
         usage_text=f"[NODE] {_XSK_USAGE}",
         example="xsk create xsk0 frames 64; xsk bind xsk0 wan 0; xsk fill xsk0 32",
