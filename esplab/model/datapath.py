@@ -9,7 +9,7 @@ Airoha descriptor on lan ports), the wire, the peer's receive, XFRM input
 Every decision becomes a Stage with its reason and fidelity tag; a drop is a
 stage too, with the counter it bumped. Snapshots are bytes, taken only while
 tracing is on. Decision lines that format addresses are formatted when read
-(``LazyTextStage``); each hop parses the IP header once and passes it on. What a
+(``LazyStage``); each hop parses the IP header once and passes it on. What a
 walk carries is :class:`~esplab.model.walk.Walk`; path MTU is in :mod:`~esplab.model.pmtu`.
 """
 
@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING
 from esplab.errors import KernelError, PeerError
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.esp_output import esp_output_step
-from esplab.model.journey import Journey, LazyTextStage, Stage
+from esplab.model.journey import Journey
 from esplab.model.l2 import count_conduit, count_cpu_port, dsa_tx_stages, ether_frame
 from esplab.model.netdev import NetDev
 from esplab.model.node import Node
 from esplab.model.pmtu import too_big
 from esplab.model.receive import ReceivePath
+from esplab.model.stage import LazyStage, Stage
 from esplab.model.walk import (
     SendOptions,
     Walk,
@@ -40,7 +41,6 @@ from esplab.model.walk import (
 from esplab.model.xfrm.objects import Flow, XfrmState
 
 if TYPE_CHECKING:
-    from esplab.model.flowcache import FlowPlan
     from esplab.model.lab import Lab
 
 __all__ = ["Datapath", "SendOptions", "SendRun"]
@@ -86,48 +86,15 @@ class Datapath(ReceivePath):
         stop: Callable[[], bool] | None = None,
     ) -> SendRun:
         """Send ``packet`` ``count`` times (``opts(n)``: the pins of the n-th, from 0),
-        until ``stop()`` says so. A long run without pins and with tracing off (at least
-        :data:`~esplab.model.flowcache.MIN_RUN` packets) replays the second journey's
-        plan for the rest (:mod:`~esplab.model.flowcache`). The journeys themselves stay
+        until ``stop()`` says so; every packet is walked. The journeys themselves stay
         in the journey ring only (a run that held them all would grow without limit,
         and slow the garbage collector's passes by a fifth); the run keeps their ids."""
-        from esplab.model.flowcache import MIN_RUN
-
         run = SendRun()
-        lab = self.lab
-        cache = None
-        # (an XDP program sees the frames its port receives: walk every packet)
-        xdp = lab.xdp_state is not None and lab.xdp_state.programs_attached()
-        # (a real peer takes every frame itself: walk every packet)
-        if (
-            opts is None
-            and count >= MIN_RUN
-            and not lab.settings.tracing
-            and not xdp
-            and not lab.real_peers
-        ):
-            from esplab.model.flowcache import FlowCache
-
-            cache = FlowCache(self, node, dev, packet)
         for n in range(count):
-            if cache is not None:
-                journey = cache.send()
-            else:
-                journey = self.send(node, dev, packet, None if opts is None else opts(n))
-            run.add(journey)
+            run.add(self.send(node, dev, packet, None if opts is None else opts(n)))
             if stop is not None and stop():
                 break
         return run
-
-    def record(self, node: str, dev: str | None, packet: bytes) -> tuple[Journey, FlowPlan | None]:
-        """Send ``packet`` once, recording the walk's plan (None when it cannot be
-        replayed)."""
-        walk = self._send(node, dev, packet, _NO_PINS, record=True)
-        recorder = walk.recorder
-        assert recorder is not None
-        walk.recorder = None  # (the walk and its recorder held each other)
-        out_dev = None if dev is None else self.lab.node(node).dev(dev)
-        return walk.journey, recorder.finish(walk, out_dev)
 
     def check_dev(self, node: str, dev: str | None) -> Node:
         """The sending node, when ``dev`` (if given) is up: else ENETDOWN."""
@@ -144,10 +111,8 @@ class Datapath(ReceivePath):
         dev: str | None,
         packet: bytes,
         opts: SendOptions,
-        *,
-        record: bool = False,
     ) -> Walk:
-        """The walk of one packet sent (``record``: with a recorder riding along)."""
+        """The walk of one packet sent."""
         lab = self.lab
         if node in lab.real_peers:
             raise PeerError(
@@ -158,10 +123,6 @@ class Datapath(ReceivePath):
         lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
         walk = Walk(lab, journey, opts)
-        if record:
-            from esplab.model.flowcache import Recorder
-
-            walk.recorder = Recorder(lab, journey, walk)
         walk.add(
             Stage(
                 f"{node}.out",
@@ -255,7 +216,7 @@ class Datapath(ReceivePath):
         via = route.via if route.dev == dev_name else None
         nexthop = via or dst
         walk.add(
-            LazyTextStage(
+            LazyStage(
                 f"{name}.route",
                 name,
                 "{} via {} dev {}" if via else "{} dev {}",
@@ -287,7 +248,7 @@ class Datapath(ReceivePath):
             return
         if policy:
             walk.add(
-                LazyTextStage(
+                LazyStage(
                     f"{name}.xfrm.policy(out)",
                     name,
                     "policy {} -> {} dir out priority {}: ipsec",
@@ -336,14 +297,12 @@ class Datapath(ReceivePath):
         info: IpInfo | None = None,
     ) -> None:
         """ESP output with each state of the bundle in turn, then the device's transmit
-        (``info``: the packet's parsed header, for the first state). A recording walk
-        (:mod:`~esplab.model.flowcache`) notes each ESP step as one to run again."""
-        for i, state in enumerate(states):
+        (``info``: the packet's parsed header, for the first state)."""
+        for state in states:
             step = esp_output_step(self, walk, node, state, packet, dev_name, info, forwarded)
             if step is None:
                 return
-            then = (node, states[i + 1 :], dev_name, nexthop, hops, forwarded)
-            out = walk.run_step(step, packet, then, output=True)
+            out = step(walk, packet)
             if out is None:
                 return
             packet = out
@@ -365,7 +324,7 @@ class Datapath(ReceivePath):
         ``lo`` and it comes straight back in (``ip route show table local``) [C]."""
         name = node.name
         walk.add(
-            LazyTextStage(
+            LazyStage(
                 f"{name}.route",
                 name,
                 "{} is local: dev lo",

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.errors import DecodeError
 from esplab.model import esp as esp_core
+from esplab.model.engine.outcome import stage_items
 from esplab.model.esp_ip import IPPROTO_ESP, IpInfo, ipv4_fix, locate_esp, parse_ip
-from esplab.model.journey import Captured, Stage
+from esplab.model.stage import Captured, Stage
 from esplab.model.walk import EspStep, expire
 
 if TYPE_CHECKING:
@@ -235,7 +236,7 @@ def add_stages(walk: Any, outcome: Any) -> None:
     successful outcome's stages are final, so they may be built when read; others
     (a failure, a job the engine still holds) are taken as they are now."""
     if outcome.ok and not outcome.pending:
-        walk.extend_later(lambda: outcome.stages)
+        walk.extend_items(stage_items(outcome))
     else:
         walk.extend(outcome.stages)
 

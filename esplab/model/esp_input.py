@@ -2,8 +2,7 @@
 and state) and the step that checks and opens each packet (software ESP, the engine's
 authenc, or the engine under crypto or packet offload), which puts the state in the
 skb's secpath. The walk (:class:`~esplab.model.receive.ReceivePath`) takes the
-decisions once per packet and runs the step; the flow cache
-(:mod:`~esplab.model.flowcache`) takes them once per flow.
+decisions once per packet and runs the step.
 """
 
 from __future__ import annotations
@@ -16,9 +15,8 @@ from esplab.model import esp as esp_core
 from esplab.model.aead_path import aead_input, uses_engine_aead
 from esplab.model.engine_path import SW_INPUT, engine_input
 from esplab.model.esp_ip import IpInfo
-from esplab.model.fidelity import KERNEL_CHECKED_WHY
-from esplab.model.journey import LazyTextStage
 from esplab.model.node import Node
+from esplab.model.stage import KERNEL_CHECKED_WHY, LazyStage
 from esplab.model.walk import IPPROTO_UDP, EspStep, Walk, expire, software_sa
 from esplab.model.xfrm.objects import XfrmState
 
@@ -146,7 +144,7 @@ def _sw_open(
         expire(node, state, res.mib)
         return None
     walk.add(
-        LazyTextStage(
+        LazyStage(
             f"{node.name}.xfrm",
             node.name,
             "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",

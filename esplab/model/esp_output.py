@@ -2,8 +2,7 @@
 offload_ok) and the step that protects each packet on the datapath the state selects
 (software ESP, the engine's authenc, crypto or packet offload), with the kernel's
 refusals before the device sees a packet. The walk (:class:`~esplab.model.datapath.
-Datapath`) takes the decisions once per packet and runs the step; the flow cache
-(:mod:`~esplab.model.flowcache`) takes them once per flow.
+Datapath`) takes the decisions once per packet and runs the step.
 """
 
 from __future__ import annotations
@@ -18,11 +17,10 @@ from esplab.model.engine_path import engine_output_step
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.esp_ivgen import generator_name
 from esplab.model.esp_tfc import state_mtu
-from esplab.model.fidelity import KERNEL_CHECKED_WHY
-from esplab.model.journey import LazyTextStage, Stage
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
 from esplab.model.pmtu import tunnel_too_big
+from esplab.model.stage import KERNEL_CHECKED_WHY, LazyStage, Stage
 from esplab.model.walk import EspStep, Walk, expire, refused_counter, software_sa
 from esplab.model.xfrm.objects import XfrmState
 
@@ -200,7 +198,7 @@ def _sw_encrypt(
         args += (min(sa.tfcpad, state_mtu(sa, mtu)) if mtu else sa.tfcpad,)
         why += "; " + TFC_WHY
     walk.add(
-        LazyTextStage(
+        LazyStage(
             f"{node.name}.esp",
             node.name,
             fmt,

@@ -20,7 +20,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument
-from esplab.model.journey import Stage
+from esplab.model.stage import Stage
 from esplab.model.topology import DSA_TAG_LEN
 
 if TYPE_CHECKING:

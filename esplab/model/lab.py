@@ -13,7 +13,7 @@ from esplab.model.node import Node
 from esplab.model.offload_port import PortOffload
 from esplab.model.topology import LINKS, build_nodes
 from esplab.model.xfrm.offload import OffloadDevice
-from esplab.model.xfrm.tables import Epoch, XfrmNode
+from esplab.model.xfrm.tables import XfrmNode
 
 if TYPE_CHECKING:
     from esplab.model.xfrm.objects import XfrmState
@@ -91,14 +91,11 @@ class Lab:
         # Called with (node, packet) for every packet delivered locally (a real peer
         # answers echo requests for the emulated nodes it pings).
         self.deliver_hooks: list[Callable[[str, bytes], None]] = []
-        # Counts SAD and SPD changes on every node (what a flow cache's plan checks).
-        self.xfrm_epoch = Epoch()
         for node in self.nodes.values():
             node.xfrm = XfrmNode(
                 name=node.name,
                 resolve_dev=self._resolver(node.name),
                 on_state=self._state_hook(node.name),
-                epoch=self.xfrm_epoch,
                 # What the kernel draws at random (allocspi's SPI), from the lab's seed.
                 rng=random.Random(f"{self.settings.seed}:{node.name}:xfrm"),
             )

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from esplab.model.esp import encrypted_len
-from esplab.model.journey import Fidelity
 from esplab.model.netdev import NetDev
+from esplab.model.stage import Fidelity
 from esplab.model.xfrm.objects import XfrmState
 
 __all__ = ["OffloadVerdict", "esp_length", "offload_ok"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from esplab.model.esp_input import esp_input_step
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.journey import Journey, LazyTextStage, Stage
+from esplab.model.journey import Journey
 from esplab.model.l2 import (
     count_conduit,
     dsa_rx_stages,
@@ -22,6 +22,7 @@ from esplab.model.l2 import (
 from esplab.model.node import Node, is_loopback, raw_loopback
 from esplab.model.pmtu_cache import too_big_report
 from esplab.model.receive_l2 import frame_checks, untag
+from esplab.model.stage import LazyStage, Stage
 from esplab.model.walk import (
     SendOptions,
     Walk,
@@ -205,7 +206,7 @@ class ReceivePath:
             step = esp_input_step(self.lab, walk, node, dev_name, packet, info, dst)
             if step is None:
                 return
-            inner = walk.run_step(step, packet, (node, dev_name, hops), output=False)
+            inner = step(walk, packet)
             if inner is not None:
                 self._inner_input(walk, node, dev_name, inner, hops)
             return
@@ -246,7 +247,7 @@ class ReceivePath:
         if local:
             node.count_flow(key, len(packet))
             walk.add(
-                LazyTextStage(
+                LazyStage(
                     f"{node.name}.deliver",
                     node.name,
                     "delivered to {} (proto {}, {} bytes)",
@@ -318,7 +319,7 @@ class ReceivePath:
                 self.send(name, None, icmp)  # back to the sender, a journey of its own
             return
         walk.add(
-            LazyTextStage(
+            LazyStage(
                 f"{name}.forward",
                 name,
                 "forward towards {}, {} {} -> {}",
@@ -342,7 +343,7 @@ class ReceivePath:
         mtu, current = node.learn_pmtu(report)
         if mtu is None:
             walk.add(
-                LazyTextStage(
+                LazyStage(
                     f"{node.name}.pmtu",
                     node.name,
                     "ICMP reports mtu {} for {}: not below the path MTU {}, ignored",
@@ -353,7 +354,7 @@ class ReceivePath:
             )
             return
         walk.add(
-            LazyTextStage(
+            LazyStage(
                 f"{node.name}.pmtu",
                 node.name,
                 "path MTU to {} is now {} (route exception, from ICMP mtu {})",

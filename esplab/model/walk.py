@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.errors import DecodeError, EsplabError
 from esplab.model.esp_ip import IpInfo, fragment_offset, parse_ip
-from esplab.model.journey import Captured, Fidelity, Journey, Stage
+from esplab.model.journey import Journey
+from esplab.model.stage import Captured, Fidelity, Stage, built_stages
 from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
     from esplab.model.esp_sa import EspSA
-    from esplab.model.flowcache import Recorder
     from esplab.model.lab import Lab
     from esplab.model.node import Node
     from esplab.model.xfrm.objects import XfrmState
@@ -69,7 +69,7 @@ class SendOptions:
 class Walk:
     """One journey being walked (keeps the hot path free of repeated lookups)."""
 
-    __slots__ = ("arrived", "journey", "lab", "opts", "recorder", "secpath", "snap", "stages")
+    __slots__ = ("arrived", "journey", "lab", "opts", "secpath", "snap", "stages")
 
     def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
         self.lab = lab
@@ -82,21 +82,6 @@ class Walk:
         # A forwarded packet as it arrived, before its TTL went down: what the forward
         # path's ICMP errors quote (ip_forward checks the MTU before ip_decrease_ttl).
         self.arrived: bytes | None = None
-        # Notes the steps a flow cache redoes, on the walk that records a plan.
-        self.recorder: Recorder | None = None
-
-    def run_step(
-        self, step: EspStep, packet: bytes, then: tuple[Any, ...], *, output: bool
-    ) -> bytes | None:
-        """Run the ESP step (``output``, else input) on ``packet``; a recording walk
-        notes it, with ``then``, what the walk does next with the result."""
-        rec = self.recorder
-        if rec is None:
-            return step(self, packet)
-        rec.enter(self)
-        out = step(self, packet)
-        rec.leave(self, step, packet, out, then, output=output)
-        return out
 
     def add(self, stage: Stage) -> Stage:
         stages = self.stages
@@ -121,13 +106,14 @@ class Walk:
         for stage in stages:
             add(stage)
 
-    def extend_later(self, build: Callable[[], list[Stage]]) -> None:
-        """The stages ``build()`` returns (fixed by now): built at once while tracing, so
-        their snapshots are captured, else when the journey's stages are first read."""
+    def extend_items(self, items: list[Any]) -> None:
+        """Stages and :class:`~esplab.model.stage.Later` places (fixed by now): built at
+        once while tracing, so their snapshots are captured, else when the journey's
+        stages are first read."""
         if self.snap:
-            self.extend(build())
+            self.extend(built_stages(items))
         else:
-            self.journey.extend_later(build, keep_data=False)
+            self.journey.extend_items(items)
 
     def drop(
         self,

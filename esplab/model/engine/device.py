@@ -24,7 +24,7 @@ from esplab.model.engine import regs as R
 from esplab.model.engine.algos import Prng
 from esplab.model.engine.core import Engine
 from esplab.model.engine.memory import DmaMemory, Region
-from esplab.model.journey import Stage
+from esplab.model.stage import Later
 
 __all__ = ["MAX_RING_ENTRIES", "EIP93Device"]
 
@@ -58,10 +58,6 @@ class EIP93Device:
     _programmed: set[int] = field(default_factory=set, repr=False)
     _checked: int = field(default=0, repr=False)  # ring size once _geometry passed
     _rings: tuple[Region, int, Region, int, int] | None = field(default=None, repr=False)
-    #: What :meth:`fast_rings` found, until a register write or a freed region changes it.
-    fast: tuple[bytearray, bytearray, int, bool, int] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
 
     def __post_init__(self) -> None:
         self.engine = Engine(self.memory, Prng(self.seed), node=self.node, snapshots=self.snapshots)
@@ -143,40 +139,6 @@ class EIP93Device:
         self._checked = entries
         return entries
 
-    def fast_rings(self) -> tuple[bytearray, bytearray, int, bool, int] | None:
-        """(CDR bytes, RDR bytes, entries, RDR interrupt on one result, ``memory.frees``)
-        when one command written to an idle engine runs to completion at once with
-        nothing else in the rings; None when the general ring protocol must run (see
-        ``EIP93Driver.transact``). The caller checks ``pending``, ``ready`` and ``running``."""
-        if self._regs.get(R.PE_CONFIG, 0) & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
-            return None
-        try:
-            entries = self._geometry()
-        except EngineError:
-            return None
-        rings = self._rings
-        assert rings is not None
-        cdr, cdr_off, rdr, rdr_off, frees = rings
-        if frees != self.memory.frees:  # memory was freed since: check the rings again
-            self._checked, self._rings = 0, None
-            try:
-                self._geometry()
-            except EngineError:
-                return None
-            assert self._rings is not None
-            cdr, cdr_off, rdr, rdr_off, frees = self._rings
-        if cdr_off or rdr_off:
-            return None
-        thresh = self._regs.get(R.RING_THRESH, 0)
-        self.fast = (
-            cdr.data,
-            rdr.data,
-            entries,
-            bool((thresh >> 16 & 0x3FF) < 1 or thresh >> 31),
-            frees,
-        )
-        return self.fast
-
     # --- registers ---------------------------------------------------------------
 
     def read_reg(self, offset: int) -> int:
@@ -208,8 +170,9 @@ class EIP93Device:
             return 0  # [U] unmodelled-regs
         return self._regs.get(offset, 0)
 
-    def write_reg(self, offset: int, value: int) -> list[Stage]:
-        """Write a register; returns the stages of any processing the write started."""
+    def write_reg(self, offset: int, value: int) -> list[Later]:
+        """Write a register; returns the stages of any processing the write started, one
+        :class:`~esplab.model.stage.Later` place per job (built when read)."""
         if 0 <= value <= _U32:  # the registers a driver writes per packet, first
             if offset == R.CD_COUNT:
                 return self._add_commands(value & 0xFF)  # write 7:0 (eip93.md 7.13)
@@ -239,7 +202,7 @@ class EIP93Device:
         else:
             self._regs[offset] = value
             self._checked = 0
-            self._rings = self.fast = None
+            self._rings = None
             if offset in _RING_REGS:
                 self._programmed.add(offset)
             elif offset == R.PE_CONFIG:
@@ -259,7 +222,7 @@ class EIP93Device:
             self.pending = self.ready = self.index = 0
             self.raw_int = 0
 
-    def _add_commands(self, count: int) -> list[Stage]:
+    def _add_commands(self, count: int) -> list[Later]:
         if not count:
             return []
         entries = self._geometry()
@@ -272,7 +235,7 @@ class EIP93Device:
         self.pending += count
         return self.run() if self.running else []
 
-    def _consume(self, count: int) -> list[Stage]:
+    def _consume(self, count: int) -> list[Later]:
         if count > self.ready:
             raise EngineError(
                 f"PE_RD_COUNT (0x094): {count} results acknowledged with {self.ready} ready",
@@ -291,9 +254,10 @@ class EIP93Device:
 
     # --- processing --------------------------------------------------------------
 
-    def run(self, limit: int | None = None) -> list[Stage]:
-        """Process pending commands (at most ``limit``); returns their stages in order."""
-        stages: list[Stage] = []
+    def run(self, limit: int | None = None) -> list[Later]:
+        """Process pending commands (at most ``limit``); returns their stages in order,
+        one :class:`~esplab.model.stage.Later` place per job."""
+        stages: list[Later] = []
         if not self.pending:
             return stages
         config = self._regs.get(R.PE_CONFIG, 0)
@@ -303,7 +267,7 @@ class EIP93Device:
         assert self._rings is not None
         cdr_region, cdr_off, rdr_region, rdr_off, frees = self._rings
         if frees != self.memory.frees:  # memory was freed since: check the rings again
-            self._checked, self._rings, self.fast = 0, None, None
+            self._checked, self._rings = 0, None
             return self.run(limit)
         cdr, rdr = cdr_region.data, rdr_region.data
         update = config & R.CONFIG_EN_CDR_UPDATE
@@ -316,8 +280,8 @@ class EIP93Device:
             slot = self.index
             at = slot * DESCRIPTOR_SIZE
             cmd = bytes(cdr[cdr_off + at : cdr_off + at + DESCRIPTOR_SIZE])
-            result, job_stages = process(cmd, slot)
-            stages += job_stages
+            result, job = process(cmd, slot)
+            stages.append(job)
             rdr[rdr_off + at : rdr_off + at + DESCRIPTOR_SIZE] = result
             if update:
                 # EN_CDR_UPDATE: the CDR entry's ownership bits become PE_READY too (1.5) [D]:

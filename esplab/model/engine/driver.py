@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import random
 import struct
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from esplab.errors import EngineError, KernelError, NotFound, RingFull
@@ -29,7 +27,6 @@ from esplab.model.engine import regs as R
 from esplab.model.engine.aead import AeadTfm
 from esplab.model.engine.choices import DriverSettings
 from esplab.model.engine.device import MAX_RING_ENTRIES, EIP93Device
-from esplab.model.engine.fast import Plan
 from esplab.model.engine.faults import faulty_outcome
 from esplab.model.engine.outcome import (
     DMA_BUFFER_SIZE,
@@ -41,8 +38,7 @@ from esplab.model.engine.outcome import (
     Ticket,
     defer_stages,
 )
-from esplab.model.engine.stages import LazyStage
-from esplab.model.journey import Stage
+from esplab.model.stage import Later, LazyStage, Stage
 
 __all__ = ["EIP93Driver"]
 
@@ -81,10 +77,6 @@ class EIP93Driver:
         self._cdr_mem = self._rdr_mem = bytearray()  # the rings' bytes (the driver owns them)
         self._done: list[Outcome] = []
         self._next_handle = 1
-        #: False runs every request through the full ring protocol (submit, kick, poll)
-        #: instead of the one-step paths that leave the same state (``transact``, fast.py).
-        self.fast_path = True
-        self.plans: dict[int, Plan] = {}  # fast.py's view of the SA records, by address
 
     # --- stages ------------------------------------------------------------------
 
@@ -254,133 +246,23 @@ class EIP93Driver:
         data: bytes,
         kind: str = "raw",
     ) -> None:
-        """Append the driver's last stage of a completed request to ``ticket.stages``
-        (unbuilt while the ticket defers its stages; it must be the last one added)."""
-        if ticket.lazy:
-            ticket.last = (
-                decision,
-                why,
-                fidelity,
-                args,
-                data if self.device.snapshots else None,
-                kind,
-            )
-        else:
-            ticket.stages.append(
-                self.stage(decision, why, fidelity, args=args, data=data, kind=kind)
-            )
+        """Append the driver's last stage of a completed request to ``ticket.stages``."""
+        ticket.stages.append(self.stage(decision, why, fidelity, args=args, data=data, kind=kind))
 
     def transact(
         self, words: tuple[int, ...], finish: Finish, first: Opening, context: dict[str, Any]
     ) -> Outcome:
         """``complete(submit(words, finish, opening(first), **context))``: one command
-        through the rings and its outcome.
+        through the rings (submit, the engine's run, poll) and its outcome."""
+        return self.complete(self.submit(words, finish, self.opening(first), **context))
 
-        With nothing in flight and a running, idle engine the command runs to completion
-        at once, so the register and ring steps in between are not observable: they are
-        skipped and memory, registers and counters end as the full protocol leaves them;
-        the first stage and the engine's are then built when the outcome's stages are
-        first read.
-        """
-        dev = self.device
-        slot = self.head
-        fast = self.ready_ring()
-        if fast is None:
-            return self.complete(self.submit(words, finish, self.opening(first), **context))
-        cdr, rdr, entries, rdr_irq, _ = fast
-        stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
-        offset = slot * DESCRIPTOR_SIZE
-        # The ring memory the engine sees is as submit() leaves it: the RDR slot's words 0
-        # and 7 cleared, the command in the CDR slot.
-        rdr[offset : offset + 4] = _ZERO_WORD
-        rdr[offset + 28 : offset + 32] = _ZERO_WORD
-        cmd = _DESC.pack(*words)
-        cdr[offset : offset + DESCRIPTOR_SIZE] = cmd
-        ticket = Ticket(slot, finish, stages, context, None, True)
-        result_words, result, job_stages = dev.engine.run_command(words, cmd, slot)
-        rdr[offset : offset + DESCRIPTOR_SIZE] = result
-        # The CDR entry as the driver leaves it after reading the result (words 0 and 7
-        # cleared, which also covers the engine's EN_CDR_UPDATE ownership bits).
-        cdr[offset : offset + 4] = _ZERO_WORD
-        cdr[offset + 28 : offset + 32] = _ZERO_WORD
-        # The engine's index and interrupt status once it has run the command.
-        self.head = self.tail = dev.index = (slot + 1) % entries
-        dev.raw_int |= R.INT_OPERATION_DONE | R.INT_RDR_THRESH if rdr_irq else R.INT_OPERATION_DONE
-        stats = self.stats
-        stats.submitted += 1
-        stats.completed += 1
-        outcome = ticket.outcome = finish(self, result_words, ticket)
-        outcome.slot = slot
-        outcome.result = result
-        opened = partial(self._opened, first, job_stages, ticket.last)
-        if outcome.stages is stages:
-            defer_stages(outcome, opened)  # built when read
-        else:
-            stages[0:0] = opened()
-        if dev.raw_int & R.INT_RDR_THRESH and not dev.ready:
-            # Tasklet end: INT_CLR, then MASK_ENABLE (no results wait: nothing re-latches).
-            dev.raw_int &= ~R.INT_RDR_THRESH
-            dev.int_mask |= R.INT_RDR_THRESH
-        return outcome
-
-    def ready_ring(self) -> tuple[bytearray, bytearray, int, bool, int] | None:
-        """The engine's ``fast_rings`` when one command written now would run to completion
-        at once with nothing else in the rings (and ``fast_path`` is on); else None."""
-        dev = self.device
-        fast = dev.fast
-        if fast is None or fast[4] != self.memory.frees:
-            fast = dev.fast_rings()
-        slot = self.head
-        if (
-            fast is None
-            or not self.fast_path
-            or fast[2] != self.entries
-            or dev.pending
-            or dev.ready
-            or not dev.running
-            or self._inflight
-            or self._done
-            or dev.index != slot
-            or self.tail != slot
-            or fast[0] is not self._cdr_mem
-            or fast[1] is not self._rdr_mem
-            or not self.probed
-        ):
-            return None  # (the last two: the engine's rings are the driver's)
-        return fast
-
-    def _opened(
-        self, first: Opening, job_stages: Callable[[], list[Stage]], last: tuple[Any, ...] | None
-    ) -> list[Stage]:
-        """The first stage, the engine's and the deferred last one (see ``closing``)."""
-        stages = self.opening(first) + job_stages()
-        if last is not None:
-            decision, why, fidelity, args, data, kind = last
-            stages.append(
-                LazyStage(
-                    "eip93.driver",
-                    self.node,
-                    decision,
-                    why,
-                    fidelity,
-                    None,
-                    data,
-                    kind,
-                    None,
-                    {},
-                    args,
-                )
-            )
-        return stages
-
-    def _route(self, stages: list[Stage]) -> None:
-        """Give engine stages to the ticket of their slot (each job starts at eip93.cdr)."""
-        ticket: Ticket | None = None
-        for stage in stages:
-            if stage.tap == "eip93.cdr":
-                ticket = self._inflight.get(stage.meta.get("slot", -1))
+    def _route(self, jobs: list[Later]) -> None:
+        """Give each job's stages (still to be built) to the ticket of its slot."""
+        inflight = self._inflight
+        for job in jobs:
+            ticket = inflight.get(job.slot)
             if ticket is not None:
-                ticket.stages.append(stage)
+                ticket.stages.append(job)  # type: ignore[arg-type]  # (built when read)
 
     def poll(self) -> list[Outcome]:
         """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
@@ -406,6 +288,7 @@ class EIP93Driver:
             outcome = ticket.outcome = ticket.finish(self, words, ticket)
             outcome.slot = slot
             outcome.result = result
+            defer_stages(outcome)
             done.append(outcome)
         if not dev.read_reg(R.RD_COUNT) and dev.raw_int & R.INT_RDR_THRESH:
             dev.write_reg(R.INT_CLR, R.INT_RDR_THRESH)  # tasklet end: clear, then unmask
@@ -486,10 +369,8 @@ class EIP93Driver:
         self._free_records((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE))
 
     def _free_records(self, *records: tuple[int, int]) -> None:
-        """Zero and free each (address, size) record still allocated; the one-step view
-        of an SA record goes with it."""
+        """Zero and free each (address, size) record still allocated."""
         for addr, size in records:
-            self.plans.pop(addr, None)
             region = self.memory.region(addr, size) if addr else None
             if region is not None and region.base == addr:
                 self.memory.write(addr, bytes(size))

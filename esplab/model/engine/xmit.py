@@ -14,21 +14,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import BadArgument, EngineError, RingFull
-from esplab.model.engine import fastesp
-from esplab.model.engine.fastesp import (
-    RX_CRYPTO_DONE,
-    RX_CRYPTO_SEQ_IGNORED,
-    RX_CRYPTO_SEQ_WHY,
-    RX_CRYPTO_WHY,
-    RX_PACKET_DONE,
-    RX_PACKET_WHY,
-    TX_DONE,
-    TX_DONE_WHY,
-)
 from esplab.model.engine.iphead import decapsulate, fix_outer, locate_esp
 from esplab.model.engine.outcome import DMA_BUFFER_SIZE, OffloadedSA, Outcome, Ticket
 from esplab.model.engine.params import status_names
-from esplab.model.journey import Stage
+from esplab.model.stage import Stage
 
 if TYPE_CHECKING:
     from esplab.model.engine.driver import EIP93Driver
@@ -66,6 +55,31 @@ CRYPTO_TX_WHY = (
     "header, reserves the ICV room and sets the IP length before any driver sees the "
     "skb [C]; the wire bytes are the same. " + _TX_MAP_WHY
 )
+TX_DONE = "TX done: ESP seq {}, {} bytes; IP length set to {}"
+TX_DONE_WHY = "the driver sets the IP length from the result length and resumes xfrm (eip93.md 4.3)"
+
+RX_CRYPTO_DONE = (
+    "RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, trailer removed"
+)
+RX_CRYPTO_SEQ_IGNORED = (
+    "RX done: seq {}, next header {}, {} bytes; SEQNUM_ERR ignored: CRYPTO_DONE, "
+    "CRYPTO_SUCCESS, trailer removed"
+)
+RX_PACKET_DONE = "RX done: seq {}, next header {}; decapsulated, {} bytes"
+RX_CRYPTO_WHY = (
+    "crypto offload: the kernel does the replay check, strips header and IV and "
+    "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)"
+)
+RX_CRYPTO_SEQ_WHY = (
+    "crypto offload: the driver ignores SEQNUM_ERR as the vschagen ESP path does; the "
+    "kernel's own replay check after CRYPTO_DONE decides (eip93.md 2.2, 4.6; "
+    "airoha-dsa-xfrm.md 3.2, 3.9)"
+)
+RX_PACKET_WHY = (
+    "packet offload: the hardware checks replay and decapsulates; the policy check "
+    "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload"
+)
+
 _RX_MAP_WHY = (
     "the driver looks up the inbound SA by SPI on this device and maps the ESP in "
     "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)"
@@ -144,10 +158,6 @@ def esp_tx(
             fidelity="M",
         )
     sync = offload == "crypto" and drv.settings.crypto_tx_seq == "sync"
-    if iv is None:
-        outcome = fastesp.esp_tx(drv, sa, skb, off, start, proto, sync, first)
-        if outcome is not None:
-            return outcome
     try:
         slot = drv.next_slot()
     except RingFull as exc:
@@ -306,9 +316,6 @@ def esp_rx(
             rx_status(["PROCESSING"], sa)[1],
             fidelity="M",
         )
-    outcome = fastesp.esp_rx(drv, sa, skb, off, nh_off, esp, first)
-    if outcome is not None:
-        return outcome
     try:
         slot = drv.next_slot()
     except RingFull as exc:

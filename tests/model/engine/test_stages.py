@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from esplab.model.engine.stages import LazyStage
-from esplab.model.journey import Stage
+from esplab.model.stage import LazyStage, Stage
 
 
 class _Counted:
