@@ -123,15 +123,13 @@ class Datapath(ReceivePath):
         lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
         walk = Walk(lab, journey, opts)
-        walk.add(
-            Stage(
-                f"{node}.out",
-                node,
-                f"{node} sends {len(packet)} bytes",
-                data=packet,
-                kind="ip",
-                meta={"len": len(packet)},
-            )
+        walk.record(
+            f"{node}.out",
+            node,
+            "{} sends {} bytes",
+            data=packet,
+            meta={"len": len(packet)},
+            args=(node, len(packet)),
         )
         self._output(walk, src, packet, dev, hops=0)
         if not journey.verdict:
@@ -215,17 +213,12 @@ class Datapath(ReceivePath):
         dev_name = bound or route.dev
         via = route.via if route.dev == dev_name else None
         nexthop = via or dst
-        walk.add(
-            LazyStage(
-                f"{name}.route",
-                name,
-                "{} via {} dev {}" if via else "{} dev {}",
-                f"longest-prefix match: {node.route_text(route)}",
-                "C",
-                None,
-                None,
-                args=(dst, nexthop, dev_name) if via else (dst, dev_name),
-            )
+        walk.record(
+            f"{name}.route",
+            name,
+            "{} via {} dev {}" if via else "{} dev {}",
+            f"longest-prefix match: {node.route_text(route)}",
+            args=(dst, nexthop, dev_name) if via else (dst, dev_name),
         )
         # XFRM output: policy, state, datapath.
         key = flow_key(info, packet, src, dst, dev_name)
@@ -247,15 +240,12 @@ class Datapath(ReceivePath):
             policy_refused(walk, name, decision, node.xfrm.states, Flow(*key))
             return
         if policy:
-            walk.add(
-                LazyStage(
-                    f"{name}.xfrm.policy(out)",
-                    name,
-                    "policy {} -> {} dir out priority {}: ipsec",
-                    "the flow matches an outbound policy with templates",
-                    "C",
-                    args=(policy.sel.src, policy.sel.dst, policy.priority),
-                )
+            walk.record(
+                f"{name}.xfrm.policy(out)",
+                name,
+                "policy {} -> {} dir out priority {}: ipsec",
+                "the flow matches an outbound policy with templates",
+                args=(policy.sel.src, policy.sel.dst, policy.priority),
             )
         else:
             walk.add(
@@ -451,25 +441,14 @@ class Datapath(ReceivePath):
         counters.tx_packets += 1
         counters.tx_bytes += len(frame)
         tname = tapname(node, dev_name)
-        walk.add(Stage(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1}))
+        walk.record(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1}, kind="ip")
         if dev.kind == "dsa-user" and dev.switch_port is not None:
             count_conduit(node, dev, frame, tx=True)
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
         else:
             if dev.kind == "gdm" and node.is_conduit(dev_name):
                 count_cpu_port(dev, frame)  # sent on the conduit itself, untagged
-            walk.add(
-                Stage(
-                    f"{tname}.wire",
-                    dev_name,
-                    "on the wire",
-                    "",
-                    "C",
-                    {},
-                    frame if walk.snap else None,
-                    "ether",
-                )
-            )
+            walk.record(f"{tname}.wire", dev_name, "on the wire", "", "C", None, frame, "ether")
         peer = self.lab.peer_of(node.name, dev_name)
         if peer is None:
             walk.journey.verdict = f"sent out {dev_name} (nothing connected)"

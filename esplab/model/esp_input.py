@@ -16,7 +16,7 @@ from esplab.model.aead_path import aead_input, uses_engine_aead
 from esplab.model.engine_path import SW_INPUT, engine_input
 from esplab.model.esp_ip import IpInfo
 from esplab.model.node import Node
-from esplab.model.stage import KERNEL_CHECKED_WHY, LazyStage
+from esplab.model.stage import KERNEL_CHECKED_WHY
 from esplab.model.walk import IPPROTO_UDP, EspStep, Walk, expire, software_sa
 from esplab.model.xfrm.objects import XfrmState
 
@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["esp_input_step"]
 
 IPPROTO_ESP = 50
+
+_SW_OPEN_WHY = (
+    "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4); " + KERNEL_CHECKED_WHY
+)
 
 
 def esp_input_step(
@@ -143,20 +147,16 @@ def _sw_open(
         )
         expire(node, state, res.mib)
         return None
-    walk.add(
-        LazyStage(
-            f"{node.name}.xfrm",
-            node.name,
-            "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
-            "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4); "
-            + KERNEL_CHECKED_WHY,
-            "K",
-            None,
-            res.packet if walk.snap else None,
-            "ip",
-            meta={"spi": spi, "seq": res.seq, "datapath": "sw"},
-            args=(state.spi, res.seq, res.next_header, res.pad_len),
-        )
+    walk.record(
+        f"{node.name}.xfrm",
+        node.name,
+        "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
+        _SW_OPEN_WHY,
+        "K",
+        None,
+        res.packet,
+        meta={"spi": spi, "seq": res.seq, "datapath": "sw"},
+        args=(state.spi, res.seq, res.next_header, res.pad_len),
     )
     return res.packet
 

@@ -20,7 +20,7 @@ from esplab.model.esp_tfc import state_mtu
 from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
 from esplab.model.pmtu import tunnel_too_big
-from esplab.model.stage import KERNEL_CHECKED_WHY, LazyStage, Stage
+from esplab.model.stage import KERNEL_CHECKED_WHY, LazyStage
 from esplab.model.walk import EspStep, Walk, expire, refused_counter, software_sa
 from esplab.model.xfrm.objects import XfrmState
 
@@ -101,16 +101,14 @@ def esp_output_step(
         outer += 8 if state.encap is not None else 0
         size = esp_length(len(packet), info.hlen, sa.iv_size, sa.align, sa.icv_len, outer)
         verdict = offload_ok(state, out_dev, packet, size)
-        walk.add(
-            Stage(
-                f"{dev_name}.xfrmdev",
-                dev_name,
-                f"offload_ok: {'yes' if verdict.datapath in OFFLOADED else 'no'} "
-                f"({verdict.reason})",
-                why=verdict.why or verdict.reason,
-                fidelity=verdict.fidelity,
-                meta=meta,
-            )
+        walk.record(
+            f"{dev_name}.xfrmdev",
+            dev_name,
+            "offload_ok: {} ({})",
+            verdict.why or verdict.reason,
+            verdict.fidelity,
+            meta=meta,
+            args=("yes" if verdict.datapath in OFFLOADED else "no", verdict.reason),
         )
         if verdict.datapath == "drop":
             node.xfrm.mib.bump("XfrmOutError")

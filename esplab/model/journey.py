@@ -48,7 +48,7 @@ class Journey:
     """Every stage one injected packet went through, in order. Journeys compare by
     identity (each is one packet's), stages by value."""
 
-    __slots__ = ("_later", "_stages", "delivered", "id", "origin", "verdict")
+    __slots__ = ("_stages", "delivered", "id", "origin", "unbuilt", "verdict")
 
     def __init__(
         self,
@@ -61,7 +61,8 @@ class Journey:
         self.id = id
         self.origin = origin
         self._stages: list[Any] = [] if stages is None else stages
-        self._later = False
+        #: True while the stage list may hold places still to be built (see ``stages``).
+        self.unbuilt = False
         self.verdict = verdict
         self.delivered = delivered
 
@@ -76,15 +77,15 @@ class Journey:
         """The stages, with extend_later's pending places built now (in place: a walk
         in progress holds this list)."""
         stages: list[Any] = self._stages
-        if self._later:
-            self._later = False
+        if self.unbuilt:
+            self.unbuilt = False
             build_in_place(stages)
         return stages
 
     @stages.setter
     def stages(self, stages: list[Stage]) -> None:
         self._stages = stages
-        self._later = False
+        self.unbuilt = False
 
     @property
     def dropped(self) -> Stage | None:
@@ -100,7 +101,7 @@ class Journey:
         """Append stages and :class:`~esplab.model.stage.Later` places (built when
         ``stages`` is first read)."""
         self._stages += items
-        self._later = True
+        self.unbuilt = True
 
 
 class Captures:

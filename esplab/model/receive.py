@@ -163,16 +163,15 @@ class ReceivePath:
         info = frame_checks(walk, node, dev, frame, packet, etype)
         if info is None:
             return
-        walk.add(
-            Stage(
-                f"{tapname(node, dev_name)}.rx",
-                dev_name,
-                f"{node.name} {dev_name} receives {len(frame)} bytes",
-                "",
-                "C",
-                {"rx_packets": 1},
-                packet if walk.snap else None,
-            )
+        walk.record(
+            f"{tapname(node, dev_name)}.rx",
+            dev_name,
+            "{} {} receives {} bytes",
+            "",
+            "C",
+            {"rx_packets": 1},
+            packet,
+            args=(node.name, dev_name, len(frame)),
         )
         self._input(walk, node, dev_name, packet, hops, info)
 
@@ -246,18 +245,12 @@ class ReceivePath:
             return
         if local:
             node.count_flow(key, len(packet))
-            walk.add(
-                LazyStage(
-                    f"{node.name}.deliver",
-                    node.name,
-                    "delivered to {} (proto {}, {} bytes)",
-                    "",
-                    "C",
-                    None,
-                    packet if walk.snap else None,
-                    "ip",
-                    args=(dst, info.proto, len(packet)),
-                )
+            walk.record(
+                f"{node.name}.deliver",
+                node.name,
+                "delivered to {} (proto {}, {} bytes)",
+                data=packet,
+                args=(dst, info.proto, len(packet)),
             )
             if info.proto in (1, 58):
                 self._learn_pmtu(walk, node, packet, info)

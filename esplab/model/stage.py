@@ -212,9 +212,10 @@ class Captured:
 
 class Later:
     """A place in a list of stages for stages still to be built by ``build()`` (their
-    content fixed by now); without ``keep_data`` their snapshots are dropped, as a walk
-    without tracing does. ``slot`` is the engine's ring slot of a job's stages (-1 for
-    none), by which the driver gives them to the request in that slot."""
+    content fixed by now; see :func:`build_in_place`); without ``keep_data`` their
+    snapshots are dropped, as a walk without tracing does. ``slot`` is the engine's ring
+    slot of a job's stages (-1 for none), by which the driver gives them to the request
+    in that slot."""
 
     __slots__ = ("build", "keep_data", "slot")
 
@@ -225,12 +226,16 @@ class Later:
 
 
 def build_in_place(items: list[Any]) -> list[Stage]:
-    """Replace each :class:`Later` place in ``items`` by its stages, in place (whoever
-    holds the list sees them); returns ``items``."""
+    """Replace each :class:`Later` place in ``items`` by its stages, and each tuple (the
+    arguments of a :class:`LazyStage`, as a walk without tracing records a stage) by
+    its stage, in place (whoever holds the list sees them); returns ``items``."""
     i = 0
     while i < len(items):
         item = items[i]
-        if type(item) is Later:
+        if type(item) is tuple:
+            items[i] = LazyStage(*item)
+            i += 1
+        elif type(item) is Later:
             built = item.build()
             if not item.keep_data:
                 for stage in built:

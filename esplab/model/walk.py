@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from esplab.errors import DecodeError, EsplabError
 from esplab.model.esp_ip import IpInfo, fragment_offset, parse_ip
 from esplab.model.journey import Journey
-from esplab.model.stage import Captured, Fidelity, Stage, built_stages
+from esplab.model.stage import Captured, Fidelity, LazyStage, Stage, built_stages
 from esplab.model.xfrm.tables import FlowKey
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class Walk:
     def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
         self.lab = lab
         self.journey = journey
-        self.stages = journey.stages
+        self.stages: list[Any] = journey.stages  # (stages and places still to be built)
         self.opts = opts
         self.snap = lab.settings.tracing
         # The states that decrypted the packet on the current node (the skb's secpath).
@@ -100,6 +100,36 @@ class Walk:
                 )
             )
         return stage
+
+    def record(
+        self,
+        tap: str,
+        device: str,
+        decision: str,
+        why: str = "",
+        fidelity: Fidelity = "C",
+        counters: dict[str, int] | None = None,
+        data: bytes | None = None,
+        kind: str = "ip",
+        drop: str | None = None,
+        meta: dict[str, Any] | None = None,
+        args: tuple[Any, ...] = (),
+    ) -> None:
+        """Add the :class:`~esplab.model.stage.LazyStage` of these arguments: at once
+        while tracing (its snapshot is captured), else as the tuple of its arguments,
+        built when the journey's stages are read (a walk without tracing may never
+        read them)."""
+        if self.snap:
+            self.add(
+                LazyStage(
+                    tap, device, decision, why, fidelity, counters, data, kind, drop, meta, args
+                )
+            )
+        else:
+            self.stages.append(
+                (tap, device, decision, why, fidelity, counters, None, kind, drop, meta, args)
+            )
+            self.journey.unbuilt = True
 
     def extend(self, stages: Iterable[Stage]) -> None:
         add = self.add

@@ -32,6 +32,8 @@ __all__ = ["MAX_RING_ENTRIES", "EIP93Device"]
 MAX_RING_ENTRIES = 1024
 _U32 = 0xFFFFFFFF
 _RING_REGS = (R.CDR_BASE, R.RDR_BASE, R.RING_CONFIG)
+_CD_COUNT, _RD_COUNT, _INT_CLR, _MASK_ENABLE = R.CD_COUNT, R.RD_COUNT, R.INT_CLR, R.MASK_ENABLE
+_RDR_THRESH, _OPERATION_DONE = R.INT_RDR_THRESH, R.INT_OPERATION_DONE
 
 
 @dataclass
@@ -143,6 +145,8 @@ class EIP93Device:
 
     def read_reg(self, offset: int) -> int:
         """Read a register (no side effects)."""
+        if offset == _RD_COUNT:
+            return self.ready
         if offset not in R.REGISTERS:
             raise EngineError(
                 f"no EIP-93 register at {offset:#05x}",
@@ -174,15 +178,15 @@ class EIP93Device:
         """Write a register; returns the stages of any processing the write started, one
         :class:`~esplab.model.stage.Later` place per job (built when read)."""
         if 0 <= value <= _U32:  # the registers a driver writes per packet, first
-            if offset == R.CD_COUNT:
+            if offset == _CD_COUNT:
                 return self._add_commands(value & 0xFF)  # write 7:0 (eip93.md 7.13)
-            if offset == R.RD_COUNT:
+            if offset == _RD_COUNT:
                 return self._consume(value & 0xFF)
-            if offset == R.INT_CLR:
+            if offset == _INT_CLR:
                 self.raw_int &= ~value
                 self._update_irq()
                 return []
-            if offset == R.MASK_ENABLE:
+            if offset == _MASK_ENABLE:
                 self.int_mask |= value
                 return []
         name = R.reg_name(offset, write=True)
@@ -225,7 +229,7 @@ class EIP93Device:
     def _add_commands(self, count: int) -> list[Later]:
         if not count:
             return []
-        entries = self._geometry()
+        entries = self._checked or self._geometry()
         if self.pending + count > entries:
             raise EngineError(
                 f"PE_CD_COUNT (0x090): {count} more commands with {self.pending} pending "
@@ -242,8 +246,9 @@ class EIP93Device:
                 valid=f"0..{self.ready}",
             )
         self.ready -= count
-        self._update_irq()
-        return self.run() if self.running and self.pending else []
+        if self.ready:
+            self._update_irq()
+        return self.run() if self.pending and self.running else []
 
     def _update_irq(self) -> None:
         """Latch the RDR-threshold interrupt (bit 1) while results wait beyond RDR_THRESH,
@@ -263,18 +268,22 @@ class EIP93Device:
         config = self._regs.get(R.PE_CONFIG, 0)
         if config & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
             return stages  # held in reset
-        entries = self._geometry()
-        assert self._rings is not None
-        cdr_region, cdr_off, rdr_region, rdr_off, frees = self._rings
+        entries = self._checked or self._geometry()
+        rings = self._rings
+        assert rings is not None
+        cdr_region, cdr_off, rdr_region, rdr_off, frees = rings
         if frees != self.memory.frees:  # memory was freed since: check the rings again
             self._checked, self._rings = 0, None
             return self.run(limit)
         cdr, rdr = cdr_region.data, rdr_region.data
         update = config & R.CONFIG_EN_CDR_UPDATE
         process = self.engine.process
+        thresh = self._regs.get(R.RING_THRESH, 0)
+        level, timeout = thresh >> 16 & 0x3FF, thresh >> 31
         done = 0
         while self.pending and (limit is None or done < limit):
-            if self.ready >= entries:
+            ready = self.ready
+            if ready >= entries:
                 self.stalls += 1  # [U] rdr-full-stall
                 break
             slot = self.index
@@ -289,10 +298,14 @@ class EIP93Device:
                 cdr[cdr_off + at] = cmd[0] & 0xFC | PE_READY
                 cdr[cdr_off + at + 30] = cmd[30] & 0x3F | PE_READY << 6
             self.pending -= 1
-            self.ready += 1
-            self.index = (slot + 1) % entries
-            self.raw_int |= R.INT_OPERATION_DONE
-            self._update_irq()
+            self.ready = ready = ready + 1
+            slot += 1
+            self.index = 0 if slot == entries else slot
+            # Operation done; the RDR threshold as _update_irq latches it.
+            if ready > level or timeout:
+                self.raw_int |= _OPERATION_DONE | _RDR_THRESH
+            else:
+                self.raw_int |= _OPERATION_DONE
             done += 1
         return stages
 

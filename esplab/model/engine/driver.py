@@ -44,8 +44,10 @@ __all__ = ["EIP93Driver"]
 
 _DESC = struct.Struct("<8I")
 #: A request's first driver stage, unbuilt: (decision template, why, fidelity, args).
-Opening = tuple[str, str, str, tuple[Any, ...]]
+Opening = tuple[str, str, Any, tuple[Any, ...]]
 _ZERO_WORD = bytes(4)
+_CD_COUNT, _RD_COUNT, _INT_CLR, _MASK_ENABLE = R.CD_COUNT, R.RD_COUNT, R.INT_CLR, R.MASK_ENABLE
+_RDR_THRESH = R.INT_RDR_THRESH
 
 
 class EIP93Driver:
@@ -210,26 +212,35 @@ class EIP93Driver:
         self, words: tuple[int, ...], finish: Finish, stages: list[Stage], **context: Any
     ) -> Ticket:
         """Write one command into the next CDR slot and kick the engine (1.5 step 2)."""
-        slot = self.head if len(self._inflight) < self.entries else self.next_slot()
+        return self._submit(words, finish, stages, context)
+
+    def _submit(
+        self, words: tuple[int, ...], finish: Finish, stages: list[Stage], context: dict[str, Any]
+    ) -> Ticket:
+        inflight = self._inflight
+        slot = self.head if len(inflight) < self.entries else self.next_slot()
         offset = slot * DESCRIPTOR_SIZE
         rdr = self._rdr_mem
         # Zero words 0 and 7 of the RDR slot first: no stale ready bits.
         rdr[offset : offset + 4] = _ZERO_WORD
         rdr[offset + 28 : offset + 32] = _ZERO_WORD
-        self._cdr_mem[offset : offset + DESCRIPTOR_SIZE] = _DESC.pack(*words)
+        _DESC.pack_into(self._cdr_mem, offset, *words)
         ticket = Ticket(slot, finish, stages, context)
-        self._inflight[slot] = ticket
+        inflight[slot] = ticket
         self.head = (slot + 1) % self.entries
         try:
-            kicked = self.device.write_reg(R.CD_COUNT, 1)
+            kicked = self.device.write_reg(_CD_COUNT, 1)
         except EngineError:
             # The engine refused the kick (its rings are misprogrammed): take it back.
-            del self._inflight[slot]
+            del inflight[slot]
             self.head = slot
             self._cdr_mem[offset : offset + DESCRIPTOR_SIZE] = bytes(DESCRIPTOR_SIZE)
             raise
         self.stats.submitted += 1
-        self._route(kicked)
+        for job in kicked:  # each job's stages (built when read) to the ticket of its slot
+            owner = inflight.get(job.slot)
+            if owner is not None:
+                owner.stages.append(job)  # type: ignore[arg-type]
         return ticket
 
     def opening(self, first: Opening) -> list[Stage]:
@@ -247,14 +258,44 @@ class EIP93Driver:
         kind: str = "raw",
     ) -> None:
         """Append the driver's last stage of a completed request to ``ticket.stages``."""
-        ticket.stages.append(self.stage(decision, why, fidelity, args=args, data=data, kind=kind))
+        ticket.stages.append(
+            LazyStage(
+                "eip93.driver",
+                self.node,
+                decision,
+                why,
+                fidelity,
+                None,
+                data if self.device.snapshots else None,
+                kind,
+                None,
+                None,
+                args,
+            )
+        )
 
     def transact(
         self, words: tuple[int, ...], finish: Finish, first: Opening, context: dict[str, Any]
     ) -> Outcome:
         """``complete(submit(words, finish, opening(first), **context))``: one command
         through the rings (submit, the engine's run, poll) and its outcome."""
-        return self.complete(self.submit(words, finish, self.opening(first), **context))
+        decision, why, fidelity, args = first
+        stages: list[Stage] = [
+            LazyStage(
+                "eip93.driver",
+                self.node,
+                decision,
+                why,
+                fidelity,
+                None,
+                None,
+                "raw",
+                None,
+                None,
+                args,
+            )
+        ]
+        return self.complete(self._submit(words, finish, stages, context))
 
     def _route(self, jobs: list[Later]) -> None:
         """Give each job's stages (still to be built) to the ticket of its slot."""
@@ -269,7 +310,8 @@ class EIP93Driver:
         by one as mainline does; returns their outcomes (and any collected earlier)."""
         done, self._done = self._done, []
         dev, cdr, rdr = self.device, self._cdr_mem, self._rdr_mem
-        for _ in range(dev.read_reg(R.RD_COUNT)):
+        inflight = self._inflight
+        for _ in range(dev.read_reg(_RD_COUNT)):
             slot = self.tail
             offset = slot * DESCRIPTOR_SIZE
             result = bytes(rdr[offset : offset + DESCRIPTOR_SIZE])
@@ -277,12 +319,14 @@ class EIP93Driver:
             if words[0] & 3 != PE_READY or words[7] >> 22 & 3 != PE_READY:
                 self.stats.not_ready += 1  # the driver would spin; the model stops here
                 break
-            ticket = self._inflight.pop(slot, None)
+            ticket = inflight.pop(slot, None)
             cdr[offset : offset + 4] = _ZERO_WORD
             cdr[offset + 28 : offset + 32] = _ZERO_WORD
             self.tail = (slot + 1) % self.entries
             self.stats.completed += 1
-            self._route(dev.write_reg(R.RD_COUNT, 1))
+            kicked = dev.write_reg(_RD_COUNT, 1)
+            if kicked:
+                self._route(kicked)
             if ticket is None:
                 continue
             outcome = ticket.outcome = ticket.finish(self, words, ticket)
@@ -290,9 +334,9 @@ class EIP93Driver:
             outcome.result = result
             defer_stages(outcome)
             done.append(outcome)
-        if not dev.read_reg(R.RD_COUNT) and dev.raw_int & R.INT_RDR_THRESH:
-            dev.write_reg(R.INT_CLR, R.INT_RDR_THRESH)  # tasklet end: clear, then unmask
-            dev.write_reg(R.MASK_ENABLE, R.INT_RDR_THRESH)
+        if dev.raw_int & _RDR_THRESH and not dev.read_reg(_RD_COUNT):
+            dev.write_reg(_INT_CLR, _RDR_THRESH)  # tasklet end: clear, then unmask
+            dev.write_reg(_MASK_ENABLE, _RDR_THRESH)
         return done
 
     def complete(self, ticket: Ticket) -> Outcome:

@@ -162,9 +162,12 @@ class _DeferredOutcome(Outcome):
 def defer_stages(outcome: Outcome) -> None:
     """Let ``outcome`` build the :class:`~esplab.model.stage.Later` places in its stages
     when someone first reads them."""
-    items: list[Any] = outcome.stages
-    if type(outcome) is Outcome and any(type(item) is Later for item in items):
-        outcome.__class__ = _DeferredOutcome
+    if type(outcome) is Outcome:
+        items: list[Any] = outcome.stages
+        for item in items:
+            if type(item) is Later:
+                outcome.__class__ = _DeferredOutcome
+                return
 
 
 def stage_items(outcome: Outcome) -> list[Any]:
