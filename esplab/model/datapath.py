@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from esplab.errors import KernelError, PeerError
 from esplab.model.esp_ip import IpInfo, parse_ip
-from esplab.model.esp_output import esp_output_step
+from esplab.model.esp_output import esp_output
 from esplab.model.journey import Journey
 from esplab.model.l2 import count_conduit, count_cpu_port, dsa_tx_stages, ether_frame
 from esplab.model.netdev import NetDev
@@ -289,10 +289,7 @@ class Datapath(ReceivePath):
         """ESP output with each state of the bundle in turn, then the device's transmit
         (``info``: the packet's parsed header, for the first state)."""
         for state in states:
-            step = esp_output_step(self, walk, node, state, packet, dev_name, info, forwarded)
-            if step is None:
-                return
-            out = step(walk, packet)
+            out = esp_output(self, walk, node, state, packet, dev_name, info, forwarded)
             if out is None:
                 return
             packet = out

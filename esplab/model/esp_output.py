@@ -1,19 +1,18 @@
 """ESP output in the walk: the decisions (the SA's software view, a tunnel's MTU,
-offload_ok) and the step that protects each packet on the datapath the state selects
-(software ESP, the engine's authenc, crypto or packet offload), with the kernel's
-refusals before the device sees a packet. The walk (:class:`~esplab.model.datapath.
-Datapath`) takes the decisions once per packet and runs the step.
+offload_ok), then the packet protected on the datapath the state selects (software
+ESP, the engine's authenc, crypto or packet offload), with the kernel's refusals
+before the device sees a packet (:func:`esp_output`, called by
+:class:`~esplab.model.datapath.Datapath` for each state of a bundle).
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING
 
 from esplab.errors import BadArgument, DecodeError, KernelError
 from esplab.model import esp as esp_core
-from esplab.model.aead_path import aead_output_step, uses_engine_aead
-from esplab.model.engine_path import engine_output_step
+from esplab.model.aead_path import NO_TFM, aead_output, uses_engine_aead
+from esplab.model.engine_path import engine_output
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.esp_ivgen import generator_name
 from esplab.model.esp_tfc import state_mtu
@@ -21,7 +20,7 @@ from esplab.model.node import Node
 from esplab.model.offload_rules import OffloadVerdict, esp_length, offload_ok
 from esplab.model.pmtu import tunnel_too_big
 from esplab.model.stage import KERNEL_CHECKED_WHY, LazyStage
-from esplab.model.walk import EspStep, Walk, expire, refused_counter, software_sa
+from esplab.model.walk import Walk, expire, refused_counter, software_sa
 from esplab.model.xfrm.objects import XfrmState
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from esplab.model.esp_sa import EspSA
     from esplab.model.lab import Lab
 
-__all__ = ["OUTPUT_REFUSED", "TFC_WHY", "esp_output_step", "output_counter"]
+__all__ = ["OUTPUT_REFUSED", "TFC_WHY", "esp_output", "output_counter"]
 
 OFFLOADED = ("crypto", "packet")
 
@@ -59,7 +58,7 @@ def output_counter(exc: KernelError) -> str:
     return "XfrmOutStateExpired" if exc.errno_name == "EINVAL" else "XfrmOutStateProtoError"
 
 
-def esp_output_step(
+def esp_output(
     datapath: Datapath,
     walk: Walk,
     node: Node,
@@ -68,13 +67,12 @@ def esp_output_step(
     dev_name: str,
     info: IpInfo | None = None,
     forwarded: bool = False,
-) -> EspStep | None:
-    """The decisions of ESP output with ``state`` for ``packet`` (``info``: its
-    parsed header, when the caller has it; ``forwarded``: the node forwards it rather
-    than sends it): the SA's software view, a tunnel's MTU, offload_ok. Returns the
-    step that protects the packet on the datapath the state selects, or None when
-    a decision dropped it. The decisions hold for any packet of the same length
-    and headers; what changes per packet is in the step."""
+) -> bytes | None:
+    """ESP output of ``packet`` with ``state`` (``info``: its parsed header, when the
+    caller has it; ``forwarded``: the node forwards it rather than sends it): the
+    decisions (the SA's software view, a tunnel's MTU, offload_ok), then the packet
+    protected on the datapath the state selects. The ESP packet, or None when it was
+    dropped."""
     meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
     verdict = _NO_OFFLOAD
     lab = datapath.lab
@@ -122,30 +120,35 @@ def esp_output_step(
             )
             return None
     path = verdict.datapath
-    run: EspStep | None = None
     if path in OFFLOADED:
-        run = engine_output_step(lab, walk, node, state, dev_name, path, info)
-        if run is None:
-            return None
-        return partial(_offload_output, node, state, dev_name, run)
+        return _offload_output(lab, node, state, dev_name, path, info, walk, packet)
     # TFC padding is bounded by the route's MTU (esp_output: dst->child_mtu_cached).
     mtu = (node.path_mtu(state.dst) or node.dev(dev_name).mtu) if sa.tfcpad else None
-    if uses_engine_aead(lab, node):
-        run = aead_output_step(lab, node, state, mtu)
-    if run is None:
-        run = partial(_sw_encrypt, lab, node, state, sa, meta, verdict.reason, mtu, forwarded)
-    return partial(_sw_output, lab, node, state, sa, run)
+    return _sw_output(lab, node, state, sa, meta, verdict.reason, mtu, forwarded, walk, packet)
 
 
 def _sw_output(
-    lab: Lab, node: Node, state: XfrmState, sa: EspSA, run: EspStep, walk: Walk, packet: bytes
+    lab: Lab,
+    node: Node,
+    state: XfrmState,
+    sa: EspSA,
+    meta: dict[str, str],
+    reason: str,
+    mtu: int | None,
+    forwarded: bool,
+    walk: Walk,
+    packet: bytes,
 ) -> bytes | None:
-    """Software ESP output of ``packet`` (``run``: generic software ESP, or the
-    engine as its AEAD), with the kernel's refusals: a bad pin, the SA's hard
-    lifetime, sequence numbers exhausted."""
+    """Software ESP output of ``packet`` (generic software ESP, or the engine as its
+    AEAD), with the kernel's refusals: a bad pin, the SA's hard lifetime, sequence
+    numbers exhausted."""
     tap = f"{node.name}.xfrm.state"
     try:
-        return run(walk, packet)
+        if uses_engine_aead(lab, node):
+            out = aead_output(lab, node, state, mtu, walk, packet)
+            if out is not NO_TFM:
+                return out if isinstance(out, bytes) else None
+        return _sw_encrypt(lab, node, state, sa, meta, reason, mtu, forwarded, walk, packet)
     except (BadArgument, DecodeError) as exc:
         counter = refused_counter(walk, state)
         node.xfrm.mib.bump(counter)
@@ -216,18 +219,20 @@ def _sw_encrypt(
 
 
 def _offload_output(
+    lab: Lab,
     node: Node,
     state: XfrmState,
     dev_name: str,
-    run: EspStep,
+    path: str,
+    info: IpInfo | None,
     walk: Walk,
     packet: bytes,
 ) -> bytes | None:
-    """Crypto or packet offload output of ``packet`` through the engine (``run``,
-    from :func:`~esplab.model.engine_path.engine_output_step`), with the kernel's
-    refusals before the device sees it."""
+    """Crypto or packet offload output of ``packet`` through the engine
+    (:func:`~esplab.model.engine_path.engine_output`), with the kernel's refusals
+    before the device sees it."""
     try:
-        return run(walk, packet)
+        return engine_output(lab, walk, node, state, dev_name, path, info, packet)
     except KernelError as exc:
         # The kernel's own checks before the device sees the packet (xfrm_output_one:
         # xfrm_state_check_expire, the sequence number overflow) [C].

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
 
-from esplab.model.esp_input import esp_input_step
+from esplab.model.esp_input import esp_input
 from esplab.model.esp_ip import IpInfo, parse_ip
 from esplab.model.journey import Journey
 from esplab.model.l2 import (
@@ -202,10 +202,7 @@ class ReceivePath:
             _hold_fragment(walk, node, packet, info)
             return
         if local and (info.proto == IPPROTO_ESP or is_natt(info, packet)):
-            step = esp_input_step(self.lab, walk, node, dev_name, packet, info, dst)
-            if step is None:
-                return
-            inner = step(walk, packet)
+            inner = esp_input(self.lab, walk, node, dev_name, packet, info, dst)
             if inner is not None:
                 self._inner_input(walk, node, dev_name, inner, hops)
             return

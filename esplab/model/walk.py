@@ -9,7 +9,7 @@ The helpers read addresses and flow keys from raw headers (parsed once per hop b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Any
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IPPROTO_UDP",
-    "EspStep",
     "SendOptions",
     "Walk",
     "addr",
@@ -51,11 +50,6 @@ __all__ = [
 ]
 
 IPPROTO_UDP = 17
-
-#: An ESP step of a walk, once its decisions are taken: protect (or check and open) one
-#: packet, with what changes per packet (sequence number, IV, crypto, replay window,
-#: lifetime counts), adding its stages; the result, or None when it dropped the packet.
-EspStep = Callable[["Walk", bytes], "bytes | None"]
 
 
 @dataclass(frozen=True)
@@ -275,6 +269,37 @@ def tapname(node: Node, dev: str) -> str:
     return dev if node.role == "ap" else node.name
 
 
+class _HashedIPv4Address(IPv4Address):
+    """An IPv4Address that computes its hash once: a walk's lookups (routes, policies,
+    flows, neighbours) hash the same few addresses in every packet. It is an
+    IPv4Address in every other way, its name included."""
+
+    __slots__ = ("_hash",)
+
+    def __init__(self, address: object) -> None:
+        super().__init__(address)
+        self._hash = IPv4Address.__hash__(self)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+class _HashedIPv6Address(IPv6Address):
+    """:class:`_HashedIPv4Address` for IPv6."""
+
+    __slots__ = ("_hash",)
+
+    def __init__(self, address: object) -> None:
+        super().__init__(address)
+        self._hash = IPv6Address.__hash__(self)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+_HashedIPv4Address.__name__ = "IPv4Address"  # (its repr is an IPv4Address's)
+_HashedIPv6Address.__name__ = "IPv6Address"
+
 # Address objects by their packed bytes: a walk meets the same few addresses again
 # and again, and the objects are immutable.
 _ADDRS: dict[bytes, IPv4Address | IPv6Address] = {}
@@ -286,7 +311,7 @@ def addr(raw: bytes) -> IPv4Address | IPv6Address:
     if addr is None:
         if len(_ADDRS) >= _ADDRS_MAX:
             _ADDRS.clear()
-        addr = _ADDRS[raw] = IPv4Address(raw) if len(raw) == 4 else IPv6Address(raw)
+        addr = _ADDRS[raw] = _HashedIPv4Address(raw) if len(raw) == 4 else _HashedIPv6Address(raw)
     return addr
 
 
