@@ -198,6 +198,8 @@ class EIP93Driver:
 
     def next_slot(self) -> int:
         """The slot the next submission takes; RingFull (counted) when none is free."""
+        if len(self._inflight) < self.entries and self.probed:
+            return self.head
         if not self.probed:
             raise EngineError("the EIP-93 driver is not probed", hint="call probe() first")
         if len(self._inflight) >= self.entries:

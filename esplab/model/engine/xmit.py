@@ -131,7 +131,8 @@ def esp_tx(
         raise BadArgument(f"SA {sa.spi:#x} is inbound; TX needs an outbound SA")
     if sa.offload != offload:
         raise BadArgument(f"SA {sa.spi:#x} is a {sa.offload} offload SA, not {offload}")
-    check_iv(sa, iv)
+    if iv is not None:
+        check_iv(sa, iv)
     off = locate_esp(skb)[0] if esp_offset is None else esp_offset
     start = off + 8 + sa.iv_size
     if len(skb) < start:
@@ -163,7 +164,7 @@ def esp_tx(
     except RingFull as exc:
         drv.stats.tx_errors += 1
         return _drop(drv, drv.opening(first), "ring-full", str(exc), mib)
-    buf, mem = drv.buffer(slot)
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     mem[: len(skb)] = skb
     if sync:
         seq = int.from_bytes(skb[off + 4 : off + 8], "big")
@@ -321,7 +322,7 @@ def esp_rx(
     except RingFull as exc:
         drv.stats.rx_errors += 1
         return _drop(drv, drv.opening(first), "ring-full", str(exc), rx_status([], sa)[1])
-    buf, mem = drv.buffer(slot)
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     mem[: len(esp)] = esp
     words = (
         0x02000011,
