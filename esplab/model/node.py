@@ -434,7 +434,9 @@ class Node:
             owned = self._owned_raw = frozenset(
                 iface.ip.packed for dev in self.devs.values() for iface in dev.addrs
             )
-        return raw in owned or raw_loopback(raw)
+        if raw in owned:
+            return True
+        return raw[0] == 127 if len(raw) == 4 else raw == _V6_LOOPBACK  # raw_loopback
 
     def source_for(self, dev: str, version: int) -> IPAddress | None:
         """The first address of ``version`` on ``dev``; never a link-local one, which

@@ -53,7 +53,7 @@ def _martian_addrs(raw_dst: bytes, packet: bytes, version: int) -> bool:
     """A loopback destination or source, or (IPv6) a v4-mapped source: what IP input
     drops from a device (ip_route_input_slow; ip6_rcv_core, RFC 4291 2.5.5.2) [C]."""
     if version == 4:
-        return raw_loopback(raw_dst) or raw_loopback(packet[12:16])
+        return raw_dst[0] == 127 or packet[12] == 127  # raw_loopback of each
     src = packet[8:24]
     return raw_loopback(raw_dst) or raw_loopback(src) or src[:12] == _V4_MAPPED
 

@@ -156,6 +156,8 @@ class LazyStage(Stage):
     ) -> None:
         self.tap = tap
         self.device = device
+        if not args and ".md" in decision:
+            decision = cite(decision)
         _DECISION.__set__(self, decision)  # the template, until it is formatted
         self._args: tuple[Any, ...] | None = args or None
         self.why = cite(why) if ".md" in why else why
@@ -172,6 +174,8 @@ class LazyStage(Stage):
         args = self._args
         if args is not None:
             text = text.format(*args)
+            if ".md" in text:  # (as Stage cites its decision)
+                text = cite(text)
             _DECISION.__set__(self, text)
             self._args = None
         return text
@@ -211,16 +215,19 @@ class Captured:
 
 
 class Later:
-    """A place in a list of stages for stages still to be built by ``build()`` (their
-    content fixed by now; see :func:`build_in_place`); without ``keep_data`` their
-    snapshots are dropped, as a walk without tracing does. ``slot`` is the engine's ring
-    slot of a job's stages (-1 for none), by which the driver gives them to the request
-    in that slot."""
+    """A place in a list of stages for stages still to be built: ``build(arg)`` gives
+    them (their content fixed by now; see :func:`build_in_place`); without
+    ``keep_data`` their snapshots are dropped, as a walk without tracing does. ``slot``
+    is the engine's ring slot of a job's stages (-1 for none), by which the driver
+    gives them to the request in that slot."""
 
-    __slots__ = ("build", "keep_data", "slot")
+    __slots__ = ("arg", "build", "keep_data", "slot")
 
-    def __init__(self, build: Callable[[], list[Stage]], keep_data: bool, slot: int = -1) -> None:
+    def __init__(
+        self, build: Callable[[Any], list[Stage]], arg: Any, keep_data: bool, slot: int = -1
+    ) -> None:
         self.build = build
+        self.arg = arg
         self.keep_data = keep_data
         self.slot = slot
 
@@ -236,7 +243,7 @@ def build_in_place(items: list[Any]) -> list[Stage]:
             items[i] = LazyStage(*item)
             i += 1
         elif type(item) is Later:
-            built = item.build()
+            built = item.build(item.arg)
             if not item.keep_data:
                 for stage in built:
                     stage.data = None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from esplab.layers.crypto_desc import HOST_READY, PE_READY
@@ -136,25 +135,23 @@ class Engine:
         return (
             result,
             Later(
-                partial(
-                    job_stages,
-                    (
-                        self.node,
-                        self.snapshots,
-                        slot,
-                        cmd,
-                        result,
-                        words,
-                        length,
-                        out_len,
-                        job,
-                        p,
-                        level,
-                        record,
-                        state,
-                        body,
-                        self._shown or job,
-                    ),
+                job_stages,
+                (
+                    self.node,
+                    self.snapshots,
+                    slot,
+                    cmd,
+                    result,
+                    words,
+                    length,
+                    out_len,
+                    job,
+                    p,
+                    level,
+                    record,
+                    state,
+                    body,
+                    self._shown or job,
                 ),
                 True,
                 slot,
