@@ -127,9 +127,14 @@ class Datapath(ReceivePath):
             f"{node}.out",
             node,
             "{} sends {} bytes",
-            data=packet,
-            meta={"len": len(packet)},
-            args=(node, len(packet)),
+            "",
+            "C",
+            None,
+            packet,
+            "ip",
+            None,
+            {"len": len(packet)},
+            (node, len(packet)),
         )
         self._output(walk, src, packet, dev, hops=0)
         if not journey.verdict:
@@ -218,7 +223,13 @@ class Datapath(ReceivePath):
             name,
             "{} via {} dev {}" if via else "{} dev {}",
             f"longest-prefix match: {node.route_text(route)}",
-            args=(dst, nexthop, dev_name) if via else (dst, dev_name),
+            "C",
+            None,
+            None,
+            "ip",
+            None,
+            None,
+            (dst, nexthop, dev_name) if via else (dst, dev_name),
         )
         # XFRM output: policy, state, datapath.
         key = flow_key(info, packet, src, dst, dev_name)
@@ -245,7 +256,13 @@ class Datapath(ReceivePath):
                 name,
                 "policy {} -> {} dir out priority {}: ipsec",
                 "the flow matches an outbound policy with templates",
-                args=(policy.sel.src, policy.sel.dst, policy.priority),
+                "C",
+                None,
+                None,
+                "ip",
+                None,
+                None,
+                (policy.sel.src, policy.sel.dst, policy.priority),
             )
         else:
             walk.add(
@@ -438,7 +455,7 @@ class Datapath(ReceivePath):
         counters.tx_packets += 1
         counters.tx_bytes += len(frame)
         tname = tapname(node, dev_name)
-        walk.record(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1}, kind="ip")
+        walk.record(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1})
         if dev.kind == "dsa-user" and dev.switch_port is not None:
             count_conduit(node, dev, frame, tx=True)
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))

@@ -145,8 +145,10 @@ def _sw_open(
         "K",
         None,
         res.packet,
-        meta={"spi": spi, "seq": res.seq, "datapath": "sw"},
-        args=(state.spi, res.seq, res.next_header, res.pad_len),
+        "ip",
+        None,
+        {"spi": spi, "seq": res.seq, "datapath": "sw"},
+        (state.spi, res.seq, res.next_header, res.pad_len),
     )
     return res.packet
 

@@ -105,8 +105,12 @@ def esp_output(
             "offload_ok: {} ({})",
             verdict.why or verdict.reason,
             verdict.fidelity,
-            meta=meta,
-            args=("yes" if verdict.datapath in OFFLOADED else "no", verdict.reason),
+            None,
+            None,
+            "ip",
+            None,
+            meta,
+            ("yes" if verdict.datapath in OFFLOADED else "no", verdict.reason),
         )
         if verdict.datapath == "drop":
             node.xfrm.mib.bump("XfrmOutError")

@@ -171,7 +171,10 @@ class ReceivePath:
             "C",
             {"rx_packets": 1},
             packet,
-            args=(node.name, dev_name, len(frame)),
+            "ip",
+            None,
+            None,
+            (node.name, dev_name, len(frame)),
         )
         self._input(walk, node, dev_name, packet, hops, info)
 
@@ -246,8 +249,14 @@ class ReceivePath:
                 f"{node.name}.deliver",
                 node.name,
                 "delivered to {} (proto {}, {} bytes)",
-                data=packet,
-                args=(dst, info.proto, len(packet)),
+                "",
+                "C",
+                None,
+                packet,
+                "ip",
+                None,
+                None,
+                (dst, info.proto, len(packet)),
             )
             if info.proto in (1, 58):
                 self._learn_pmtu(walk, node, packet, info)
@@ -384,7 +393,10 @@ class ReceivePath:
                 return False
             # Else allowed, unless a tunnel (or BEET) SA decapsulated the packet
             # (secpath_has_nontransport -> xfrm_secpath_reject, XfrmInNoPols) [C].
-            if not any(x.mode != "transport" for x in walk.secpath):
+            for x in walk.secpath:
+                if x.mode != "transport":
+                    break
+            else:
                 return True
             node.xfrm.mib.bump("XfrmInNoPols")
             x = walk.secpath[-1]
@@ -413,9 +425,10 @@ class ReceivePath:
                 f"the {direction} policy blocks this flow",
             )
             return False
-        if any(x.is_packet_offload for x in walk.secpath):
-            # Packet offload: the check is CRYPTO_DONE and CRYPTO_SUCCESS, no MIB change.
-            return True
+        for x in walk.secpath:
+            if x.is_packet_offload:
+                # Packet offload: the check is CRYPTO_DONE and CRYPTO_SUCCESS, no MIB change.
+                return True
         for tmpl in policy.templates:
             if tmpl.level == "use":
                 continue

@@ -259,22 +259,29 @@ class EIP93Driver:
         data: bytes,
         kind: str = "raw",
     ) -> None:
-        """Append the driver's last stage of a completed request to ``ticket.stages``."""
-        ticket.stages.append(
-            LazyStage(
-                "eip93.driver",
-                self.node,
-                decision,
-                why,
-                fidelity,
-                None,
-                data if self.device.snapshots else None,
-                kind,
-                None,
-                None,
-                args,
+        """Append the driver's last stage of a completed request to ``ticket.stages``
+        (as its arguments, built when read, while snapshots are off)."""
+        node = self.node
+        if self.device.snapshots:
+            ticket.stages.append(
+                LazyStage(
+                    "eip93.driver",
+                    node,
+                    decision,
+                    why,
+                    fidelity,
+                    None,
+                    data,
+                    kind,
+                    None,
+                    None,
+                    args,
+                )
             )
-        )
+        else:
+            ticket.stages.append(
+                ("eip93.driver", node, decision, why, fidelity, None, None, kind, None, None, args)  # type: ignore[arg-type]
+            )
 
     def transact(
         self, words: tuple[int, ...], finish: Finish, first: Opening, context: dict[str, Any]
@@ -282,21 +289,9 @@ class EIP93Driver:
         """``complete(submit(words, finish, opening(first), **context))``: one command
         through the rings (submit, the engine's run, poll) and its outcome."""
         decision, why, fidelity, args = first
-        stages: list[Stage] = [
-            LazyStage(
-                "eip93.driver",
-                self.node,
-                decision,
-                why,
-                fidelity,
-                None,
-                None,
-                "raw",
-                None,
-                None,
-                args,
-            )
-        ]
+        stage = ("eip93.driver", self.node, decision, why, fidelity, None, None, "raw", None, None)
+        # (as its arguments, built when read, while snapshots are off)
+        stages: list[Any] = [LazyStage(*stage, args) if self.device.snapshots else (*stage, args)]
         return self.complete(self._submit(words, finish, stages, context))
 
     def _route(self, jobs: list[Later]) -> None:

@@ -160,12 +160,12 @@ class _DeferredOutcome(Outcome):
 
 
 def defer_stages(outcome: Outcome) -> None:
-    """Let ``outcome`` build the :class:`~esplab.model.stage.Later` places in its stages
-    when someone first reads them."""
+    """Let ``outcome`` build the places in its stages still to be built
+    (:func:`~esplab.model.stage.build_in_place`) when someone first reads them."""
     if type(outcome) is Outcome:
         items: list[Any] = outcome.stages
         for item in items:
-            if type(item) is Later:
+            if type(item) is Later or type(item) is tuple:
                 outcome.__class__ = _DeferredOutcome
                 return
 
