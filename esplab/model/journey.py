@@ -153,7 +153,7 @@ class JourneyLog:
         self.next_id = 1
 
     def new(self, origin: str) -> Journey:
-        journey = Journey(id=self.next_id, origin=origin)
+        journey = Journey(self.next_id, origin)
         self.next_id += 1
         self._ring.append(journey)
         return journey

@@ -132,23 +132,24 @@ class Engine:
         else:
             st.succeeded += 1
             st.bytes_out += len(out)
+        snap = self.snapshots
         return (
             result,
             Later(
                 job_stages,
-                (
+                (  # (the bytes only snapshots show are kept only while they are on)
                     self.node,
-                    self.snapshots,
+                    snap,
                     slot,
-                    cmd,
-                    result,
+                    cmd if snap else None,
+                    result if snap else None,
                     words,
                     length,
                     out_len,
                     job,
                     p,
                     level,
-                    record,
+                    record if snap else None,
                     state,
                     body,
                     self._shown or job,
