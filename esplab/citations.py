@@ -12,7 +12,7 @@ notes name but nobody can open (vendor code without a public repository) are
 said to be so.
 
 :func:`cite` rewrites every ``NOTE.md SECTION[, SECTION...]`` in a text into those
-sources; journey stages (:class:`esplab.model.stages.Stage`) and messages pass
+sources; journey stages (:class:`esplab.model.stage.Stage`) and messages pass
 their text through it, and ``help sources`` lists the table.
 """
 

@@ -38,7 +38,7 @@ __all__ = [
     "write_capture",
 ]
 
-# Snapshot kind (esplab.model.stages) -> link type.
+# Snapshot kind (esplab.model.stage) -> link type.
 KIND_LINKTYPES = {
     "ip": LINKTYPE_RAW,
     "ether": LINKTYPE_ETHERNET,

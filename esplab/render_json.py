@@ -69,7 +69,7 @@ def plain(value: Any) -> Any:
     other object as text."""
     from scapy.packet import Packet
 
-    from esplab.model.stages import Journey
+    from esplab.model.stage import Journey
 
     if value is None or isinstance(value, (bool, int, float, str)):
         return value

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from esplab.diff import EspOpened
     from esplab.model.kernel.esp.sa import EspSA
-    from esplab.model.stages import Captured
+    from esplab.model.stage import Captured
 
 __all__ = [
     "Operand",

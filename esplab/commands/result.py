@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scapy.packet import Packet
 
-    from esplab.model.stages import Journey
+    from esplab.model.stage import Journey
 
 __all__ = [
     "ByteView",

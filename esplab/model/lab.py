@@ -11,8 +11,8 @@ from esplab.errors import NoSuchNode
 from esplab.model.kernel.drivers.airoha_eth import PortOffload
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.xfrm.offload import OffloadDevice
-from esplab.model.kernel.xfrm.tables import Epoch, XfrmNode
-from esplab.model.stages import Captures, JourneyLog
+from esplab.model.kernel.xfrm.tables import XfrmNode
+from esplab.model.stage import Captures, JourneyLog
 from esplab.model.topology import LINKS, build_nodes
 
 if TYPE_CHECKING:
@@ -91,14 +91,11 @@ class Lab:
         # Called with (node, packet) for every packet delivered locally (a real peer
         # answers echo requests for the emulated nodes it pings).
         self.deliver_hooks: list[Callable[[str, bytes], None]] = []
-        # Counts SAD and SPD changes on every node (what a flow cache's plan checks).
-        self.xfrm_epoch = Epoch()
         for node in self.nodes.values():
             node.xfrm = XfrmNode(
                 name=node.name,
                 resolve_dev=self._resolver(node.name),
                 on_state=self._state_hook(node.name),
-                epoch=self.xfrm_epoch,
                 # What the kernel draws at random (allocspi's SPI), from the lab's seed.
                 rng=random.Random(f"{self.settings.seed}:{node.name}:xfrm"),
             )

@@ -19,7 +19,7 @@ from ipaddress import IPv4Interface
 from typing import TYPE_CHECKING
 
 from esplab.errors import PeerError
-from esplab.model.stages import Journey, Stage
+from esplab.model.stage import Journey, Stage
 from esplab.peer.client import KernelPeer, RunResult
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
-from esplab.model.fidelity import KERNEL_CHECKED
+from esplab.model.stage import KERNEL_CHECKED
 
 __all__ = ["KERNEL_CHECKED", "KNOWN", "KnownDifference", "known_for"]
 

@@ -18,7 +18,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from esplab.model.stages import Journey, Stage
+from esplab.model.stage import Journey, Stage
 from esplab.picture.svg import DROP, ROLE_COLOURS, journey_svg
 
 if TYPE_CHECKING:

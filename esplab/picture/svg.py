@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from esplab.model.stages import Journey, Stage
+from esplab.model.stage import Journey, Stage
 
 __all__ = ["BOXES", "ROLE_COLOURS", "box_of", "journey_svg"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from esplab.commands.result import JourneyResult, TableResult, TextResult
 from esplab.commands.session import Session
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 
 __all__ = ["journey", "table", "text"]
 

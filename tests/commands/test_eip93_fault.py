@@ -8,7 +8,7 @@ import pytest
 from esplab.commands.result import JourneyResult, MessageResult, PacketResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, NotFound
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 from tests.commands import seed
 
 IV = "000102030405060708090a0b0c0d0e0f"

@@ -9,7 +9,7 @@ from scapy.layers.inet6 import ICMPv6TimeExceeded, IPv6
 
 from esplab.commands.session import Session
 from esplab.model.journey.walk import decrease_ttl
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 from tests.commands.results import journey as send
 
 

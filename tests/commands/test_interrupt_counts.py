@@ -1,5 +1,5 @@
 """Ctrl-C in the middle of a long ``send ... count N`` leaves every count consistent, on
-every datapath, walked packet by packet or replayed by the flow cache: the packets sent
+every datapath, with tracing on or off: the packets sent
 are those delivered plus those dropped, and each SA counts exactly the packets the wire
 carried."""
 
@@ -65,7 +65,7 @@ def _lab(datapath: str, *, tracing: bool, host_sa: bool = True) -> Session:
     return session
 
 
-@pytest.mark.parametrize("tracing", [False, True], ids=["flow-cache", "walked"])
+@pytest.mark.parametrize("tracing", [False, True], ids=["tracing-off", "tracing-on"])
 @pytest.mark.parametrize("datapath", list(DATAPATHS))
 def test_an_interrupted_run_counts_every_packet_once(datapath: str, tracing: bool) -> None:
     session = _lab(datapath, tracing=tracing)
@@ -86,7 +86,7 @@ def test_an_interrupted_run_counts_every_packet_once(datapath: str, tracing: boo
     assert session.history[-1] == SEND.replace("count 100000", f"count {sent}")
 
 
-@pytest.mark.parametrize("tracing", [False, True], ids=["flow-cache", "walked"])
+@pytest.mark.parametrize("tracing", [False, True], ids=["tracing-off", "tracing-on"])
 def test_an_interrupted_run_of_drops_counts_them(tracing: bool) -> None:
     # The host has no SA: every packet is dropped there (XfrmInNoStates).
     session = _lab("crypto", tracing=tracing, host_sa=False)

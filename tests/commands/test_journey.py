@@ -9,7 +9,7 @@ from scapy.packet import Raw
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument, KernelError, NoSuchPacket, NotFound, PacketExpressionError
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 from tests.commands import seed
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from esplab.commands.session import Session
 from esplab.errors import KernelError, NotFound
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 from tests.commands import seed
 from tests.commands.results import journey as send
 

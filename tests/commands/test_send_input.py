@@ -10,7 +10,7 @@ from esplab.commands.parser import SEQ_MAX, iv_sizes, parse_iv, parse_seq
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 from tests.commands import seed
 
 

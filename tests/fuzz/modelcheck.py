@@ -6,7 +6,7 @@ A path reads as Python would reach the value from the session
 first path only. A dataclass field declared ``init=False, repr=False, compare=False``
 is a lookup cache (``Node._routes_for``: derived, forgotten by ``invalidate``) and is
 left out. A journey's stages format their text when first read
-(LazyTextStage), so :func:`before` flattens twice and keeps the second: only what the
+(LazyStage), so :func:`before` flattens twice and keeps the second: only what the
 command did is seen.
 """
 

@@ -47,7 +47,7 @@ LOADED = (
     "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 7 mode transport\n"
 )
 #: Where a load keeps what ran before its bad line.
-XFRM_PLACES = ("lab.nodes['host'].xfrm.", "lab.nodes['host'].xfrm:", "lab.xfrm_epoch.")
+XFRM_PLACES = ("lab.nodes['host'].xfrm.", "lab.nodes['host'].xfrm:")
 WORDS = (
     "0x", "spi", "src", "dst", "proto", "esp", "ah", "mode", "tunnel", "auth", "enc", "aead",
     "sha1", "aes", "0x00", "128", "-1", "99999999999999999999", "\\", "'", '"', ",", '""',

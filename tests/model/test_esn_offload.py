@@ -19,7 +19,7 @@ from esplab.citations import cite
 from esplab.commands.result import TextResult
 from esplab.commands.session import Session
 from esplab.model.kernel.drivers.eip93.sa_add import ESN_NOT_OFFLOADED_WHY
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 from tests.commands import seed
 from tests.commands.results import journey as send
 

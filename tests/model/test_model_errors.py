@@ -65,7 +65,8 @@ def test_the_scan_sees_each_way_of_reaching_bad_argument() -> None:
 
 def test_no_model_module_imports_bad_argument() -> None:
     modules = sorted(MODEL.rglob("*.py"))
-    assert len(modules) > 100  # the whole model, sub-folders included
+    # the whole model, sub-folders included
+    assert {p.parent.name for p in modules} >= {"eip93", "esp", "xfrm", "journey", "iproute2"}
     offenders = {
         str(path.relative_to(MODEL)): uses
         for path in modules

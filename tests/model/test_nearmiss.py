@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from esplab.commands.result import JourneyResult
 from esplab.commands.session import Session
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 from tests.commands import seed
 
 SEND = 'send ap wan IP(dst="192.0.2.2")/UDP(dport=5201)/Raw(b"x"*8)'

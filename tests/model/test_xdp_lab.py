@@ -15,7 +15,7 @@ from esplab.model.kernel.xdp.consts import AttachMode, Benchmark, BindFlag, XskM
 from esplab.model.kernel.xdp.program import XskRedirect
 from esplab.model.kernel.xdp.umem import FrameState
 from esplab.model.lab import Lab
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 
 
 @pytest.fixture

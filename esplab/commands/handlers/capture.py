@@ -17,7 +17,7 @@ from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import MessageResult, PacketResult, Result, TableResult, TextResult
 from esplab.errors import BadArgument, CaptureFileError, NoSuchPacket
-from esplab.model.stages import Captured
+from esplab.model.stage import Captured
 
 __all__ = ["COMMANDS", "EPOCH_NS", "capture_records", "sa_entries"]
 

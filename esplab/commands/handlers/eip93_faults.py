@@ -181,7 +181,6 @@ def _swap_tfm(driver: EIP93Driver, tfm: Any, direction: str) -> Result:
     before = driver.memory.read(addr + 0x28, 0x40)
     after = b"".join(before[i : i + 4][::-1] for i in range(0, 0x40, 4))
     driver.memory.write(addr + 0x28, after)
-    driver.plans.pop(addr, None)
     injected = addr not in tfm.swapped
     (tfm.swapped.add if injected else tfm.swapped.discard)(addr)
     label = f"SPI {tfm.spi:#x} {tfm.name} {'decrypt' if direction == 'in' else 'encrypt'}"

@@ -397,9 +397,7 @@ COMMANDS = (
         "leaves unset comes from the lab.\nseq and iv pin the ESP sequence number and IV of a "
         "routed packet, so a packet captured on a board can be reproduced bit for bit.\n"
         "Ctrl-C stops a count between two packets; the history keeps the count reached.\n"
-        "With tracing off, a count of 1000 or more walks the second packet as a plan and "
-        "replays it for the rest (the same journeys and counters, faster); anything but "
-        "counters that a walk changes stops the replay.",
+        "Every packet of a count is walked stage by stage, as one send is.",
     ),
     Command(
         name="ping",

@@ -7,7 +7,7 @@ from esplab.commands.parser import Invocation, parse_int
 from esplab.commands.registry import Command, Param
 from esplab.commands.result import JourneyResult, MessageResult, Result, journey_data
 from esplab.errors import BadArgument, NoSuchPacket, NotFound
-from esplab.model.stages import FIDELITY, Journey
+from esplab.model.stage import FIDELITY, Journey
 
 __all__ = ["COMMANDS"]
 

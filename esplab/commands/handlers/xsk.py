@@ -29,7 +29,7 @@ from esplab.model.journey.xdp import XdpLab, lab_xdp
 from esplab.model.kernel.xdp.consts import BindFlag
 from esplab.model.kernel.xdp.rings import Ring, XskDesc
 from esplab.model.kernel.xdp.umem import FrameState
-from esplab.model.stages import decode_snapshot
+from esplab.model.stage import decode_snapshot
 
 __all__ = ["COMMANDS", "XSK_SUBCOMMANDS"]
 

@@ -7,7 +7,6 @@ on the generic software crypto instead.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from esplab.model.journey.engine_path import (
@@ -17,7 +16,6 @@ from esplab.model.journey.engine_path import (
     rx_failed,
     software_finish,
 )
-from esplab.model.journey.walk import EspStep
 from esplab.model.kernel.esp import core as esp_core
 from esplab.model.kernel.esp.ip import locate_esp
 from esplab.model.kernel.esp.layout import esp_head_len
@@ -28,7 +26,10 @@ if TYPE_CHECKING:
     from esplab.model.kernel.xfrm.objects import XfrmState
     from esplab.model.lab import Lab
 
-__all__ = ["aead_input", "aead_output_step", "key_stage", "uses_engine_aead"]
+__all__ = ["NO_TFM", "aead_input", "aead_output", "key_stage", "uses_engine_aead"]
+
+#: What :func:`aead_output` returns when the driver has no transform for the state.
+NO_TFM = object()
 
 
 def _tfm(lab: Lab, state: XfrmState) -> Any:
@@ -66,7 +67,7 @@ def key_stage(walk: Any, tfm: Any) -> None:
     transform that has one (mainline's truncation, or the labelled fix) [C]."""
     if tfm.key_note:
         from esplab.model.kernel.drivers.eip93.aead import LONG_KEY_WHY
-        from esplab.model.stages import Stage
+        from esplab.model.stage import Stage
 
         walk.add(Stage("eip93.driver", "eip93", tfm.key_note, why=LONG_KEY_WHY, fidelity="C"))
 
@@ -77,21 +78,16 @@ def uses_engine_aead(lab: Lab, node: Node) -> bool:
     return node.role == "ap" and lab.settings.crypto_provider == "eip93"
 
 
-def aead_output_step(
-    lab: Lab, node: Node, state: XfrmState, mtu: int | None = None
-) -> EspStep | None:
-    """sw+aead TX: the step that runs the kernel's ESP with the engine as its AEAD, or
-    None when the driver has no transform for these algorithms (generic software
-    crypto then runs). ``mtu``: the route's, which bounds TFC padding."""
+def aead_output(
+    lab: Lab, node: Node, state: XfrmState, mtu: int | None, walk: Any, packet: bytes
+) -> bytes | object | None:
+    """sw+aead TX: the kernel's ESP with the engine as its AEAD; the ESP packet, None
+    for a drop, or :data:`NO_TFM` when the driver has no transform for these
+    algorithms (generic software crypto then runs). ``mtu``: the route's, which bounds
+    TFC padding."""
     tfm = _tfm(lab, state)
     if tfm is None:
-        return None
-    return partial(_aead_tx, lab, node, state, tfm, mtu)
-
-
-def _aead_tx(
-    lab: Lab, node: Node, state: XfrmState, tfm: Any, mtu: int | None, walk: Any, packet: bytes
-) -> bytes | None:
+        return NO_TFM
     runtime = lab.sa_runtime(node.name)
     sa = runtime.get(state)
     esp_core.check_pins(sa, walk.opts.seq, walk.opts.iv)  # (as software ESP: first)

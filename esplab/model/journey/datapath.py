@@ -9,7 +9,7 @@ Airoha descriptor on lan ports), the wire, the peer's receive, XFRM input
 Every decision becomes a Stage with its reason and fidelity tag; a drop is a
 stage too, with the counter it bumped. Snapshots are bytes, taken only while
 tracing is on. Decision lines that format addresses are formatted when read
-(``LazyTextStage``); each hop parses the IP header once and passes it on. What a
+(``LazyStage``); each hop parses the IP header once and passes it on. What a
 walk carries is :class:`~esplab.model.journey.walk.Walk`; path MTU is in
 :mod:`~esplab.model.journey.pmtu`.
 """
@@ -22,19 +22,36 @@ from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
 from esplab.errors import KernelError, PeerError
-from esplab.model.journey.esp_output import esp_output_step
-from esplab.model.journey.l2 import count_conduit, count_cpu_port, dsa_tx_stages, ether_frame
+from esplab.model.journey.esp_output import esp_output
+from esplab.model.journey.l2 import (
+    count_conduit,
+    count_cpu_port,
+    dsa_tx_stages,
+    ether_frame,
+)
 from esplab.model.journey.pmtu import too_big
 from esplab.model.journey.receive import ReceivePath
-from esplab.model.journey.walk import SendOptions, Walk, addrs, flow_key, policy_refused, tapname
-from esplab.model.kernel.esp.ip import IpInfo, parse_ip
+from esplab.model.journey.walk import (
+    SendOptions,
+    Walk,
+    addrs,
+    flow_key,
+    policy_refused,
+    tapname,
+)
+from esplab.model.kernel.esp.ip import (
+    IpInfo,
+    parse_ip,
+)
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.netdev import NetDev
-from esplab.model.kernel.xfrm.objects import Flow, XfrmState
-from esplab.model.stages import Journey, LazyTextStage, Stage
+from esplab.model.kernel.xfrm.objects import (
+    Flow,
+    XfrmState,
+)
+from esplab.model.stage import Journey, LazyStage, Stage
 
 if TYPE_CHECKING:
-    from esplab.model.accel.flowcache import FlowPlan
     from esplab.model.lab import Lab
 
 __all__ = ["Datapath", "SendOptions", "SendRun"]
@@ -80,48 +97,15 @@ class Datapath(ReceivePath):
         stop: Callable[[], bool] | None = None,
     ) -> SendRun:
         """Send ``packet`` ``count`` times (``opts(n)``: the pins of the n-th, from 0),
-        until ``stop()`` says so. A long run without pins and with tracing off (at least
-        :data:`~esplab.model.accel.flowcache.MIN_RUN` packets) replays the second journey's
-        plan for the rest (:mod:`~esplab.model.accel.flowcache`). The journeys themselves stay
+        until ``stop()`` says so; every packet is walked. The journeys themselves stay
         in the journey ring only (a run that held them all would grow without limit,
         and slow the garbage collector's passes by a fifth); the run keeps their ids."""
-        from esplab.model.accel.flowcache import MIN_RUN
-
         run = SendRun()
-        lab = self.lab
-        cache = None
-        # (an XDP program sees the frames its port receives: walk every packet)
-        xdp = lab.xdp_state is not None and lab.xdp_state.programs_attached()
-        # (a real peer takes every frame itself: walk every packet)
-        if (
-            opts is None
-            and count >= MIN_RUN
-            and not lab.settings.tracing
-            and not xdp
-            and not lab.real_peers
-        ):
-            from esplab.model.accel.flowcache import FlowCache
-
-            cache = FlowCache(self, node, dev, packet)
         for n in range(count):
-            if cache is not None:
-                journey = cache.send()
-            else:
-                journey = self.send(node, dev, packet, None if opts is None else opts(n))
-            run.add(journey)
+            run.add(self.send(node, dev, packet, None if opts is None else opts(n)))
             if stop is not None and stop():
                 break
         return run
-
-    def record(self, node: str, dev: str | None, packet: bytes) -> tuple[Journey, FlowPlan | None]:
-        """Send ``packet`` once, recording the walk's plan (None when it cannot be
-        replayed)."""
-        walk = self._send(node, dev, packet, _NO_PINS, record=True)
-        recorder = walk.recorder
-        assert recorder is not None
-        walk.recorder = None  # (the walk and its recorder held each other)
-        out_dev = None if dev is None else self.lab.node(node).dev(dev)
-        return walk.journey, recorder.finish(walk, out_dev)
 
     def check_dev(self, node: str, dev: str | None) -> Node:
         """The sending node, when ``dev`` (if given) is up: else ENETDOWN."""
@@ -138,10 +122,8 @@ class Datapath(ReceivePath):
         dev: str | None,
         packet: bytes,
         opts: SendOptions,
-        *,
-        record: bool = False,
     ) -> Walk:
-        """The walk of one packet sent (``record``: with a recorder riding along)."""
+        """The walk of one packet sent."""
         lab = self.lab
         if node in lab.real_peers:
             raise PeerError(
@@ -152,19 +134,18 @@ class Datapath(ReceivePath):
         lab.engine_snapshots(lab.settings.tracing)
         journey = lab.journeys.new(f"{node}" + (f" {dev}" if dev else ""))
         walk = Walk(lab, journey, opts)
-        if record:
-            from esplab.model.accel.flowcache import Recorder
-
-            walk.recorder = Recorder(lab, journey, walk)
-        walk.add(
-            Stage(
-                f"{node}.out",
-                node,
-                f"{node} sends {len(packet)} bytes",
-                data=packet,
-                kind="ip",
-                meta={"len": len(packet)},
-            )
+        walk.record(
+            f"{node}.out",
+            node,
+            "{} sends {} bytes",
+            "",
+            "C",
+            None,
+            packet,
+            "ip",
+            None,
+            {"len": len(packet)},
+            (node, len(packet)),
         )
         self._output(walk, src, packet, dev, hops=0)
         if not journey.verdict:
@@ -248,17 +229,18 @@ class Datapath(ReceivePath):
         dev_name = bound or route.dev
         via = route.via if route.dev == dev_name else None
         nexthop = via or dst
-        walk.add(
-            LazyTextStage(
-                f"{name}.route",
-                name,
-                "{} via {} dev {}" if via else "{} dev {}",
-                f"longest-prefix match: {node.route_text(route)}",
-                "C",
-                None,
-                None,
-                args=(dst, nexthop, dev_name) if via else (dst, dev_name),
-            )
+        walk.record(
+            f"{name}.route",
+            name,
+            "{} via {} dev {}" if via else "{} dev {}",
+            f"longest-prefix match: {node.route_text(route)}",
+            "C",
+            None,
+            None,
+            "ip",
+            None,
+            None,
+            (dst, nexthop, dev_name) if via else (dst, dev_name),
         )
         # XFRM output: policy, state, datapath.
         key = flow_key(info, packet, src, dst, dev_name)
@@ -280,15 +262,18 @@ class Datapath(ReceivePath):
             policy_refused(walk, name, decision, node.xfrm.states, Flow(*key))
             return
         if policy:
-            walk.add(
-                LazyTextStage(
-                    f"{name}.xfrm.policy(out)",
-                    name,
-                    "policy {} -> {} dir out priority {}: ipsec",
-                    "the flow matches an outbound policy with templates",
-                    "C",
-                    args=(policy.sel.src, policy.sel.dst, policy.priority),
-                )
+            walk.record(
+                f"{name}.xfrm.policy(out)",
+                name,
+                "policy {} -> {} dir out priority {}: ipsec",
+                "the flow matches an outbound policy with templates",
+                "C",
+                None,
+                None,
+                "ip",
+                None,
+                None,
+                (policy.sel.src, policy.sel.dst, policy.priority),
             )
         else:
             walk.add(
@@ -330,14 +315,9 @@ class Datapath(ReceivePath):
         info: IpInfo | None = None,
     ) -> None:
         """ESP output with each state of the bundle in turn, then the device's transmit
-        (``info``: the packet's parsed header, for the first state). A recording walk
-        (:mod:`~esplab.model.accel.flowcache`) notes each ESP step as one to run again."""
-        for i, state in enumerate(states):
-            step = esp_output_step(self, walk, node, state, packet, dev_name, info, forwarded)
-            if step is None:
-                return
-            then = (node, states[i + 1 :], dev_name, nexthop, hops, forwarded)
-            out = walk.run_step(step, packet, then, output=True)
+        (``info``: the packet's parsed header, for the first state)."""
+        for state in states:
+            out = esp_output(self, walk, node, state, packet, dev_name, info, forwarded)
             if out is None:
                 return
             packet = out
@@ -359,7 +339,7 @@ class Datapath(ReceivePath):
         ``lo`` and it comes straight back in (``ip route show table local``) [C]."""
         name = node.name
         walk.add(
-            LazyTextStage(
+            LazyStage(
                 f"{name}.route",
                 name,
                 "{} is local: dev lo",
@@ -486,25 +466,14 @@ class Datapath(ReceivePath):
         counters.tx_packets += 1
         counters.tx_bytes += len(frame)
         tname = tapname(node, dev_name)
-        walk.add(Stage(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1}))
+        walk.record(f"{tname}.tx", dev_name, decision, "", "C", {"tx_packets": 1})
         if dev.kind == "dsa-user" and dev.switch_port is not None:
             count_conduit(node, dev, frame, tx=True)
             walk.extend(dsa_tx_stages(frame, dev.switch_port, dev_name, walk.snap))
         else:
             if dev.kind == "gdm" and node.is_conduit(dev_name):
                 count_cpu_port(dev, frame)  # sent on the conduit itself, untagged
-            walk.add(
-                Stage(
-                    f"{tname}.wire",
-                    dev_name,
-                    "on the wire",
-                    "",
-                    "C",
-                    {},
-                    frame if walk.snap else None,
-                    "ether",
-                )
-            )
+            walk.record(f"{tname}.wire", dev_name, "on the wire", "", "C", None, frame, "ether")
         peer = self.lab.peer_of(node.name, dev_name)
         if peer is None:
             walk.journey.verdict = f"sent out {dev_name} (nothing connected)"

@@ -4,7 +4,7 @@ is in :mod:`~esplab.model.journey.aead_path`.
 * ``attach_engine`` gives an ap port its ``xdo_dev_state_add``/``delete``: the
   driver programs an SA record in the engine's memory; the driver's stages are
   kept as a journey of their own ("ip xfrm state add ... offload").
-* ``engine_output_step`` hands the driver the skb the kernel would (headers, ESP header
+* ``engine_output`` hands the driver the skb the kernel would (headers, ESP header
   with SPI and, for crypto offload, the kernel's sequence number, IV room, the
   plaintext payload; airoha-dsa-xfrm.md 3.2) and returns the ESP packet.
 * ``engine_input`` lets the driver decrypt an ESP packet received on the port that
@@ -16,16 +16,22 @@ is in :mod:`~esplab.model.journey.aead_path`.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import DecodeError
-from esplab.model.journey.walk import EspStep, expire
+from esplab.model.journey.walk import expire
+from esplab.model.kernel.drivers.eip93.outcome import stage_items
 from esplab.model.kernel.esp import core as esp_core
-from esplab.model.kernel.esp.ip import IPPROTO_ESP, IpInfo, ipv4_fix, locate_esp, parse_ip
+from esplab.model.kernel.esp.ip import (
+    IPPROTO_ESP,
+    IpInfo,
+    ipv4_fix,
+    locate_esp,
+    parse_ip,
+)
 from esplab.model.kernel.esp.layout import encrypted_len
 from esplab.model.kernel.esp.tunnel import check_size, tunnel_header
-from esplab.model.stages import Captured, Stage
+from esplab.model.stage import Captured, Stage
 
 if TYPE_CHECKING:
     from esplab.model.kernel.drivers.airoha_eth import PortOffload
@@ -41,7 +47,7 @@ __all__ = [
     "attach_engine",
     "build_skb",
     "engine_input",
-    "engine_output_step",
+    "engine_output",
     "record_stages",
     "rx_failed",
     "software_finish",
@@ -237,7 +243,7 @@ def add_stages(walk: Any, outcome: Any) -> None:
     successful outcome's stages are final, so they may be built when read; others
     (a failure, a job the engine still holds) are taken as they are now."""
     if outcome.ok and not outcome.pending:
-        walk.extend_later(lambda: outcome.stages)
+        walk.extend_items(stage_items(outcome))
     else:
         walk.extend(outcome.stages)
 
@@ -247,18 +253,19 @@ def _hw(lab: Lab, state: XfrmState) -> Any:
     return entry[1] if entry is not None and entry[0] is state else None
 
 
-def engine_output_step(
+def engine_output(
     lab: Lab,
     walk: Any,
     node: Node,
     state: XfrmState,
     dev_name: str,
     datapath: str,
-    info: IpInfo | None = None,
-) -> EspStep | None:
-    """Crypto or packet offload TX through the driver and the engine: the step that
-    sends a packet (``info``: ``parse_ip`` of the packets it will take, when the caller
-    has it), or None when the state has no engine record (a drop)."""
+    info: IpInfo | None,
+    packet: bytes,
+) -> bytes | None:
+    """Crypto or packet offload TX of ``packet`` through the driver and the engine
+    (``info``: ``parse_ip(packet)``, when the caller has it): the ESP packet, or None
+    when it was dropped (the state has no engine record, or the engine failed)."""
     hw = _hw(lab, state)
     if hw is None:
         walk.drop(
@@ -273,8 +280,8 @@ def engine_output_step(
     runtime = lab.sa_runtime(node.name)
     drv = lab.eip93
     if datapath == "crypto":
-        return partial(_crypto_tx, runtime, drv, node, state, hw, info)
-    return partial(_packet_tx, runtime, drv, node, state, hw, info, runtime.scratch(state))
+        return _crypto_tx(runtime, drv, node, state, hw, info, walk, packet)
+    return _packet_tx(runtime, drv, node, state, hw, info, runtime.scratch(state), walk, packet)
 
 
 def _crypto_tx(

@@ -1,37 +1,48 @@
 """XFRM input in the walk: the decisions for an ESP packet addressed to a node (its SPI
-and state) and the step that checks and opens each packet (software ESP, the engine's
-authenc, or the engine under crypto or packet offload), which puts the state in the
-skb's secpath. The walk (:class:`~esplab.model.journey.receive.ReceivePath`) takes the
-decisions once per packet and runs the step; the flow cache
-(:mod:`~esplab.model.accel.flowcache`) takes them once per flow.
+and state), then the packet checked and opened (software ESP, the engine's authenc, or
+the engine under crypto or packet offload), which puts the state in the skb's secpath
+(:func:`esp_input`, called by :class:`~esplab.model.journey.receive.ReceivePath`).
 """
 
 from __future__ import annotations
 
-from functools import partial
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING
 
-from esplab.model.fidelity import KERNEL_CHECKED_WHY
-from esplab.model.journey.aead_path import aead_input, uses_engine_aead
-from esplab.model.journey.engine_path import SW_INPUT, engine_input
-from esplab.model.journey.walk import IPPROTO_UDP, EspStep, Walk, expire, software_sa
+from esplab.model.journey.aead_path import (
+    aead_input,
+    uses_engine_aead,
+)
+from esplab.model.journey.engine_path import (
+    SW_INPUT,
+    engine_input,
+)
+from esplab.model.journey.walk import (
+    IPPROTO_UDP,
+    Walk,
+    expire,
+    software_sa,
+)
 from esplab.model.kernel.esp import core as esp_core
 from esplab.model.kernel.esp.ip import IpInfo
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.xfrm.objects import XfrmState
-from esplab.model.stages import LazyTextStage
+from esplab.model.stage import KERNEL_CHECKED_WHY
 
 if TYPE_CHECKING:
     from esplab.model.kernel.esp.sa import EspSA
     from esplab.model.lab import Lab
 
-__all__ = ["esp_input_step"]
+__all__ = ["esp_input"]
 
 IPPROTO_ESP = 50
 
+_SW_OPEN_WHY = (
+    "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4); " + KERNEL_CHECKED_WHY
+)
 
-def esp_input_step(
+
+def esp_input(
     lab: Lab,
     walk: Walk,
     node: Node,
@@ -39,10 +50,10 @@ def esp_input_step(
     packet: bytes,
     info: IpInfo,
     dst: IPv4Address | IPv6Address,
-) -> EspStep | None:
-    """The decisions of XFRM input for an ESP packet addressed to ``node`` (at
-    ``dst``): its SPI and state. Returns the step that checks and opens the packet
-    (the inner packet, or None), or None when a decision dropped it."""
+) -> bytes | None:
+    """XFRM input of an ESP packet addressed to ``node`` (at ``dst``): its SPI and
+    state, then the packet checked and opened; the inner packet (its state now in the
+    skb's secpath), or None when it was dropped."""
     off = info.hlen + (8 if info.proto == IPPROTO_UDP else 0)
     if len(packet) < off + 8:
         node.xfrm.mib.bump("XfrmInHdrError")
@@ -82,10 +93,12 @@ def esp_input_step(
         )
         return None
     if state.offload is not None and state.offload.dev == dev_name:
-        run: EspStep | None = partial(_offload_input, lab, node, state, dev_name)
+        inner = _offload_input(lab, node, state, dev_name, walk, packet)
     else:
-        run = _sw_input_step(lab, walk, node, state)
-    return None if run is None else partial(_secpath, state, run)
+        inner = _sw_input(lab, walk, node, state, packet)
+    if inner is not None:
+        walk.secpath.append(state)  # what the policy check reads
+    return inner
 
 
 def _no_state(node: Node, dst: IPv4Address | IPv6Address, spi: int) -> str:
@@ -100,33 +113,23 @@ def _no_state(node: Node, dst: IPv4Address | IPv6Address, spi: int) -> str:
     )
 
 
-def _sw_input_step(lab: Lab, walk: Walk, node: Node, state: XfrmState) -> EspStep | None:
+def _sw_input(lab: Lab, walk: Walk, node: Node, state: XfrmState, packet: bytes) -> bytes | None:
     """Software XFRM input with ``state``: through the engine's authenc on an ap
     that uses it (sw+aead), else generic software ESP."""
     if uses_engine_aead(lab, node):
-        return partial(_aead_input, lab, node, state)
-    return _generic_input_step(lab, walk, node, state)
-
-
-def _aead_input(lab: Lab, node: Node, state: XfrmState, walk: Walk, packet: bytes) -> bytes | None:
-    out = aead_input(lab, walk, node, state, packet)
-    if out is not SW_INPUT:
-        return out if isinstance(out, bytes) else None
-    step = _generic_input_step(lab, walk, node, state)
-    return None if step is None else step(walk, packet)
-
-
-def _generic_input_step(lab: Lab, walk: Walk, node: Node, state: XfrmState) -> EspStep | None:
+        out = aead_input(lab, walk, node, state, packet)
+        if out is not SW_INPUT:
+            return out if isinstance(out, bytes) else None
     sa = software_sa(walk, node, state, f"{node.name}.xfrm", "XfrmInStateProtoError")
     if sa is None:
         return None
-    return partial(_sw_open, lab, node, state, sa, f"{state.spi:#010x}")
+    return _sw_open(lab, node, state, sa, f"{state.spi:#010x}", walk, packet)
 
 
 def _sw_open(
     lab: Lab, node: Node, state: XfrmState, sa: EspSA, spi: str, walk: Walk, packet: bytes
 ) -> bytes | None:
-    """Software ESP input of ``packet`` with ``sa`` (an :data:`EspStep`; ``spi``:
+    """Software ESP input of ``packet`` with ``sa`` (``spi``:
     the state's SPI as stages show it)."""
     runtime = lab.sa_runtime(node.name)
     res = esp_core.decrypt(sa, packet)
@@ -145,20 +148,18 @@ def _sw_open(
         )
         expire(node, state, res.mib)
         return None
-    walk.add(
-        LazyTextStage(
-            f"{node.name}.xfrm",
-            node.name,
-            "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
-            "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4); "
-            + KERNEL_CHECKED_WHY,
-            "K",
-            None,
-            res.packet if walk.snap else None,
-            "ip",
-            meta={"spi": spi, "seq": res.seq, "datapath": "sw"},
-            args=(state.spi, res.seq, res.next_header, res.pad_len),
-        )
+    walk.record(
+        f"{node.name}.xfrm",
+        node.name,
+        "software ESP: spi {:#010x} seq {} ICV good, next header {}, pad {}",
+        _SW_OPEN_WHY,
+        "K",
+        None,
+        res.packet,
+        "ip",
+        None,
+        {"spi": spi, "seq": res.seq, "datapath": "sw"},
+        (state.spi, res.seq, res.next_header, res.pad_len),
     )
     return res.packet
 
@@ -168,15 +169,5 @@ def _offload_input(
 ) -> bytes | None:
     inner = engine_input(lab, walk, node, state, packet, dev_name)
     if inner is SW_INPUT:
-        step = _sw_input_step(lab, walk, node, state)
-        return None if step is None else step(walk, packet)
+        return _sw_input(lab, walk, node, state, packet)
     return inner if isinstance(inner, bytes) else None
-
-
-def _secpath(state: XfrmState, run: EspStep, walk: Walk, packet: bytes) -> bytes | None:
-    """``run`` the input step of ``state``; what it opened carries the state in the
-    skb's secpath (what the policy check reads)."""
-    inner = run(walk, packet)
-    if inner is not None:
-        walk.secpath.append(state)
-    return inner

@@ -1,38 +1,50 @@
 """ESP output in the walk: the decisions (the SA's software view, a tunnel's MTU,
-offload_ok) and the step that protects each packet on the datapath the state selects
-(software ESP, the engine's authenc, crypto or packet offload), with the kernel's
-refusals before the device sees a packet. The walk (:class:`~esplab.model.journey.datapath.
-Datapath`) takes the decisions once per packet and runs the step; the flow cache
-(:mod:`~esplab.model.accel.flowcache`) takes them once per flow.
+offload_ok), then the packet protected on the datapath the state selects (software
+ESP, the engine's authenc, crypto or packet offload), with the kernel's refusals
+before the device sees a packet (:func:`esp_output`, called by
+:class:`~esplab.model.journey.datapath.Datapath` for each state of a bundle).
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING
 
 from esplab.errors import DecodeError, InvalidValue, KernelError
-from esplab.model.fidelity import KERNEL_CHECKED_WHY
-from esplab.model.journey.aead_path import aead_output_step, uses_engine_aead
-from esplab.model.journey.engine_path import engine_output_step
-from esplab.model.journey.offload_rules import OffloadVerdict, offload_ok
+from esplab.model.journey.aead_path import (
+    NO_TFM,
+    aead_output,
+    uses_engine_aead,
+)
+from esplab.model.journey.engine_path import engine_output
+from esplab.model.journey.offload_rules import (
+    OffloadVerdict,
+    offload_ok,
+)
 from esplab.model.journey.pmtu import tunnel_too_big
-from esplab.model.journey.walk import EspStep, Walk, expire, refused_counter, software_sa
+from esplab.model.journey.walk import (
+    Walk,
+    expire,
+    refused_counter,
+    software_sa,
+)
 from esplab.model.kernel.esp import core as esp_core
-from esplab.model.kernel.esp.ip import IpInfo, parse_ip
+from esplab.model.kernel.esp.ip import (
+    IpInfo,
+    parse_ip,
+)
 from esplab.model.kernel.esp.ivgen import generator_name
 from esplab.model.kernel.esp.layout import esp_packet_len
 from esplab.model.kernel.esp.tfc import state_mtu
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.xfrm.objects import XfrmState
-from esplab.model.stages import LazyTextStage, Stage
+from esplab.model.stage import KERNEL_CHECKED_WHY, LazyStage
 
 if TYPE_CHECKING:
     from esplab.model.journey.datapath import Datapath
     from esplab.model.kernel.esp.sa import EspSA
     from esplab.model.lab import Lab
 
-__all__ = ["OUTPUT_REFUSED", "TFC_WHY", "esp_output_step", "output_counter"]
+__all__ = ["OUTPUT_REFUSED", "TFC_WHY", "esp_output", "output_counter"]
 
 OFFLOADED = ("crypto", "packet")
 
@@ -62,7 +74,7 @@ def output_counter(exc: KernelError) -> str:
     return "XfrmOutStateExpired" if exc.errno_name == "EINVAL" else "XfrmOutStateProtoError"
 
 
-def esp_output_step(
+def esp_output(
     datapath: Datapath,
     walk: Walk,
     node: Node,
@@ -71,13 +83,12 @@ def esp_output_step(
     dev_name: str,
     info: IpInfo | None = None,
     forwarded: bool = False,
-) -> EspStep | None:
-    """The decisions of ESP output with ``state`` for ``packet`` (``info``: its
-    parsed header, when the caller has it; ``forwarded``: the node forwards it rather
-    than sends it): the SA's software view, a tunnel's MTU, offload_ok. Returns the
-    step that protects the packet on the datapath the state selects, or None when
-    a decision dropped it. The decisions hold for any packet of the same length
-    and headers; what changes per packet is in the step."""
+) -> bytes | None:
+    """ESP output of ``packet`` with ``state`` (``info``: its parsed header, when the
+    caller has it; ``forwarded``: the node forwards it rather than sends it): the
+    decisions (the SA's software view, a tunnel's MTU, offload_ok), then the packet
+    protected on the datapath the state selects. The ESP packet, or None when it was
+    dropped."""
     meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
     verdict = _NO_OFFLOAD
     lab = datapath.lab
@@ -111,16 +122,18 @@ def esp_output_step(
             udp=state.encap is not None,
         )
         verdict = offload_ok(state, out_dev, packet, size)
-        walk.add(
-            Stage(
-                f"{dev_name}.xfrmdev",
-                dev_name,
-                f"offload_ok: {'yes' if verdict.datapath in OFFLOADED else 'no'} "
-                f"({verdict.reason})",
-                why=verdict.why or verdict.reason,
-                fidelity=verdict.fidelity,
-                meta=meta,
-            )
+        walk.record(
+            f"{dev_name}.xfrmdev",
+            dev_name,
+            "offload_ok: {} ({})",
+            verdict.why or verdict.reason,
+            verdict.fidelity,
+            None,
+            None,
+            "ip",
+            None,
+            meta,
+            ("yes" if verdict.datapath in OFFLOADED else "no", verdict.reason),
         )
         if verdict.datapath == "drop":
             node.xfrm.mib.bump("XfrmOutError")
@@ -134,30 +147,35 @@ def esp_output_step(
             )
             return None
     path = verdict.datapath
-    run: EspStep | None = None
     if path in OFFLOADED:
-        run = engine_output_step(lab, walk, node, state, dev_name, path, info)
-        if run is None:
-            return None
-        return partial(_offload_output, node, state, dev_name, run)
+        return _offload_output(lab, node, state, dev_name, path, info, walk, packet)
     # TFC padding is bounded by the route's MTU (esp_output: dst->child_mtu_cached).
     mtu = (node.path_mtu(state.dst) or node.dev(dev_name).mtu) if sa.tfcpad else None
-    if uses_engine_aead(lab, node):
-        run = aead_output_step(lab, node, state, mtu)
-    if run is None:
-        run = partial(_sw_encrypt, lab, node, state, sa, meta, verdict.reason, mtu, forwarded)
-    return partial(_sw_output, lab, node, state, sa, run)
+    return _sw_output(lab, node, state, sa, meta, verdict.reason, mtu, forwarded, walk, packet)
 
 
 def _sw_output(
-    lab: Lab, node: Node, state: XfrmState, sa: EspSA, run: EspStep, walk: Walk, packet: bytes
+    lab: Lab,
+    node: Node,
+    state: XfrmState,
+    sa: EspSA,
+    meta: dict[str, str],
+    reason: str,
+    mtu: int | None,
+    forwarded: bool,
+    walk: Walk,
+    packet: bytes,
 ) -> bytes | None:
-    """Software ESP output of ``packet`` (``run``: generic software ESP, or the
-    engine as its AEAD), with the kernel's refusals: a bad pin, the SA's hard
-    lifetime, sequence numbers exhausted."""
+    """Software ESP output of ``packet`` (generic software ESP, or the engine as its
+    AEAD), with the kernel's refusals: a bad pin, the SA's hard lifetime, sequence
+    numbers exhausted."""
     tap = f"{node.name}.xfrm.state"
     try:
-        return run(walk, packet)
+        if uses_engine_aead(lab, node):
+            out = aead_output(lab, node, state, mtu, walk, packet)
+            if out is not NO_TFM:
+                return out if isinstance(out, bytes) else None
+        return _sw_encrypt(lab, node, state, sa, meta, reason, mtu, forwarded, walk, packet)
     except (InvalidValue, DecodeError) as exc:
         counter = refused_counter(walk, state)
         node.xfrm.mib.bump(counter)
@@ -208,7 +226,7 @@ def _sw_encrypt(
         args += (min(sa.tfcpad, state_mtu(sa, mtu)) if mtu else sa.tfcpad,)
         why += "; " + TFC_WHY
     walk.add(
-        LazyTextStage(
+        LazyStage(
             f"{node.name}.esp",
             node.name,
             fmt,
@@ -228,18 +246,20 @@ def _sw_encrypt(
 
 
 def _offload_output(
+    lab: Lab,
     node: Node,
     state: XfrmState,
     dev_name: str,
-    run: EspStep,
+    path: str,
+    info: IpInfo | None,
     walk: Walk,
     packet: bytes,
 ) -> bytes | None:
-    """Crypto or packet offload output of ``packet`` through the engine (``run``,
-    from :func:`~esplab.model.journey.engine_path.engine_output_step`), with the kernel's
-    refusals before the device sees it."""
+    """Crypto or packet offload output of ``packet`` through the engine
+    (:func:`~esplab.model.journey.engine_path.engine_output`), with the kernel's refusals
+    before the device sees it."""
     try:
-        return run(walk, packet)
+        return engine_output(lab, walk, node, state, dev_name, path, info, packet)
     except KernelError as exc:
         # The kernel's own checks before the device sees the packet (xfrm_output_one:
         # xfrm_state_check_expire, the sequence number overflow) [C].

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from esplab.errors import InvalidValue
 from esplab.model.hw.switch import DSA_TAG_LEN
-from esplab.model.stages import Stage
+from esplab.model.stage import Stage
 
 if TYPE_CHECKING:
     from esplab.model.kernel.node import Node

@@ -23,7 +23,7 @@ from typing import Literal
 
 from esplab.model.kernel.stack.netdev import NetDev
 from esplab.model.kernel.xfrm.objects import XfrmState
-from esplab.model.stages import Fidelity
+from esplab.model.stage import Fidelity
 
 __all__ = ["OffloadVerdict", "offload_ok"]
 

@@ -12,9 +12,15 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Literal
 
-from esplab.model.journey.esp_input import esp_input_step
-from esplab.model.journey.l2 import count_conduit, dsa_rx_stages
-from esplab.model.journey.receive_l2 import frame_checks, untag
+from esplab.model.journey.esp_input import esp_input
+from esplab.model.journey.l2 import (
+    count_conduit,
+    dsa_rx_stages,
+)
+from esplab.model.journey.receive_l2 import (
+    frame_checks,
+    untag,
+)
 from esplab.model.journey.walk import (
     SendOptions,
     Walk,
@@ -26,13 +32,16 @@ from esplab.model.journey.walk import (
     no_icmp,
     tapname,
 )
-from esplab.model.kernel.esp.ip import IpInfo, parse_ip
+from esplab.model.kernel.esp.ip import (
+    IpInfo,
+    parse_ip,
+)
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.stack.pmtu_cache import too_big_report
 from esplab.model.kernel.stack.route import is_loopback, raw_loopback
 from esplab.model.kernel.xfrm.objects import Flow
 from esplab.model.kernel.xfrm.tables import FlowKey
-from esplab.model.stages import Journey, LazyTextStage, Stage
+from esplab.model.stage import Journey, LazyStage, Stage
 
 if TYPE_CHECKING:
     from esplab.model.lab import Lab
@@ -50,7 +59,7 @@ def _martian_addrs(raw_dst: bytes, packet: bytes, version: int) -> bool:
     """A loopback destination or source, or (IPv6) a v4-mapped source: what IP input
     drops from a device (ip_route_input_slow; ip6_rcv_core, RFC 4291 2.5.5.2) [C]."""
     if version == 4:
-        return raw_loopback(raw_dst) or raw_loopback(packet[12:16])
+        return raw_dst[0] == 127 or packet[12] == 127  # raw_loopback of each
     src = packet[8:24]
     return raw_loopback(raw_dst) or raw_loopback(src) or src[:12] == _V4_MAPPED
 
@@ -160,16 +169,18 @@ class ReceivePath:
         info = frame_checks(walk, node, dev, frame, packet, etype)
         if info is None:
             return
-        walk.add(
-            Stage(
-                f"{tapname(node, dev_name)}.rx",
-                dev_name,
-                f"{node.name} {dev_name} receives {len(frame)} bytes",
-                "",
-                "C",
-                {"rx_packets": 1},
-                packet if walk.snap else None,
-            )
+        walk.record(
+            f"{tapname(node, dev_name)}.rx",
+            dev_name,
+            "{} {} receives {} bytes",
+            "",
+            "C",
+            {"rx_packets": 1},
+            packet,
+            "ip",
+            None,
+            None,
+            (node.name, dev_name, len(frame)),
         )
         self._input(walk, node, dev_name, packet, hops, info)
 
@@ -200,10 +211,7 @@ class ReceivePath:
             _hold_fragment(walk, node, packet, info)
             return
         if local and (info.proto == IPPROTO_ESP or is_natt(info, packet)):
-            step = esp_input_step(self.lab, walk, node, dev_name, packet, info, dst)
-            if step is None:
-                return
-            inner = walk.run_step(step, packet, (node, dev_name, hops), output=False)
+            inner = esp_input(self.lab, walk, node, dev_name, packet, info, dst)
             if inner is not None:
                 self._inner_input(walk, node, dev_name, inner, hops)
             return
@@ -243,18 +251,18 @@ class ReceivePath:
             return
         if local:
             node.count_flow(key, len(packet))
-            walk.add(
-                LazyTextStage(
-                    f"{node.name}.deliver",
-                    node.name,
-                    "delivered to {} (proto {}, {} bytes)",
-                    "",
-                    "C",
-                    None,
-                    packet if walk.snap else None,
-                    "ip",
-                    args=(dst, info.proto, len(packet)),
-                )
+            walk.record(
+                f"{node.name}.deliver",
+                node.name,
+                "delivered to {} (proto {}, {} bytes)",
+                "",
+                "C",
+                None,
+                packet,
+                "ip",
+                None,
+                None,
+                (dst, info.proto, len(packet)),
             )
             if info.proto in (1, 58):
                 self._learn_pmtu(walk, node, packet, info)
@@ -316,7 +324,7 @@ class ReceivePath:
                 self.send(name, None, icmp)  # back to the sender, a journey of its own
             return
         walk.add(
-            LazyTextStage(
+            LazyStage(
                 f"{name}.forward",
                 name,
                 "forward towards {}, {} {} -> {}",
@@ -340,7 +348,7 @@ class ReceivePath:
         mtu, current = node.learn_pmtu(report)
         if mtu is None:
             walk.add(
-                LazyTextStage(
+                LazyStage(
                     f"{node.name}.pmtu",
                     node.name,
                     "ICMP reports mtu {} for {}: not below the path MTU {}, ignored",
@@ -351,7 +359,7 @@ class ReceivePath:
             )
             return
         walk.add(
-            LazyTextStage(
+            LazyStage(
                 f"{node.name}.pmtu",
                 node.name,
                 "path MTU to {} is now {} (route exception, from ICMP mtu {})",
@@ -391,7 +399,10 @@ class ReceivePath:
                 return False
             # Else allowed, unless a tunnel (or BEET) SA decapsulated the packet
             # (secpath_has_nontransport -> xfrm_secpath_reject, XfrmInNoPols) [C].
-            if not any(x.mode != "transport" for x in walk.secpath):
+            for x in walk.secpath:
+                if x.mode != "transport":
+                    break
+            else:
                 return True
             node.xfrm.mib.bump("XfrmInNoPols")
             x = walk.secpath[-1]
@@ -420,9 +431,10 @@ class ReceivePath:
                 f"the {direction} policy blocks this flow",
             )
             return False
-        if any(x.is_packet_offload for x in walk.secpath):
-            # Packet offload: the check is CRYPTO_DONE and CRYPTO_SUCCESS, no MIB change.
-            return True
+        for x in walk.secpath:
+            if x.is_packet_offload:
+                # Packet offload: the check is CRYPTO_DONE and CRYPTO_SUCCESS, no MIB change.
+                return True
         for tmpl in policy.templates:
             if tmpl.level == "use":
                 continue

@@ -9,18 +9,21 @@ The helpers read addresses and flow keys from raw headers (parsed once per hop b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import DecodeError, EsplabError
-from esplab.model.kernel.esp.ip import IpInfo, fragment_offset, parse_ip
+from esplab.model.kernel.esp.ip import (
+    IpInfo,
+    fragment_offset,
+    parse_ip,
+)
 from esplab.model.kernel.xfrm.tables import FlowKey
-from esplab.model.stages import Captured, Fidelity, Journey, Stage
+from esplab.model.stage import Captured, Fidelity, Journey, LazyStage, Stage, built_stages
 
 if TYPE_CHECKING:
-    from esplab.model.accel.flowcache import Recorder
     from esplab.model.kernel.esp.sa import EspSA
     from esplab.model.kernel.node import Node
     from esplab.model.kernel.xfrm.objects import XfrmState
@@ -29,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IPPROTO_UDP",
-    "EspStep",
     "SendOptions",
     "Walk",
     "addr",
@@ -52,11 +54,6 @@ __all__ = [
 
 IPPROTO_UDP = 17
 
-#: An ESP step of a walk, once its decisions are taken: protect (or check and open) one
-#: packet, with what changes per packet (sequence number, IV, crypto, replay window,
-#: lifetime counts), adding its stages; the result, or None when it dropped the packet.
-EspStep = Callable[["Walk", bytes], "bytes | None"]
-
 
 @dataclass(frozen=True)
 class SendOptions:
@@ -69,12 +66,12 @@ class SendOptions:
 class Walk:
     """One journey being walked (keeps the hot path free of repeated lookups)."""
 
-    __slots__ = ("arrived", "journey", "lab", "opts", "recorder", "secpath", "snap", "stages")
+    __slots__ = ("arrived", "journey", "lab", "opts", "secpath", "snap", "stages")
 
     def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
         self.lab = lab
         self.journey = journey
-        self.stages = journey.stages
+        self.stages: list[Any] = journey.stages  # (stages and places still to be built)
         self.opts = opts
         self.snap = lab.settings.tracing
         # The states that decrypted the packet on the current node (the skb's secpath).
@@ -82,21 +79,6 @@ class Walk:
         # A forwarded packet as it arrived, before its TTL went down: what the forward
         # path's ICMP errors quote (ip_forward checks the MTU before ip_decrease_ttl).
         self.arrived: bytes | None = None
-        # Notes the steps a flow cache redoes, on the walk that records a plan.
-        self.recorder: Recorder | None = None
-
-    def run_step(
-        self, step: EspStep, packet: bytes, then: tuple[Any, ...], *, output: bool
-    ) -> bytes | None:
-        """Run the ESP step (``output``, else input) on ``packet``; a recording walk
-        notes it, with ``then``, what the walk does next with the result."""
-        rec = self.recorder
-        if rec is None:
-            return step(self, packet)
-        rec.enter(self)
-        out = step(self, packet)
-        rec.leave(self, step, packet, out, then, output=output)
-        return out
 
     def add(self, stage: Stage) -> Stage:
         stages = self.stages
@@ -116,18 +98,49 @@ class Walk:
             )
         return stage
 
+    def record(
+        self,
+        tap: str,
+        device: str,
+        decision: str,
+        why: str = "",
+        fidelity: Fidelity = "C",
+        counters: dict[str, int] | None = None,
+        data: bytes | None = None,
+        kind: str = "ip",
+        drop: str | None = None,
+        meta: dict[str, Any] | None = None,
+        args: tuple[Any, ...] = (),
+    ) -> None:
+        """Add the :class:`~esplab.model.stage.LazyStage` of these arguments: at once
+        while tracing (its snapshot is captured), else as the tuple of its arguments,
+        built when the journey's stages are read (a walk without tracing may never
+        read them)."""
+        if self.snap:
+            self.add(
+                LazyStage(
+                    tap, device, decision, why, fidelity, counters, data, kind, drop, meta, args
+                )
+            )
+        else:
+            self.stages.append(
+                (tap, device, decision, why, fidelity, counters, None, kind, drop, meta, args)
+            )
+            self.journey.unbuilt = True
+
     def extend(self, stages: Iterable[Stage]) -> None:
         add = self.add
         for stage in stages:
             add(stage)
 
-    def extend_later(self, build: Callable[[], list[Stage]]) -> None:
-        """The stages ``build()`` returns (fixed by now): built at once while tracing, so
-        their snapshots are captured, else when the journey's stages are first read."""
+    def extend_items(self, items: list[Any]) -> None:
+        """Stages and :class:`~esplab.model.stage.Later` places (fixed by now): built at
+        once while tracing, so their snapshots are captured, else when the journey's
+        stages are first read."""
         if self.snap:
-            self.extend(build())
+            self.extend(built_stages(items))
         else:
-            self.journey.extend_later(build, keep_data=False)
+            self.journey.extend_items(items)
 
     def drop(
         self,
@@ -259,6 +272,37 @@ def tapname(node: Node, dev: str) -> str:
     return dev if node.role == "ap" else node.name
 
 
+class _HashedIPv4Address(IPv4Address):
+    """An IPv4Address that computes its hash once: a walk's lookups (routes, policies,
+    flows, neighbours) hash the same few addresses in every packet. It is an
+    IPv4Address in every other way, its name included."""
+
+    __slots__ = ("_hash",)
+
+    def __init__(self, address: object) -> None:
+        super().__init__(address)
+        self._hash = IPv4Address.__hash__(self)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+class _HashedIPv6Address(IPv6Address):
+    """:class:`_HashedIPv4Address` for IPv6."""
+
+    __slots__ = ("_hash",)
+
+    def __init__(self, address: object) -> None:
+        super().__init__(address)
+        self._hash = IPv6Address.__hash__(self)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+_HashedIPv4Address.__name__ = "IPv4Address"  # (its repr is an IPv4Address's)
+_HashedIPv6Address.__name__ = "IPv6Address"
+
 # Address objects by their packed bytes: a walk meets the same few addresses again
 # and again, and the objects are immutable.
 _ADDRS: dict[bytes, IPv4Address | IPv6Address] = {}
@@ -270,7 +314,7 @@ def addr(raw: bytes) -> IPv4Address | IPv6Address:
     if addr is None:
         if len(_ADDRS) >= _ADDRS_MAX:
             _ADDRS.clear()
-        addr = _ADDRS[raw] = IPv4Address(raw) if len(raw) == 4 else IPv6Address(raw)
+        addr = _ADDRS[raw] = _HashedIPv4Address(raw) if len(raw) == 4 else _HashedIPv6Address(raw)
     return addr
 
 

@@ -36,7 +36,7 @@ from esplab.model.kernel.xdp.port import Am65Cpsw, NetdevXdp
 from esplab.model.kernel.xdp.program import SwapMacTx, XdpProgram, XdpReturn, XskMap, XskRedirect
 from esplab.model.kernel.xdp.socket import XskSocket
 from esplab.model.kernel.xdp.umem import FrameState, Umem
-from esplab.model.stages import Captured, Journey, Stage
+from esplab.model.stage import Captured, Journey, Stage
 
 if TYPE_CHECKING:
     from esplab.model.kernel.stack.netdev import NetDev

@@ -37,7 +37,7 @@ from esplab.model.kernel.xdp.consts import AttachMode
 from esplab.model.kernel.xdp.port import NetdevXdp
 from esplab.model.kernel.xdp.program import XskRedirect
 from esplab.model.kernel.xdp.socket import XskSocket
-from esplab.model.stages import Journey, Stage
+from esplab.model.stage import Journey, Stage
 
 if TYPE_CHECKING:
     from esplab.model.lab import Lab

@@ -24,7 +24,7 @@ from esplab.model.journey.xdp import (
     with_errno,
 )
 from esplab.model.kernel.xdp.consts import AttachMode, Benchmark
-from esplab.model.stages import Journey, Stage
+from esplab.model.stage import Journey, Stage
 from esplab.model.tools.xdp_costmodel import SEED_KPPS, CostModel, Prediction
 from esplab.model.tools.xdpsock import TrafficSource, XdpSock, XdpSockConfig, XdpSockReport
 

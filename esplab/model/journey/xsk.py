@@ -26,7 +26,7 @@ from esplab.model.kernel.xdp.program import XskRedirect
 from esplab.model.kernel.xdp.rings import XskDesc
 from esplab.model.kernel.xdp.socket import SockState, XskSocket
 from esplab.model.kernel.xdp.umem import Umem
-from esplab.model.stages import Journey, Stage
+from esplab.model.stage import Journey, Stage
 from esplab.model.tools.xdpsock import MAX_PKT_SIZE, MIN_PKT_SIZE
 
 if TYPE_CHECKING:

@@ -23,12 +23,12 @@ from esplab.model.kernel.stack.addr import IPAddress
 from esplab.model.kernel.stack.netdev import NetDev, eui64_link_local, is_link_local
 from esplab.model.kernel.stack.pmtu_cache import TooBig, learn
 from esplab.model.kernel.stack.route import (
+    V6_LOOPBACK,
     Neighbour,
     Route,
     brings_prefix_route,
     connected_route,
     is_loopback,
-    raw_loopback,
     route_metric,
     short_route,
 )
@@ -337,7 +337,9 @@ class Node:
             owned = self._owned_raw = frozenset(
                 iface.ip.packed for dev in self.devs.values() for iface in dev.addrs
             )
-        return raw in owned or raw_loopback(raw)
+        if raw in owned:
+            return True
+        return raw[0] == 127 if len(raw) == 4 else raw == V6_LOOPBACK  # raw_loopback
 
     def source_for(self, dev: str, version: int) -> IPAddress | None:
         """The first address of ``version`` on ``dev``; never a link-local one, which

@@ -14,7 +14,7 @@ from esplab.model.kernel.drivers.eip93 import EIP93Driver, OffloadedSA, Outcome,
 from esplab.model.kernel.drivers.eip93.outcome import Ticket
 from esplab.model.kernel.drivers.eip93.xmit import locate_esp
 from esplab.model.kernel.esp.sa import EspSA
-from esplab.model.stages import Stage
+from esplab.model.stage import Stage
 
 __all__ = [
     "AUTHS",

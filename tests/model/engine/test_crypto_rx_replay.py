@@ -8,7 +8,7 @@ import pytest
 
 from esplab.commands.result import JourneyResult, TextResult
 from esplab.commands.session import Session
-from esplab.model.stages import Journey
+from esplab.model.stage import Journey
 
 KEYS = (
     "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314 "

@@ -9,6 +9,7 @@ from esplab.errors import EngineError
 from esplab.model.hw.eip93 import regs as R
 from esplab.model.kernel.drivers.eip93 import DriverSettings, EIP93Device, new_eip93
 from esplab.model.kernel.esp import core as esp
+from esplab.model.stage import built_stages
 
 from .support import Pair, kernel_skb, key, make_pair, plain_packet, raw_job, words
 
@@ -89,7 +90,7 @@ def test_engine_stalls_while_the_rdr_is_full() -> None:
     dev.memory.write(dev.cdr_base, cmd)  # slot 0 again before its result is consumed
     assert dev.write_reg(R.CD_COUNT, 1) == []
     assert dev.read_reg(R.CD_COUNT) == 1 and dev.stalls == 1  # [U] rdr-full-stall
-    stages = dev.write_reg(R.RD_COUNT, 1)
+    stages = built_stages(dev.write_reg(R.RD_COUNT, 1))  # the job it let run
     assert stages[0].tap == "eip93.cdr"
     assert dev.read_reg(R.CD_COUNT) == 0 and dev.read_reg(R.RD_COUNT) == 2
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from esplab.model.stages import Stage
-from esplab.model.stages_lazy import LazyStage
+from esplab.model.stage import LazyStage, Stage
 
 
 class _Counted:

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from esplab.layers.crypto_desc import HOST_READY, PE_READY
@@ -33,8 +31,7 @@ from esplab.model.hw.eip93.params import (
     fail,
     status_names,
 )
-from esplab.model.stages import Stage
-from esplab.model.stages_lazy import LazyStage
+from esplab.model.stage import Later, LazyStage, Stage
 
 __all__ = ["Engine", "EngineStats", "job_stages"]
 
@@ -87,18 +84,11 @@ class Engine:
             p = self._records[key] = decode_sa(record, self.resume)
         return p
 
-    def process(self, cmd: bytes, slot: int) -> tuple[bytes, list[Stage]]:
+    def process(self, cmd: bytes, slot: int) -> tuple[bytes, Later]:
         """Run the command ``cmd`` (32 bytes from CDR slot ``slot``); return the result
-        descriptor's 32 bytes and the stages, in order."""
-        _, result, build = self.run_command(_DESC.unpack(cmd), cmd, slot)
-        return result, build()
-
-    def run_command(
-        self, words: tuple[int, ...], cmd: bytes, slot: int
-    ) -> tuple[tuple[int, ...], bytes, Callable[[], list[Stage]]]:
-        """:meth:`process` for the command words ``words`` (``cmd`` packed): the result
-        descriptor's words and bytes, and a function that builds the stages (they are
-        built when someone reads them; what they show is fixed now)."""
+        descriptor's 32 bytes and the job's stages, built when someone reads them (what
+        they show is fixed now)."""
+        words = _DESC.unpack(cmd)
         w0, src, dst, sa_addr, state_addr, arc4, user, w7 = words
         length, bypass = w7 & 0xFFFFF, (w7 >> 24) * 4
         self._shown = None
@@ -142,28 +132,30 @@ class Engine:
         else:
             st.succeeded += 1
             st.bytes_out += len(out)
+        snap = self.snapshots
         return (
-            rwords,
             result,
-            partial(
+            Later(
                 job_stages,
-                (
+                (  # (the bytes only snapshots show are kept only while they are on)
                     self.node,
-                    self.snapshots,
+                    snap,
                     slot,
-                    cmd,
-                    result,
+                    cmd if snap else None,
+                    result if snap else None,
                     words,
                     length,
                     out_len,
                     job,
                     p,
                     level,
-                    record,
+                    record if snap else None,
                     state,
                     body,
                     self._shown or job,
                 ),
+                True,
+                slot,
             ),
         )
 
@@ -277,7 +269,7 @@ class Engine:
 
 
 def job_stages(trace: tuple[Any, ...]) -> list[Stage]:
-    """One job's stages from what :meth:`Engine.run_command` captured when it ran:
+    """One job's stages from what :meth:`Engine.process` captured when it ran:
     eip93.cdr, then eip93.sa, eip93.state, eip93.in and eip93.out as far as the job got,
     then eip93.rdr. ``ran`` is the job the input stages show (a failed write replaces
     ``job``)."""

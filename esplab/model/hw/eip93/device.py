@@ -23,8 +23,11 @@ from esplab.layers.crypto_desc import DESCRIPTOR_SIZE, PE_READY
 from esplab.model.hw.eip93 import regs as R
 from esplab.model.hw.eip93.algos import Prng
 from esplab.model.hw.eip93.core import Engine
-from esplab.model.hw.eip93.memory import DmaMemory, Region
-from esplab.model.stages import Stage
+from esplab.model.hw.eip93.memory import (
+    DmaMemory,
+    Region,
+)
+from esplab.model.stage import Later
 
 __all__ = ["MAX_RING_ENTRIES", "EIP93Device"]
 
@@ -32,6 +35,8 @@ __all__ = ["MAX_RING_ENTRIES", "EIP93Device"]
 MAX_RING_ENTRIES = 1024
 _U32 = 0xFFFFFFFF
 _RING_REGS = (R.CDR_BASE, R.RDR_BASE, R.RING_CONFIG)
+_CD_COUNT, _RD_COUNT, _INT_CLR, _MASK_ENABLE = R.CD_COUNT, R.RD_COUNT, R.INT_CLR, R.MASK_ENABLE
+_RDR_THRESH, _OPERATION_DONE = R.INT_RDR_THRESH, R.INT_OPERATION_DONE
 
 
 @dataclass
@@ -58,10 +63,6 @@ class EIP93Device:
     _programmed: set[int] = field(default_factory=set, repr=False)
     _checked: int = field(default=0, repr=False)  # ring size once _geometry passed
     _rings: tuple[Region, int, Region, int, int] | None = field(default=None, repr=False)
-    #: What :meth:`fast_rings` found, until a register write or a freed region changes it.
-    fast: tuple[bytearray, bytearray, int, bool, int] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
 
     def __post_init__(self) -> None:
         self.engine = Engine(self.memory, Prng(self.seed), node=self.node, snapshots=self.snapshots)
@@ -143,44 +144,12 @@ class EIP93Device:
         self._checked = entries
         return entries
 
-    def fast_rings(self) -> tuple[bytearray, bytearray, int, bool, int] | None:
-        """(CDR bytes, RDR bytes, entries, RDR interrupt on one result, ``memory.frees``)
-        when one command written to an idle engine runs to completion at once with
-        nothing else in the rings; None when the general ring protocol must run (see
-        ``EIP93Driver.transact``). The caller checks ``pending``, ``ready`` and ``running``."""
-        if self._regs.get(R.PE_CONFIG, 0) & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
-            return None
-        try:
-            entries = self._geometry()
-        except EngineError:
-            return None
-        rings = self._rings
-        assert rings is not None
-        cdr, cdr_off, rdr, rdr_off, frees = rings
-        if frees != self.memory.frees:  # memory was freed since: check the rings again
-            self._checked, self._rings = 0, None
-            try:
-                self._geometry()
-            except EngineError:
-                return None
-            assert self._rings is not None
-            cdr, cdr_off, rdr, rdr_off, frees = self._rings
-        if cdr_off or rdr_off:
-            return None
-        thresh = self._regs.get(R.RING_THRESH, 0)
-        self.fast = (
-            cdr.data,
-            rdr.data,
-            entries,
-            bool((thresh >> 16 & 0x3FF) < 1 or thresh >> 31),
-            frees,
-        )
-        return self.fast
-
     # --- registers ---------------------------------------------------------------
 
     def read_reg(self, offset: int) -> int:
         """Read a register (no side effects)."""
+        if offset == _RD_COUNT:
+            return self.ready
         if offset not in R.REGISTERS:
             raise EngineError(
                 f"no EIP-93 register at {offset:#05x}",
@@ -208,18 +177,19 @@ class EIP93Device:
             return 0  # [U] unmodelled-regs
         return self._regs.get(offset, 0)
 
-    def write_reg(self, offset: int, value: int) -> list[Stage]:
-        """Write a register; returns the stages of any processing the write started."""
+    def write_reg(self, offset: int, value: int) -> list[Later]:
+        """Write a register; returns the stages of any processing the write started, one
+        :class:`~esplab.model.stage.Later` place per job (built when read)."""
         if 0 <= value <= _U32:  # the registers a driver writes per packet, first
-            if offset == R.CD_COUNT:
+            if offset == _CD_COUNT:
                 return self._add_commands(value & 0xFF)  # write 7:0 (eip93.md 7.13)
-            if offset == R.RD_COUNT:
+            if offset == _RD_COUNT:
                 return self._consume(value & 0xFF)
-            if offset == R.INT_CLR:
+            if offset == _INT_CLR:
                 self.raw_int &= ~value
                 self._update_irq()
                 return []
-            if offset == R.MASK_ENABLE:
+            if offset == _MASK_ENABLE:
                 self.int_mask |= value
                 return []
         name = R.reg_name(offset, write=True)
@@ -239,7 +209,7 @@ class EIP93Device:
         else:
             self._regs[offset] = value
             self._checked = 0
-            self._rings = self.fast = None
+            self._rings = None
             if offset in _RING_REGS:
                 self._programmed.add(offset)
             elif offset == R.PE_CONFIG:
@@ -259,10 +229,10 @@ class EIP93Device:
             self.pending = self.ready = self.index = 0
             self.raw_int = 0
 
-    def _add_commands(self, count: int) -> list[Stage]:
+    def _add_commands(self, count: int) -> list[Later]:
         if not count:
             return []
-        entries = self._geometry()
+        entries = self._checked or self._geometry()
         if self.pending + count > entries:
             raise EngineError(
                 f"PE_CD_COUNT (0x090): {count} more commands with {self.pending} pending "
@@ -272,15 +242,16 @@ class EIP93Device:
         self.pending += count
         return self.run() if self.running else []
 
-    def _consume(self, count: int) -> list[Stage]:
+    def _consume(self, count: int) -> list[Later]:
         if count > self.ready:
             raise EngineError(
                 f"PE_RD_COUNT (0x094): {count} results acknowledged with {self.ready} ready",
                 valid=f"0..{self.ready}",
             )
         self.ready -= count
-        self._update_irq()
-        return self.run() if self.running and self.pending else []
+        if self.ready:
+            self._update_irq()
+        return self.run() if self.pending and self.running else []
 
     def _update_irq(self) -> None:
         """Latch the RDR-threshold interrupt (bit 1) while results wait beyond RDR_THRESH,
@@ -291,33 +262,38 @@ class EIP93Device:
 
     # --- processing --------------------------------------------------------------
 
-    def run(self, limit: int | None = None) -> list[Stage]:
-        """Process pending commands (at most ``limit``); returns their stages in order."""
-        stages: list[Stage] = []
+    def run(self, limit: int | None = None) -> list[Later]:
+        """Process pending commands (at most ``limit``); returns their stages in order,
+        one :class:`~esplab.model.stage.Later` place per job."""
+        stages: list[Later] = []
         if not self.pending:
             return stages
         config = self._regs.get(R.PE_CONFIG, 0)
         if config & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
             return stages  # held in reset
-        entries = self._geometry()
-        assert self._rings is not None
-        cdr_region, cdr_off, rdr_region, rdr_off, frees = self._rings
+        entries = self._checked or self._geometry()
+        rings = self._rings
+        assert rings is not None
+        cdr_region, cdr_off, rdr_region, rdr_off, frees = rings
         if frees != self.memory.frees:  # memory was freed since: check the rings again
-            self._checked, self._rings, self.fast = 0, None, None
+            self._checked, self._rings = 0, None
             return self.run(limit)
         cdr, rdr = cdr_region.data, rdr_region.data
         update = config & R.CONFIG_EN_CDR_UPDATE
         process = self.engine.process
+        thresh = self._regs.get(R.RING_THRESH, 0)
+        level, timeout = thresh >> 16 & 0x3FF, thresh >> 31
         done = 0
         while self.pending and (limit is None or done < limit):
-            if self.ready >= entries:
+            ready = self.ready
+            if ready >= entries:
                 self.stalls += 1  # [U] rdr-full-stall
                 break
             slot = self.index
             at = slot * DESCRIPTOR_SIZE
             cmd = bytes(cdr[cdr_off + at : cdr_off + at + DESCRIPTOR_SIZE])
-            result, job_stages = process(cmd, slot)
-            stages += job_stages
+            result, job = process(cmd, slot)
+            stages.append(job)
             rdr[rdr_off + at : rdr_off + at + DESCRIPTOR_SIZE] = result
             if update:
                 # EN_CDR_UPDATE: the CDR entry's ownership bits become PE_READY too (1.5) [D]:
@@ -325,10 +301,14 @@ class EIP93Device:
                 cdr[cdr_off + at] = cmd[0] & 0xFC | PE_READY
                 cdr[cdr_off + at + 30] = cmd[30] & 0x3F | PE_READY << 6
             self.pending -= 1
-            self.ready += 1
-            self.index = (slot + 1) % entries
-            self.raw_int |= R.INT_OPERATION_DONE
-            self._update_irq()
+            self.ready = ready = ready + 1
+            slot += 1
+            self.index = 0 if slot == entries else slot
+            # Operation done; the RDR threshold as _update_irq latches it.
+            if ready > level or timeout:
+                self.raw_int |= _OPERATION_DONE | _RDR_THRESH
+            else:
+                self.raw_int |= _OPERATION_DONE
             done += 1
         return stages
 

@@ -57,6 +57,8 @@ def pad_boundary(pad_ctrl: int) -> int:
 
 
 _BOUNDARY = tuple(pad_boundary(ctrl) for ctrl in range(256))
+_OUT_DETAIL = "ESP out SPI {:#010x} seq {}: {} bytes + {} pad + 2 (next header {}), ICV {}"
+_BYTES = tuple(bytes((n,)) for n in range(256))
 
 
 def pad_align(block: int, pad_ctrl: int) -> int:
@@ -83,6 +85,10 @@ def pad_bytes(pad_type: int, count: int) -> bytes:
     if pad_type == 3:
         return bytes(count)
     return bytes((count,)) * count
+
+
+#: Padding of each pad type and length, then the pad length byte (see pad_bytes).
+_TAILS = tuple(tuple(pad_bytes(kind, n) + _BYTES[n] for n in range(256)) for kind in range(4))
 
 
 def _iv(p: SAParams, size: int, prng: Prng, state: bytes | None, at: int) -> bytes:
@@ -125,11 +131,15 @@ def esp_outbound(
     next_header = ctrl >> 8 & 0xFF
     iv_size = p.esp_iv
     prng_iv = p.iv_source == 3 and iv_size
-    iv = _iv(p, iv_size, prng, state, src)
+    if not iv_size:
+        iv = b""
+    elif prng_iv:
+        iv = prng.take(iv_size, src)  # [U] iv-prng
+    else:
+        iv = _iv(p, iv_size, prng, state, src)
     length = len(data)
     pad = pad_count(length, pad_align(p.block, ctrl >> 24))
-    padding = pad_bytes(p.pad_type, pad)
-    plain = data + padding + bytes((pad, next_header))
+    plain = data + _TAILS[p.pad_type][pad] + _BYTES[next_header]
     engine = p.engine
     chain = b""
     if engine is None:
@@ -141,16 +151,27 @@ def esp_outbound(
         chain = cipher_text[-p.block :]
     esp = p.spi_bytes + seq.to_bytes(4, "big") + iv + cipher_text
     if p.alg is not None and p.copy_digest:
-        esp += p.mac(resume, esp, state)[: p.icv_len]  # wire order (5.3)
-    return outbound_job(
-        p,
-        seq,
-        length,
-        pad,
-        next_header,
+        pair = p.hmac_states
+        if pair is not None:  # HMAC from the SA's digests (eip93.md 5.1)
+            h = pair[0].copy()
+            h.update(esp)
+            o = pair[1].copy()
+            o.update(h.digest())
+            esp += o.digest()[: p.icv_len]  # wire order (5.3)
+        else:
+            esp += p.mac(resume, esp, state)[: p.icv_len]  # wire order (5.3)
+    return Job(
+        0,
         esp,
-        _save_iv(p, state, chain),
-        bool(prng_iv),
+        next_header,
+        pad,
+        (0x6C, seq.to_bytes(4, "little")),
+        _save_iv(p, state, chain) if state is not None else None,
+        _OUT_DETAIL,
+        _OUT_PRNG if prng_iv else _OUT_CHOICES,
+        "U" if prng_iv else "D",
+        {"seq": seq, "pad": pad, "next_header": next_header},
+        (p.spi, seq, length, pad, next_header, p.icv_len if p.copy_digest else 0),
     )
 
 
@@ -173,7 +194,7 @@ def outbound_job(
         pad,
         (0x6C, seq.to_bytes(4, "little")),
         state,
-        "ESP out SPI {:#010x} seq {}: {} bytes + {} pad + 2 (next header {}), ICV {}",
+        _OUT_DETAIL,
         _OUT_PRNG if prng_iv else _OUT_CHOICES,
         "U" if prng_iv else "D",
         {"seq": seq, "pad": pad, "next_header": next_header},

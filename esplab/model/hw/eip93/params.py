@@ -160,6 +160,9 @@ class SAParams:
     o_state: tuple[int, ...] = ()
     inner: Any = None  # hashlib object in i_state after 64 bytes, if known
     outer: Any = None
+    #: (inner, outer) when the HMAC runs from the SA's digests (hash_source 0, the hmac
+    #: bit) and hashlib has both states; else None (``mac`` takes the general way).
+    hmac_states: tuple[Any, Any] | None = None
     name: str = ""
     spi_bytes: bytes = b""  # sa_spi in wire order
     esp_iv: int = 0  # ESP IV bytes on the wire: the block for CBC, 8 for CTR, 0 for NULL (4.2)
@@ -288,6 +291,8 @@ def decode_sa(record: bytes, resume: HashResume) -> SAParams:
         p.o_state = state_from_record_bytes(alg, p.o_digest)
         p.inner = resume.resume(alg, p.i_state, 64)
         p.outer = resume.resume(alg, p.o_state, 64)
+        if p.hash_source == 0 and p.hmac and p.inner is not None and p.outer is not None:
+            p.hmac_states = (p.inner, p.outer)
     return p
 
 

@@ -11,6 +11,7 @@ from ipaddress import IPv4Interface, IPv6Interface
 from esplab.model.kernel.stack.addr import IPAddress, IPNetwork
 
 __all__ = [
+    "V6_LOOPBACK",
     "Neighbour",
     "Route",
     "brings_prefix_route",
@@ -108,9 +109,9 @@ def is_loopback(addr: IPAddress) -> bool:
     return n >> 24 == 127 if addr.version == 4 else n == 1
 
 
-_V6_LOOPBACK = bytes(15) + b"\x01"
+V6_LOOPBACK = bytes(15) + b"\x01"
 
 
 def raw_loopback(raw: bytes) -> bool:
     """:func:`is_loopback` of an address as it stands in a header (4 or 16 bytes)."""
-    return raw[0] == 127 if len(raw) == 4 else raw == _V6_LOOPBACK
+    return raw[0] == 127 if len(raw) == 4 else raw == V6_LOOPBACK

@@ -88,15 +88,6 @@ class XfrmSettings:
     sub_policy: bool = False
 
 
-class Epoch:
-    """A count of changes, shared by the SADs and SPDs of a lab's nodes."""
-
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
-
-
 @dataclass
 class XfrmNode(XfrmLookups):
     """The XFRM side of one emulated node (``ap``, ``host``...)."""
@@ -135,15 +126,10 @@ class XfrmNode(XfrmLookups):
         default=("", False), init=False, repr=False, compare=False
     )
 
-    # Counts the changes to the SAD and the SPD (of every node that shares it): what was
-    # learnt of a walk (the flow cache's plans) holds while it stays the same.
-    epoch: Epoch = field(default_factory=lambda: Epoch(), repr=False, compare=False)
-
     def _changed(self, event: XfrmEvent | None = None) -> None:
         """The SAD or the SPD changed: forget remembered lookups, and tell a monitor
         what the kernel would multicast (``event``; None: nothing is sent)."""
         self._memo.clear()
-        self.epoch.value += 1
         if event is not None and self.monitor is not None:
             self.monitor.record(event, ptype_attr=self.settings.sub_policy)
 

@@ -11,8 +11,6 @@ engine with its registers, rings and DMA memory. Layout:
 * ``basic``, ``espmode``: basic mode (opgroup 0) and ESP protocol mode (opgroup 1);
 * ``driver``, ``xmit``, ``aead``: probe, SAs, the crypto/packet offload datapaths and
   basic-mode ``authenc`` for ``sw+aead``; ``iphead``: the IP headers around ESP;
-* ``fast`` (the SA plans), ``fastesp``, ``fastaead``: the same requests in one step
-  while nothing else is in the rings, leaving exactly what the ring protocol leaves;
 * ``choices``: every behaviour the sources leave open, labelled for ``explain``.
 """
 

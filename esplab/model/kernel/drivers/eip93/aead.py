@@ -23,7 +23,6 @@ from esplab.layers.hashstate import hmac_pad_blocks, hmac_precompute, state_to_r
 from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE, EIP93SARecord
 from esplab.model.hw.eip93.basic import tag_words
 from esplab.model.hw.eip93.params import status_names
-from esplab.model.kernel.drivers.eip93 import fastaead
 from esplab.model.kernel.drivers.eip93.outcome import DMA_BUFFER_SIZE, Outcome, Ticket
 from esplab.model.kernel.drivers.eip93.xmit import fix_outer, locate_esp
 from esplab.model.kernel.esp.layout import esp_align, esp_head_len, min_esp_len, pad_len
@@ -76,7 +75,11 @@ _ERRNO = {
 _MONOTONIC = bytes(range(1, 256))
 _TRAILERS = tuple(_MONOTONIC[:n] + bytes((n,)) for n in range(256))  # padding, pad length
 _BYTES = tuple(bytes((n,)) for n in range(256))
-_DONE, _WHY = fastaead.DONE, fastaead.WHY
+_DONE = "{} done: {} bytes"
+_FIRST = "{} {}: assoclen {}, {} bytes"
+_WHY = (
+    "mainline AEAD: opcode 1, IV from the state record, hash_crypt_offset = assoclen (eip93.md 3.5)"
+)
 
 
 @dataclass
@@ -241,7 +244,7 @@ def _request(
     if len(iv) != tfm.iv_size:
         raise InvalidValue(f"IV of {len(iv)} bytes", valid=f"{tfm.iv_size} bytes for {tfm.name}")
     first = (
-        fastaead.FIRST,
+        _FIRST,
         _WHY,
         "D",
         (tfm.name, "encrypt" if encrypt_ else "decrypt", len(assoc), length - len(assoc)),
@@ -252,13 +255,6 @@ def _request(
             drv.stage(f"{len(data)} bytes do not fit a DMA buffer", _WHY, "M", drop="EMSGSIZE")
         )
         return Outcome(False, stages=stages, errno="EMSGSIZE", reason="EMSGSIZE")
-    done = (
-        fastaead.encrypt(drv, tfm, assoc, iv, data[len(assoc) :])
-        if encrypt_
-        else fastaead.decrypt(drv, tfm, len(assoc), iv, data, length)
-    )
-    if done is not None:
-        return done
     sa = tfm.sa_out if encrypt_ else tfm.sa_in
     cmd1 = (tfm.cmd1_out if encrypt_ else tfm.cmd1_in) | (len(assoc) // 4) << 16
     counter = tfm.nonce + iv + b"\x00\x00\x00\x01" if tfm.ctr else iv
@@ -350,11 +346,6 @@ def esp_output(
     pad = pad_len(len(skb) - start, esp_align(tfm.blocksize))
     plain = skb[start:] + (_TRAILERS[pad] + _BYTES[proto & 0xFF])  # pad 1, 2, 3...
     assoc = skb[off : off + 8] + iv
-    # encrypt() from here (it refuses a bad IV or assoclen, and what a buffer cannot hold).
-    if len(iv) == tfm.iv_size and not len(assoc) % 4 and len(assoc) + len(plain) <= DMA_BUFFER_SIZE:
-        done = fastaead.encrypt(drv, tfm, assoc, iv, plain, skb, off)
-        if done is not None:
-            return done
     outcome = encrypt(drv, tfm, assoc, iv, plain)
     if outcome.ok:
         outcome.data = fix_outer(skb[:off], len(outcome.data)) + outcome.data
@@ -375,11 +366,6 @@ def esp_input(
     head = esp_head_len(tfm.iv_size)
     if len(esp) < min_esp_len(tfm.iv_size, tfm.authsize):
         raise InvalidValue(f"{len(esp)} bytes of ESP", valid="header, IV, trailer and ICV")
-    if len(esp) <= DMA_BUFFER_SIZE and not head % 4 and head <= 0xFF * 4:  # else decrypt()
-        # refuses it
-        done = fastaead.decrypt(drv, tfm, head, esp[8:head], esp, len(esp) - tfm.authsize, esp=True)
-        if done is not None:
-            return done
     outcome = decrypt(drv, tfm, esp[:head], esp[8:head], esp[head:])
     if not outcome.ok:
         outcome.mib = "XfrmInStateProtoError" if outcome.errno == "EBADMSG" else "XfrmInError"

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import random
 import struct
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from esplab.errors import EngineError, KernelError, NotFound, RingFull
@@ -26,10 +24,12 @@ from esplab.layers.crypto_desc import DESCRIPTOR_SIZE, PE_READY
 from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
 from esplab.model.hw.eip93 import regs as R
 from esplab.model.hw.eip93.choices import DriverSettings
-from esplab.model.hw.eip93.device import MAX_RING_ENTRIES, EIP93Device
+from esplab.model.hw.eip93.device import (
+    MAX_RING_ENTRIES,
+    EIP93Device,
+)
 from esplab.model.kernel.drivers.eip93 import aead, sa_add, xmit
 from esplab.model.kernel.drivers.eip93.aead import AeadTfm
-from esplab.model.kernel.drivers.eip93.fast import Plan
 from esplab.model.kernel.drivers.eip93.faults import faulty_outcome
 from esplab.model.kernel.drivers.eip93.outcome import (
     DMA_BUFFER_SIZE,
@@ -41,15 +41,16 @@ from esplab.model.kernel.drivers.eip93.outcome import (
     Ticket,
     defer_stages,
 )
-from esplab.model.stages import Stage
-from esplab.model.stages_lazy import LazyStage
+from esplab.model.stage import Later, LazyStage, Stage
 
 __all__ = ["EIP93Driver"]
 
 _DESC = struct.Struct("<8I")
 #: A request's first driver stage, unbuilt: (decision template, why, fidelity, args).
-Opening = tuple[str, str, str, tuple[Any, ...]]
+Opening = tuple[str, str, Any, tuple[Any, ...]]
 _ZERO_WORD = bytes(4)
+_CD_COUNT, _RD_COUNT, _INT_CLR, _MASK_ENABLE = R.CD_COUNT, R.RD_COUNT, R.INT_CLR, R.MASK_ENABLE
+_RDR_THRESH = R.INT_RDR_THRESH
 
 
 class EIP93Driver:
@@ -81,10 +82,6 @@ class EIP93Driver:
         self._cdr_mem = self._rdr_mem = bytearray()  # the rings' bytes (the driver owns them)
         self._done: list[Outcome] = []
         self._next_handle = 1
-        #: False runs every request through the full ring protocol (submit, kick, poll)
-        #: instead of the one-step paths that leave the same state (``transact``, fast.py).
-        self.fast_path = True
-        self.plans: dict[int, Plan] = {}  # fast.py's view of the SA records, by address
 
     # --- stages ------------------------------------------------------------------
 
@@ -204,6 +201,8 @@ class EIP93Driver:
 
     def next_slot(self) -> int:
         """The slot the next submission takes; RingFull (counted) when none is free."""
+        if len(self._inflight) < self.entries and self.probed:
+            return self.head
         if not self.probed:
             raise EngineError("the EIP-93 driver is not probed", hint="call probe() first")
         if len(self._inflight) >= self.entries:
@@ -218,26 +217,35 @@ class EIP93Driver:
         self, words: tuple[int, ...], finish: Finish, stages: list[Stage], **context: Any
     ) -> Ticket:
         """Write one command into the next CDR slot and kick the engine (1.5 step 2)."""
-        slot = self.head if len(self._inflight) < self.entries else self.next_slot()
+        return self._submit(words, finish, stages, context)
+
+    def _submit(
+        self, words: tuple[int, ...], finish: Finish, stages: list[Stage], context: dict[str, Any]
+    ) -> Ticket:
+        inflight = self._inflight
+        slot = self.head if len(inflight) < self.entries else self.next_slot()
         offset = slot * DESCRIPTOR_SIZE
         rdr = self._rdr_mem
         # Zero words 0 and 7 of the RDR slot first: no stale ready bits.
         rdr[offset : offset + 4] = _ZERO_WORD
         rdr[offset + 28 : offset + 32] = _ZERO_WORD
-        self._cdr_mem[offset : offset + DESCRIPTOR_SIZE] = _DESC.pack(*words)
+        _DESC.pack_into(self._cdr_mem, offset, *words)
         ticket = Ticket(slot, finish, stages, context)
-        self._inflight[slot] = ticket
+        inflight[slot] = ticket
         self.head = (slot + 1) % self.entries
         try:
-            kicked = self.device.write_reg(R.CD_COUNT, 1)
+            kicked = self.device.write_reg(_CD_COUNT, 1)
         except EngineError:
             # The engine refused the kick (its rings are misprogrammed): take it back.
-            del self._inflight[slot]
+            del inflight[slot]
             self.head = slot
             self._cdr_mem[offset : offset + DESCRIPTOR_SIZE] = bytes(DESCRIPTOR_SIZE)
             raise
         self.stats.submitted += 1
-        self._route(kicked)
+        for job in kicked:  # each job's stages (built when read) to the ticket of its slot
+            owner = inflight.get(job.slot)
+            if owner is not None:
+                owner.stages.append(job)  # type: ignore[arg-type]
         return ticket
 
     def opening(self, first: Opening) -> list[Stage]:
@@ -255,111 +263,13 @@ class EIP93Driver:
         kind: str = "raw",
     ) -> None:
         """Append the driver's last stage of a completed request to ``ticket.stages``
-        (unbuilt while the ticket defers its stages; it must be the last one added)."""
-        if ticket.lazy:
-            ticket.last = (
-                decision,
-                why,
-                fidelity,
-                args,
-                data if self.device.snapshots else None,
-                kind,
-            )
-        else:
+        (as its arguments, built when read, while snapshots are off)."""
+        node = self.node
+        if self.device.snapshots:
             ticket.stages.append(
-                self.stage(decision, why, fidelity, args=args, data=data, kind=kind)
-            )
-
-    def transact(
-        self, words: tuple[int, ...], finish: Finish, first: Opening, context: dict[str, Any]
-    ) -> Outcome:
-        """``complete(submit(words, finish, opening(first), **context))``: one command
-        through the rings and its outcome.
-
-        With nothing in flight and a running, idle engine the command runs to completion
-        at once, so the register and ring steps in between are not observable: they are
-        skipped and memory, registers and counters end as the full protocol leaves them;
-        the first stage and the engine's are then built when the outcome's stages are
-        first read.
-        """
-        dev = self.device
-        slot = self.head
-        fast = self.ready_ring()
-        if fast is None:
-            return self.complete(self.submit(words, finish, self.opening(first), **context))
-        cdr, rdr, entries, rdr_irq, _ = fast
-        stages: list[Stage] = []  # what finish adds; the first and the engine's go in front
-        offset = slot * DESCRIPTOR_SIZE
-        # The ring memory the engine sees is as submit() leaves it: the RDR slot's words 0
-        # and 7 cleared, the command in the CDR slot.
-        rdr[offset : offset + 4] = _ZERO_WORD
-        rdr[offset + 28 : offset + 32] = _ZERO_WORD
-        cmd = _DESC.pack(*words)
-        cdr[offset : offset + DESCRIPTOR_SIZE] = cmd
-        ticket = Ticket(slot, finish, stages, context, None, True)
-        result_words, result, job_stages = dev.engine.run_command(words, cmd, slot)
-        rdr[offset : offset + DESCRIPTOR_SIZE] = result
-        # The CDR entry as the driver leaves it after reading the result (words 0 and 7
-        # cleared, which also covers the engine's EN_CDR_UPDATE ownership bits).
-        cdr[offset : offset + 4] = _ZERO_WORD
-        cdr[offset + 28 : offset + 32] = _ZERO_WORD
-        # The engine's index and interrupt status once it has run the command.
-        self.head = self.tail = dev.index = (slot + 1) % entries
-        dev.raw_int |= R.INT_OPERATION_DONE | R.INT_RDR_THRESH if rdr_irq else R.INT_OPERATION_DONE
-        stats = self.stats
-        stats.submitted += 1
-        stats.completed += 1
-        outcome = ticket.outcome = finish(self, result_words, ticket)
-        outcome.slot = slot
-        outcome.result = result
-        opened = partial(self._opened, first, job_stages, ticket.last)
-        if outcome.stages is stages:
-            defer_stages(outcome, opened)  # built when read
-        else:
-            stages[0:0] = opened()
-        if dev.raw_int & R.INT_RDR_THRESH and not dev.ready:
-            # Tasklet end: INT_CLR, then MASK_ENABLE (no results wait: nothing re-latches).
-            dev.raw_int &= ~R.INT_RDR_THRESH
-            dev.int_mask |= R.INT_RDR_THRESH
-        return outcome
-
-    def ready_ring(self) -> tuple[bytearray, bytearray, int, bool, int] | None:
-        """The engine's ``fast_rings`` when one command written now would run to completion
-        at once with nothing else in the rings (and ``fast_path`` is on); else None."""
-        dev = self.device
-        fast = dev.fast
-        if fast is None or fast[4] != self.memory.frees:
-            fast = dev.fast_rings()
-        slot = self.head
-        if (
-            fast is None
-            or not self.fast_path
-            or fast[2] != self.entries
-            or dev.pending
-            or dev.ready
-            or not dev.running
-            or self._inflight
-            or self._done
-            or dev.index != slot
-            or self.tail != slot
-            or fast[0] is not self._cdr_mem
-            or fast[1] is not self._rdr_mem
-            or not self.probed
-        ):
-            return None  # (the last two: the engine's rings are the driver's)
-        return fast
-
-    def _opened(
-        self, first: Opening, job_stages: Callable[[], list[Stage]], last: tuple[Any, ...] | None
-    ) -> list[Stage]:
-        """The first stage, the engine's and the deferred last one (see ``closing``)."""
-        stages = self.opening(first) + job_stages()
-        if last is not None:
-            decision, why, fidelity, args, data, kind = last
-            stages.append(
                 LazyStage(
                     "eip93.driver",
-                    self.node,
+                    node,
                     decision,
                     why,
                     fidelity,
@@ -367,27 +277,41 @@ class EIP93Driver:
                     data,
                     kind,
                     None,
-                    {},
+                    None,
                     args,
                 )
             )
-        return stages
+        else:
+            ticket.stages.append(
+                ("eip93.driver", node, decision, why, fidelity, None, None, kind, None, None, args)  # type: ignore[arg-type]
+            )
 
-    def _route(self, stages: list[Stage]) -> None:
-        """Give engine stages to the ticket of their slot (each job starts at eip93.cdr)."""
-        ticket: Ticket | None = None
-        for stage in stages:
-            if stage.tap == "eip93.cdr":
-                ticket = self._inflight.get(stage.meta.get("slot", -1))
+    def transact(
+        self, words: tuple[int, ...], finish: Finish, first: Opening, context: dict[str, Any]
+    ) -> Outcome:
+        """``complete(submit(words, finish, opening(first), **context))``: one command
+        through the rings (submit, the engine's run, poll) and its outcome."""
+        decision, why, fidelity, args = first
+        stage = ("eip93.driver", self.node, decision, why, fidelity, None, None, "raw", None, None)
+        # (as its arguments, built when read, while snapshots are off)
+        stages: list[Any] = [LazyStage(*stage, args) if self.device.snapshots else (*stage, args)]
+        return self.complete(self._submit(words, finish, stages, context))
+
+    def _route(self, jobs: list[Later]) -> None:
+        """Give each job's stages (still to be built) to the ticket of its slot."""
+        inflight = self._inflight
+        for job in jobs:
+            ticket = inflight.get(job.slot)
             if ticket is not None:
-                ticket.stages.append(stage)
+                ticket.stages.append(job)  # type: ignore[arg-type]  # (built when read)
 
     def poll(self) -> list[Outcome]:
         """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
         by one as mainline does; returns their outcomes (and any collected earlier)."""
         done, self._done = self._done, []
         dev, cdr, rdr = self.device, self._cdr_mem, self._rdr_mem
-        for _ in range(dev.read_reg(R.RD_COUNT)):
+        inflight = self._inflight
+        for _ in range(dev.read_reg(_RD_COUNT)):
             slot = self.tail
             offset = slot * DESCRIPTOR_SIZE
             result = bytes(rdr[offset : offset + DESCRIPTOR_SIZE])
@@ -395,21 +319,24 @@ class EIP93Driver:
             if words[0] & 3 != PE_READY or words[7] >> 22 & 3 != PE_READY:
                 self.stats.not_ready += 1  # the driver would spin; the model stops here
                 break
-            ticket = self._inflight.pop(slot, None)
+            ticket = inflight.pop(slot, None)
             cdr[offset : offset + 4] = _ZERO_WORD
             cdr[offset + 28 : offset + 32] = _ZERO_WORD
             self.tail = (slot + 1) % self.entries
             self.stats.completed += 1
-            self._route(dev.write_reg(R.RD_COUNT, 1))
+            kicked = dev.write_reg(_RD_COUNT, 1)
+            if kicked:
+                self._route(kicked)
             if ticket is None:
                 continue
             outcome = ticket.outcome = ticket.finish(self, words, ticket)
             outcome.slot = slot
             outcome.result = result
+            defer_stages(outcome)
             done.append(outcome)
-        if not dev.read_reg(R.RD_COUNT) and dev.raw_int & R.INT_RDR_THRESH:
-            dev.write_reg(R.INT_CLR, R.INT_RDR_THRESH)  # tasklet end: clear, then unmask
-            dev.write_reg(R.MASK_ENABLE, R.INT_RDR_THRESH)
+        if dev.raw_int & _RDR_THRESH and not dev.read_reg(_RD_COUNT):
+            dev.write_reg(_INT_CLR, _RDR_THRESH)  # tasklet end: clear, then unmask
+            dev.write_reg(_MASK_ENABLE, _RDR_THRESH)
         return done
 
     def complete(self, ticket: Ticket) -> Outcome:
@@ -486,10 +413,8 @@ class EIP93Driver:
         self._free_records((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE))
 
     def _free_records(self, *records: tuple[int, int]) -> None:
-        """Zero and free each (address, size) record still allocated; the one-step view
-        of an SA record goes with it."""
+        """Zero and free each (address, size) record still allocated."""
         for addr, size in records:
-            self.plans.pop(addr, None)
             region = self.memory.region(addr, size) if addr else None
             if region is not None and region.base == addr:
                 self.memory.write(addr, bytes(size))

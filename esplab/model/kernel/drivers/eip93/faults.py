@@ -216,7 +216,6 @@ def _rewrite(drv: EIP93Driver, sa: OffloadedSA, keys: Mapping[int, Any]) -> None
     want = bytearray(faulty_record(sa, sa.faults, keys))
     want[_RUNTIME] = live[_RUNTIME]
     drv.memory.write(sa.sa_addr, bytes(want))
-    drv.plans.pop(sa.sa_addr, None)  # the fast path's view of the record is stale
 
 
 def record_fields(raw: bytes) -> dict[str, str]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from esplab.model.stages import Stage
+from esplab.model.stage import Later, Stage, build_in_place
 
 if TYPE_CHECKING:
     from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
@@ -23,6 +23,8 @@ __all__ = [
     "SAStats",
     "StateAdd",
     "Ticket",
+    "defer_stages",
+    "stage_items",
 ]
 
 #: One DMA buffer per ring slot [M] dma-buffer.
@@ -128,32 +130,18 @@ class Outcome:
 _STAGES: Any = Outcome.__dict__["stages"]  # the slot that holds Outcome.stages
 
 
-class _Pending:
-    """Stages still to be built: ``build()``'s go in front of ``stages``."""
-
-    __slots__ = ("build", "stages")
-
-    def __init__(self, stages: list[Stage], build: Callable[[], list[Stage]]) -> None:
-        self.stages = stages
-        self.build = build
-
-
 class _DeferredOutcome(Outcome):
-    """An :class:`Outcome` whose stages are completed when ``stages`` is first read; it
-    is a plain Outcome again from then on."""
+    """An :class:`Outcome` whose stages hold :class:`~esplab.model.stage.Later` places
+    (a job's stages), built when ``stages`` is first read; it is a plain Outcome again
+    from then on."""
 
     __slots__ = ()
 
     @property
     def stages(self) -> list[Stage]:
-        value = _STAGES.__get__(self, Outcome)
-        if type(value) is _Pending:
-            stages = value.stages
-            stages[0:0] = value.build()
-            _STAGES.__set__(self, stages)
-            value = stages
+        value: list[Stage] = build_in_place(_STAGES.__get__(self, Outcome))
         self.__class__ = Outcome  # type: ignore[assignment]
-        return value  # type: ignore[no-any-return]
+        return value
 
     @stages.setter
     def stages(self, value: list[Stage]) -> None:
@@ -171,14 +159,21 @@ class _DeferredOutcome(Outcome):
         return self.__reduce_ex__(protocol)
 
 
-def defer_stages(outcome: Outcome, build: Callable[[], list[Stage]]) -> None:
-    """Put ``build()``'s stages in front of ``outcome.stages`` when someone first reads
-    them (the stages of a job, whose content is fixed when the job runs)."""
-    if type(outcome) is not Outcome:  # a subclass, or stages deferred already
-        outcome.stages[0:0] = build()
-        return
-    outcome.stages = _Pending(outcome.stages, build)  # type: ignore[assignment]
-    outcome.__class__ = _DeferredOutcome
+def defer_stages(outcome: Outcome) -> None:
+    """Let ``outcome`` build the places in its stages still to be built
+    (:func:`~esplab.model.stage.build_in_place`) when someone first reads them."""
+    if type(outcome) is Outcome:
+        items: list[Any] = outcome.stages
+        for item in items:
+            if type(item) is Later or type(item) is tuple:
+                outcome.__class__ = _DeferredOutcome
+                return
+
+
+def stage_items(outcome: Outcome) -> list[Any]:
+    """``outcome``'s stages as they are held, :class:`~esplab.model.stage.Later` places
+    unbuilt (to hand on to a journey, which builds them when it is read)."""
+    return _STAGES.__get__(outcome, Outcome)  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -210,6 +205,3 @@ class Ticket:
     stages: list[Stage]
     context: dict[str, Any] = field(default_factory=dict)
     outcome: Outcome | None = None
-    #: Set while the driver defers the stages: the last one, unbuilt (see ``closing``).
-    lazy: bool = False
-    last: tuple[Any, ...] | None = None

@@ -15,20 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from esplab.errors import EngineError, InvalidValue, RingFull
 from esplab.model.hw.eip93.params import status_names
-from esplab.model.kernel.drivers.eip93 import fastesp
-from esplab.model.kernel.drivers.eip93.fastesp import (
-    RX_CRYPTO_DONE,
-    RX_CRYPTO_SEQ_IGNORED,
-    RX_CRYPTO_SEQ_WHY,
-    RX_CRYPTO_WHY,
-    RX_PACKET_DONE,
-    RX_PACKET_WHY,
-    TX_DONE,
-    TX_DONE_WHY,
+from esplab.model.kernel.drivers.eip93.iphead import (
+    decapsulate,
+    fix_outer,
+    locate_esp,
 )
-from esplab.model.kernel.drivers.eip93.iphead import decapsulate, fix_outer, locate_esp
-from esplab.model.kernel.drivers.eip93.outcome import DMA_BUFFER_SIZE, OffloadedSA, Outcome, Ticket
-from esplab.model.stages import Stage
+from esplab.model.kernel.drivers.eip93.outcome import (
+    DMA_BUFFER_SIZE,
+    OffloadedSA,
+    Outcome,
+    Ticket,
+)
+from esplab.model.stage import Stage
 
 if TYPE_CHECKING:
     from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
@@ -66,6 +64,31 @@ CRYPTO_TX_WHY = (
     "header, reserves the ICV room and sets the IP length before any driver sees the "
     "skb [C]; the wire bytes are the same. " + _TX_MAP_WHY
 )
+TX_DONE = "TX done: ESP seq {}, {} bytes; IP length set to {}"
+TX_DONE_WHY = "the driver sets the IP length from the result length and resumes xfrm (eip93.md 4.3)"
+
+RX_CRYPTO_DONE = (
+    "RX done: seq {}, next header {}, {} bytes; CRYPTO_DONE, CRYPTO_SUCCESS, trailer removed"
+)
+RX_CRYPTO_SEQ_IGNORED = (
+    "RX done: seq {}, next header {}, {} bytes; SEQNUM_ERR ignored: CRYPTO_DONE, "
+    "CRYPTO_SUCCESS, trailer removed"
+)
+RX_PACKET_DONE = "RX done: seq {}, next header {}; decapsulated, {} bytes"
+RX_CRYPTO_WHY = (
+    "crypto offload: the kernel does the replay check, strips header and IV and "
+    "decapsulates (airoha-dsa-xfrm.md 3.2; eip93.md 4.4)"
+)
+RX_CRYPTO_SEQ_WHY = (
+    "crypto offload: the driver ignores SEQNUM_ERR as the vschagen ESP path does; the "
+    "kernel's own replay check after CRYPTO_DONE decides (eip93.md 2.2, 4.6; "
+    "airoha-dsa-xfrm.md 3.2, 3.9)"
+)
+RX_PACKET_WHY = (
+    "packet offload: the hardware checks replay and decapsulates; the policy check "
+    "sees CRYPTO_DONE only (airoha-dsa-xfrm.md 3.2) [M] packet-offload"
+)
+
 _RX_MAP_WHY = (
     "the driver looks up the inbound SA by SPI on this device and maps the ESP in "
     "place (airoha-dsa-xfrm.md 3.10; eip93.md 4.2)"
@@ -117,7 +140,8 @@ def esp_tx(
         raise InvalidValue(f"SA {sa.spi:#x} is inbound; TX needs an outbound SA")
     if sa.offload != offload:
         raise InvalidValue(f"SA {sa.spi:#x} is a {sa.offload} offload SA, not {offload}")
-    check_iv(sa, iv)
+    if iv is not None:
+        check_iv(sa, iv)
     off = locate_esp(skb)[0] if esp_offset is None else esp_offset
     start = off + 8 + sa.iv_size
     if len(skb) < start:
@@ -144,16 +168,12 @@ def esp_tx(
             fidelity="M",
         )
     sync = offload == "crypto" and drv.settings.crypto_tx_seq == "sync"
-    if iv is None:
-        outcome = fastesp.esp_tx(drv, sa, skb, off, start, proto, sync, first)
-        if outcome is not None:
-            return outcome
     try:
         slot = drv.next_slot()
     except RingFull as exc:
         drv.stats.tx_errors += 1
         return _drop(drv, drv.opening(first), "ring-full", str(exc), mib)
-    buf, mem = drv.buffer(slot)
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     mem[: len(skb)] = skb
     if sync:
         seq = int.from_bytes(skb[off + 4 : off + 8], "big")
@@ -306,15 +326,12 @@ def esp_rx(
             rx_status(["PROCESSING"], sa)[1],
             fidelity="M",
         )
-    outcome = fastesp.esp_rx(drv, sa, skb, off, nh_off, esp, first)
-    if outcome is not None:
-        return outcome
     try:
         slot = drv.next_slot()
     except RingFull as exc:
         drv.stats.rx_errors += 1
         return _drop(drv, drv.opening(first), "ring-full", str(exc), rx_status([], sa)[1])
-    buf, mem = drv.buffer(slot)
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     mem[: len(esp)] = esp
     words = (
         0x02000011,

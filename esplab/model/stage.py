@@ -1,14 +1,18 @@
-"""The packet journey: every stage a packet crosses, and the taps that capture them.
+"""Journey stages: what every layer of the model emits, and the one way to defer them.
 
-A journey is an ordered list of stages. Each stage records the device, the stage
-(tap) name, the decision taken and why (with its fidelity tag), the counters it
-touched, and a snapshot of the bytes as they are at that point. Snapshots are
-kept as bytes and decoded only when someone looks (``Stage.packet()``).
+A :class:`Stage` records the device, the stage (tap) name, the decision taken and why
+with its fidelity tag (:data:`FIDELITY`), the counters it touched, and a snapshot of
+the bytes at that point, decoded only when someone looks (``Stage.packet()``).
+:class:`LazyStage` formats its decision line when first read. A list of stages may
+hold :class:`Later` places, stages still to be built from what is fixed already (an
+engine job's stages, built when someone reads them): :func:`build_in_place` builds
+them. A stage's snapshot is also captured at its tap as a :class:`Captured` record.
+The kernel the K tag is checked against is named here once (:data:`KERNEL_CHECKED`).
 
-Journeys are kept in a bounded ring (``JourneyLog``) and every snapshot also goes
-to its tap's bounded capture ring (``Captures``), so a long run never grows
-without limit. With tracing off, stages keep no snapshot and taps see nothing,
-which is the fast path.
+A :class:`Journey` is the ordered list of stages one packet crossed. Journeys are
+kept in a bounded ring (:class:`JourneyLog`) and every snapshot also goes to its
+tap's bounded capture ring (:class:`Captures`), so a long run never grows without
+limit. With tracing off, stages keep no snapshot and taps see nothing.
 """
 
 from __future__ import annotations
@@ -26,16 +30,25 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIDELITY",
+    "KERNEL_CHECKED",
+    "KERNEL_CHECKED_WHY",
     "Captured",
     "Captures",
     "Fidelity",
     "Journey",
     "JourneyLog",
-    "LazyTextStage",
+    "Later",
+    "LazyStage",
     "Stage",
+    "build_in_place",
     "built_stages",
     "decode_snapshot",
 ]
+
+#: The kernel and iproute2 the differential suite (``tests/kernel/``, tag K) runs
+#: against (Debian bookworm's).
+KERNEL_CHECKED = "Linux 6.12.118 (Debian), iproute2 6.15"
+KERNEL_CHECKED_WHY = f"checked against {KERNEL_CHECKED} in CI (tests/kernel, K)"
 
 Fidelity = Literal["C", "D", "U", "M", "K"]
 
@@ -120,11 +133,11 @@ class Stage:
         return None if self.data is None else decode_snapshot(self.kind, self.data)
 
 
-# The slot that holds a Stage's decision text (LazyTextStage's property stands over it).
+# The slot that holds a Stage's decision text (LazyStage's property stands over it).
 _DECISION: Any = Stage.__dict__["decision"]
 
 
-class LazyTextStage(Stage):
+class LazyStage(Stage):
     """A Stage whose ``decision`` is ``decision.format(*args)``, formatted when first read.
 
     Formatting addresses and numbers into decision lines costs more than the rest of
@@ -153,6 +166,8 @@ class LazyTextStage(Stage):
     ) -> None:
         self.tap = tap
         self.device = device
+        if not args and ".md" in decision:
+            decision = cite(decision)
         _DECISION.__set__(self, decision)  # the template, until it is formatted
         self._args: tuple[Any, ...] | None = args or None
         self.why = cite(why) if ".md" in why else why
@@ -169,6 +184,8 @@ class LazyTextStage(Stage):
         args = self._args
         if args is not None:
             text = text.format(*args)
+            if ".md" in text:  # (as Stage cites its decision)
+                text = cite(text)
             _DECISION.__set__(self, text)
             self._args = None
         return text
@@ -177,102 +194,6 @@ class LazyTextStage(Stage):
     def decision(self, text: str) -> None:
         _DECISION.__set__(self, text)
         self._args = None
-
-
-class Journey:
-    """Every stage one injected packet went through, in order. Journeys compare by
-    identity (each is one packet's), stages by value."""
-
-    __slots__ = ("_later", "_stages", "delivered", "id", "origin", "verdict")
-
-    def __init__(
-        self,
-        id: int,
-        origin: str,
-        stages: list[Stage] | None = None,
-        verdict: str = "",
-        delivered: bool = False,
-    ) -> None:
-        self.id = id
-        self.origin = origin
-        self._stages: list[Any] = [] if stages is None else stages
-        self._later = False
-        self.verdict = verdict
-        self.delivered = delivered
-
-    def __repr__(self) -> str:
-        return (
-            f"Journey(id={self.id!r}, origin={self.origin!r}, stages={self.stages!r}, "
-            f"verdict={self.verdict!r}, delivered={self.delivered!r})"
-        )
-
-    @property
-    def stages(self) -> list[Stage]:
-        """The stages, with extend_later's pending places built now (in place: a walk
-        in progress holds this list)."""
-        stages: list[Any] = self._stages
-        if self._later:
-            self._later = False
-            i = 0
-            while i < len(stages):
-                item = stages[i]
-                if type(item) is _Later:
-                    built = item.build()
-                    if not item.keep_data:
-                        for stage in built:
-                            stage.data = None
-                    stages[i : i + 1] = built
-                    i += len(built)
-                else:
-                    i += 1
-        return stages
-
-    @stages.setter
-    def stages(self, stages: list[Stage]) -> None:
-        self._stages = stages
-        self._later = False
-
-    @property
-    def dropped(self) -> Stage | None:
-        return next((s for s in self.stages if s.drop is not None), None)
-
-    def stage(self, tap: str) -> Stage | None:
-        return next((s for s in self.stages if s.tap == tap), None)
-
-    def taps(self) -> list[str]:
-        return [s.tap for s in self.stages]
-
-    def extend_later(self, build: Callable[[], list[Stage]], *, keep_data: bool) -> None:
-        """Append the stages ``build()`` returns, building them only when ``stages`` is
-        first read (their content must be fixed by now); without ``keep_data`` their
-        snapshots are dropped, as a walk without tracing does."""
-        self._stages.append(_Later(build, keep_data))
-        self._later = True
-
-
-def built_stages(items: list[Any]) -> list[Stage]:
-    """A stretch of a journey's stage list as it is being walked, with extend_later's
-    places built now (without snapshots); the journey itself is left as it is."""
-    stages: list[Stage] = []
-    for item in items:
-        if type(item) is _Later:
-            built = item.build()
-            for stage in built:
-                stage.data = None
-            stages += built
-        else:
-            stages.append(item)
-    return stages
-
-
-class _Later:
-    """A place in a journey's stages for stages still to be built."""
-
-    __slots__ = ("build", "keep_data")
-
-    def __init__(self, build: Callable[[], list[Stage]], keep_data: bool) -> None:
-        self.build = build
-        self.keep_data = keep_data
 
 
 @dataclass(frozen=True)
@@ -301,6 +222,111 @@ class Captured:
 
     def packet(self) -> Packet:
         return decode_snapshot(self.kind, self.data)
+
+
+class Later:
+    """A place in a list of stages for stages still to be built: ``build(arg)`` gives
+    them (their content fixed by now; see :func:`build_in_place`); without
+    ``keep_data`` their snapshots are dropped, as a walk without tracing does. ``slot``
+    is the engine's ring slot of a job's stages (-1 for none), by which the driver
+    gives them to the request in that slot."""
+
+    __slots__ = ("arg", "build", "keep_data", "slot")
+
+    def __init__(
+        self, build: Callable[[Any], list[Stage]], arg: Any, keep_data: bool, slot: int = -1
+    ) -> None:
+        self.build = build
+        self.arg = arg
+        self.keep_data = keep_data
+        self.slot = slot
+
+
+def build_in_place(items: list[Any]) -> list[Stage]:
+    """Replace each :class:`Later` place in ``items`` by its stages, and each tuple (the
+    arguments of a :class:`LazyStage`, as a walk without tracing records a stage) by
+    its stage, in place (whoever holds the list sees them); returns ``items``."""
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if type(item) is tuple:
+            items[i] = LazyStage(*item)
+            i += 1
+        elif type(item) is Later:
+            built = item.build(item.arg)
+            if not item.keep_data:
+                for stage in built:
+                    stage.data = None
+            items[i : i + 1] = built
+            i += len(built)
+        else:
+            i += 1
+    return items
+
+
+def built_stages(items: list[Any]) -> list[Stage]:
+    """A copy of ``items`` with its :class:`Later` places built (``items`` is left as it is)."""
+    return build_in_place(list(items))
+
+
+class Journey:
+    """Every stage one injected packet went through, in order. Journeys compare by
+    identity (each is one packet's), stages by value."""
+
+    __slots__ = ("_stages", "delivered", "id", "origin", "unbuilt", "verdict")
+
+    def __init__(
+        self,
+        id: int,
+        origin: str,
+        stages: list[Stage] | None = None,
+        verdict: str = "",
+        delivered: bool = False,
+    ) -> None:
+        self.id = id
+        self.origin = origin
+        self._stages: list[Any] = [] if stages is None else stages
+        #: True while the stage list may hold places still to be built (see ``stages``).
+        self.unbuilt = False
+        self.verdict = verdict
+        self.delivered = delivered
+
+    def __repr__(self) -> str:
+        return (
+            f"Journey(id={self.id!r}, origin={self.origin!r}, stages={self.stages!r}, "
+            f"verdict={self.verdict!r}, delivered={self.delivered!r})"
+        )
+
+    @property
+    def stages(self) -> list[Stage]:
+        """The stages, with extend_later's pending places built now (in place: a walk
+        in progress holds this list)."""
+        stages: list[Any] = self._stages
+        if self.unbuilt:
+            self.unbuilt = False
+            build_in_place(stages)
+        return stages
+
+    @stages.setter
+    def stages(self, stages: list[Stage]) -> None:
+        self._stages = stages
+        self.unbuilt = False
+
+    @property
+    def dropped(self) -> Stage | None:
+        return next((s for s in self.stages if s.drop is not None), None)
+
+    def stage(self, tap: str) -> Stage | None:
+        return next((s for s in self.stages if s.tap == tap), None)
+
+    def taps(self) -> list[str]:
+        return [s.tap for s in self.stages]
+
+    def extend_items(self, items: list[Any]) -> None:
+        """Append stages and :class:`~esplab.model.stage.Later` places (built when
+        ``stages`` is first read)."""
+        self._stages += items
+        self.unbuilt = True
 
 
 class Captures:
@@ -352,7 +378,7 @@ class JourneyLog:
         self.next_id = 1
 
     def new(self, origin: str) -> Journey:
-        journey = Journey(id=self.next_id, origin=origin)
+        journey = Journey(self.next_id, origin)
         self.next_id += 1
         self._ring.append(journey)
         return journey
