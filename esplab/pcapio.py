@@ -248,7 +248,7 @@ class FrameReader:
                     or total % 4
                     or ifid >= len(factors)
                     or caplen > total - 32
-                    or buf[end - 4 : end] != buf[pos + 4 : pos + 8]
+                    or word.unpack_from(buf, end - 4)[0] != total
                 ):
                     break
                 mul, div = factors[ifid]

@@ -52,6 +52,8 @@ ESN_SYNC_TRIES = 8
 _PADS = tuple(bytes(range(1, n + 1)) for n in range(256))
 _HH = struct.Struct("!HH")
 _II = struct.Struct("!II")
+#: An IPv4 header: version/IHL, total length, flags/fragment offset, protocol, addresses.
+_V4 = struct.Struct("!BxHxxHxB2x4s4s")
 
 
 class _SaRun:
@@ -198,12 +200,10 @@ class Decoder:
         else:
             off = ip_offset(linktype, data)
         if type(off) is int and len(data) >= off + 20 and data[off] == 0x45:
-            total = (data[off + 2] << 8) | data[off + 3]
+            _, total, frag, proto, src, dst = _V4.unpack_from(data, off)
             end = off + total
-            proto = data[off + 9]
-            if end > len(data) or total < 20 or data[off + 6] & 0x3F or data[off + 7]:
+            if end > len(data) or total < 20 or frag & 0x3FFF:  # fragments: the long way
                 return self._general(frame, iface, ts_ns, data, linktype)
-            src, dst = data[off + 12 : off + 16], data[off + 16 : off + 20]
             if proto == 50:
                 return self._esp(
                     frame, iface, ts_ns, data, 4, off, 20, 9, src, dst, data[off + 20 : end], None

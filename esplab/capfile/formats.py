@@ -61,10 +61,12 @@ class AddressText:
         if text is None:
             if len(self._cache) > 65536:
                 self._cache.clear()
-            from socket import AF_INET, AF_INET6, inet_ntop  # only here: 3 ms of start-up
+            if len(packed) == 4:  # as inet_ntop writes it, without importing socket (3 ms)
+                text = self._cache[packed] = ".".join(map(str, packed))
+            else:
+                from socket import AF_INET6, inet_ntop
 
-            family = AF_INET if len(packed) == 4 else AF_INET6
-            text = self._cache[packed] = inet_ntop(family, packed)
+                text = self._cache[packed] = inet_ntop(AF_INET6, packed)
         return text
 
 

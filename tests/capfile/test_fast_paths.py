@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from esplab.capfile.formats import PacketJson
+from esplab.capfile.formats import AddressText, PacketJson
 from esplab.capfile.records import PacketRecord
 from esplab.capfile.sequence import DUPLICATE, GAP, LATE, TRACK_WINDOW, SeqTracker
 from esplab.cli import run
@@ -79,3 +79,31 @@ def test_the_command_entry_freezes_the_heap_and_exits_with_mains_code(
     finally:
         gc.unfreeze()
     assert capsys.readouterr().out.strip()
+
+
+@pytest.mark.parametrize(
+    "packed",
+    [bytes(4), bytes((255,) * 4), bytes((10, 0, 0, 1)), bytes((192, 0, 2, 100))],
+)
+def test_ipv4_text_is_what_inet_ntop_writes(packed: bytes) -> None:
+    import socket
+
+    assert AddressText()(packed) == socket.inet_ntop(socket.AF_INET, packed)
+
+
+def test_ipv6_text_keeps_inet_ntops_form() -> None:
+    # glibc writes an IPv4-mapped address with its dotted tail (ipaddress in 3.11 does not)
+    packed = bytes(10) + b"\xff\xff" + bytes((1, 2, 3, 4))
+    assert AddressText()(packed) == "::ffff:1.2.3.4"
+
+
+def test_inner_ipv4_summary_shortcut_and_long_way_agree() -> None:
+    from esplab.capfile.inner import inner_ip
+
+    udp = bytes.fromhex("4500001c00004000401100000a0000010a000002") + bytes.fromhex("9c4013890008")
+    assert inner_ip(udp + b"\x00\x00", 28) == (4, udp[12:16], udp[16:20], 17, 40000, 5001, 28)
+    icmp = udp[:9] + b"\x01" + udp[10:]
+    assert inner_ip(icmp, 28) == (4, udp[12:16], udp[16:20], 1, -1, -1, 28)
+    short = udp[:2] + b"\x00\x16" + udp[4:22]  # total 22: UDP without room for ports
+    assert inner_ip(short, 22) == (4, udp[12:16], udp[16:20], 17, -1, -1, 22)
+    assert inner_ip(udp, 27) is None  # claims more than there is
