@@ -199,10 +199,11 @@ class Decoder:
             off = 0
         else:
             off = ip_offset(linktype, data)
-        if type(off) is int and len(data) >= off + 20 and data[off] == 0x45:
+        n = len(data)
+        if type(off) is int and n >= off + 20 and data[off] == 0x45:
             _, total, frag, proto, src, dst = _V4.unpack_from(data, off)
             end = off + total
-            if end > len(data) or total < 20 or frag & 0x3FFF:  # fragments: the long way
+            if end > n or total < 20 or frag & 0x3FFF:  # fragments: the long way
                 return self._general(frame, iface, ts_ns, data, linktype)
             if proto == 50:
                 return self._esp(
@@ -410,12 +411,12 @@ class Decoder:
     ) -> None:
         """Trailer, mode and encapsulation checks, the inner summary (``rec`` updated)."""
         c = run.counters
-        if plain is None or len(plain) < 2:
+        n = 0 if plain is None else len(plain)
+        if n < 2 or plain is None:
             c.bad_trailer += 1
             rec.status = "bad-trailer"
             rec.detail = "ciphertext is not whole cipher blocks"
             return
-        n = len(plain)
         pad = plain[-2]
         nh = plain[-1]
         rec.pad_len = pad

@@ -307,27 +307,23 @@ def _ws_spi(text: str, line: int, source: str) -> int | None:
     return spi
 
 
-@dataclass(frozen=True)
-class _WsNames:
-    """Wireshark's strings for the algorithms, from ``esplab.wireshark`` (imported for a
-    Wireshark file only): encryption -> (kernel name, AEAD ICV bits or 0), and
-    authentication -> (kernel name or None for NULL, truncation bits)."""
+#: Wireshark's encryption strings -> (kernel name, AEAD ICV bits or 0), and its
+#: authentication strings -> (kernel name or None for NULL, truncation bits).
+_WsNames = tuple[Mapping[str, tuple[str, int]], Mapping[str, tuple[str | None, int]]]
 
-    enc: Mapping[str, tuple[str, int]]
-    auth: Mapping[str, tuple[str | None, int]]
 
-    @classmethod
-    def load(cls) -> _WsNames:
-        from esplab.wireshark import AUTH_NAMES, ENC_NAMES, GCM_NAMES
+def _ws_names() -> _WsNames:
+    """From ``esplab.wireshark``, imported for a Wireshark SA file only."""
+    from esplab.wireshark import AUTH_NAMES, ENC_NAMES, GCM_NAMES
 
-        enc = {
-            **{ws: (kernel, 0) for kernel, ws in ENC_NAMES.items()},
-            **{ws: ("rfc4106(gcm(aes))", bits) for bits, ws in GCM_NAMES.items()},
-            # Deprecated entry without an ICV length; Wireshark then checks 16 octets.
-            "AES-GCM [RFC4106]": ("rfc4106(gcm(aes))", 128),
-        }
-        auth = {**{ws: key for key, ws in AUTH_NAMES.items()}, "NULL": (None, 0)}
-        return cls(MappingProxyType(enc), MappingProxyType(auth))
+    enc = {
+        **{ws: (kernel, 0) for kernel, ws in ENC_NAMES.items()},
+        **{ws: ("rfc4106(gcm(aes))", bits) for bits, ws in GCM_NAMES.items()},
+        # Deprecated entry without an ICV length; Wireshark then checks 16 octets.
+        "AES-GCM [RFC4106]": ("rfc4106(gcm(aes))", 128),
+    }
+    auth = {**{ws: key for key, ws in AUTH_NAMES.items()}, "NULL": (None, 0)}
+    return MappingProxyType(enc), MappingProxyType(auth)
 
 
 def _ws_record(fields: list[str], index: int, line: int, source: str, names: _WsNames) -> SaSpec:
@@ -340,6 +336,7 @@ def _ws_record(fields: list[str], index: int, line: int, source: str, names: _Ws
             valid=f"8 fields: {_WS_FIELDS}",
         )
     family, src, dst, spi, enc, enc_key, auth, auth_key = fields
+    ws_enc, ws_auth = names
     if family not in ("IPv4", "IPv6", "Any"):
         raise LabFileError(
             source, line, 1, f"protocol {family!r}", valid=["IPv4", "IPv6", "Any"], value=family
@@ -353,14 +350,14 @@ def _ws_record(fields: list[str], index: int, line: int, source: str, names: _Ws
         _ws_address(dst, line, source, "destination address", family),
         encap_known=False,
     )
-    valid_enc = list(names.enc)
+    valid_enc = list(ws_enc)
     if enc in _WS_UNSUPPORTED:
         raise LabFileError(source, line, 1, f"esplab cannot decrypt {enc!r}", valid=valid_enc)
-    if enc not in names.enc:
+    if enc not in ws_enc:
         raise LabFileError(
             source, line, 1, f"unknown Wireshark encryption {enc!r}", valid=valid_enc, value=enc
         )
-    kernel, aead_bits = names.enc[enc]
+    kernel, aead_bits = ws_enc[enc]
     key = _ws_key(enc_key, line, source, "encryption key")
     if aead_bits:
         return replace(
@@ -370,8 +367,8 @@ def _ws_record(fields: list[str], index: int, line: int, source: str, names: _Ws
     m = _WS_ANY.fullmatch(auth)
     if m is not None:
         return replace(spec, icv_bits=int(m.group(1)), unchecked_icv=True)
-    if auth not in names.auth:
-        valid_auth = [*names.auth, "ANY 96 bit authentication [no checking]"]
+    if auth not in ws_auth:
+        valid_auth = [*ws_auth, "ANY 96 bit authentication [no checking]"]
         what = (
             "esplab cannot check" if auth in _WS_UNSUPPORTED else "unknown Wireshark authentication"
         )
@@ -384,7 +381,7 @@ def _ws_record(fields: list[str], index: int, line: int, source: str, names: _Ws
             valid=valid_auth,
             hint=f"did you mean {hint}?" if hint else None,
         )
-    name, bits = names.auth[auth]
+    name, bits = ws_auth[auth]
     if name is None:
         return spec
     return replace(
@@ -404,7 +401,7 @@ def _ws_auth_note(auth: str) -> tuple[str, ...]:
 def _load_wireshark(text: str, source: str) -> SaFile:
     import csv
 
-    names = _WsNames.load()
+    names = _ws_names()
     specs: list[SaSpec] = []
     for n, raw in enumerate(text.splitlines(), 1):
         stripped = raw.strip()
