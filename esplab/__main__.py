@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
+from esplab.cli import run
 
-from esplab.cli import main
-
-sys.exit(main())
+run()

@@ -15,9 +15,10 @@ and ``--help`` are instant and the REPL starts quickly.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from esplab import __version__
 from esplab.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, seed_arg
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from esplab.commands.runner import Outcome
     from esplab.commands.session import Session
 
-__all__ = ["build_parser", "main", "seed_arg"]
+__all__ = ["build_parser", "main", "run", "seed_arg"]
 
 
 # Subcommands live in their own modules, imported only when used:
@@ -138,6 +139,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("esplab: interrupted", file=sys.stderr)
         return 130
+
+
+def run(argv: Sequence[str] | None = None) -> NoReturn:
+    """The ``esplab`` command and ``python -m esplab``: :func:`main`, then exit with its
+    code. Everything still alive is frozen first (``gc.freeze``), so the interpreter's
+    shutdown does not run the collector over every object the run created or imported
+    (10 to 15 ms of each ``esplab decode``); atexit handlers and the flush of stdout and
+    stderr happen as before. Tests call :func:`main`, which freezes nothing."""
+    code = main(argv)
+    gc.freeze()
+    sys.exit(code)
 
 
 def _seed_first(args: list[str]) -> list[str]:

@@ -53,11 +53,8 @@ longer than :data:`MESSAGE_MAX` loses its middle.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
-
-from esplab.citations import cite
 
 __all__ = [
     "BadArgument",
@@ -110,7 +107,9 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
         return None
     pool = list(choices)
     lowered = {c.lower(): c for c in pool}
-    match = difflib.get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.6)
+    from difflib import get_close_matches  # imported when a name is misspelt
+
+    match = get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.6)
     return lowered[match[0]] if match else None
 
 
@@ -169,6 +168,8 @@ class EsplabError(Exception):
             parts.append("valid: " + self.valid)
         if self.hint:
             parts.append(_LONG_WORD.sub(lambda m: shorten(m.group()), self.hint))
+        from esplab.citations import cite  # imported when a message is shown
+
         return cite("; ".join(parts))  # sources a user can open, never the notes
 
     def __str__(self) -> str:

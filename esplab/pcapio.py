@@ -237,7 +237,7 @@ class FrameReader:
         while True:
             # Fast path: enhanced packet blocks that lie wholly in the buffer.
             buf, pos = self._buf, self._pos
-            n = len(buf)
+            n, nif = len(buf), len(factors)
             while pos + 32 <= n:
                 btype, total, ifid, hi, lo, caplen, wire = fast.unpack_from(buf, pos)
                 end = pos + total
@@ -246,9 +246,9 @@ class FrameReader:
                     or end > n
                     or total < 32
                     or total % 4
-                    or ifid >= len(factors)
+                    or ifid >= nif
                     or caplen > total - 32
-                    or buf[end - 4 : end] != buf[pos + 4 : pos + 8]
+                    or word.unpack_from(buf, end - 4)[0] != total
                 ):
                     break
                 mul, div = factors[ifid]

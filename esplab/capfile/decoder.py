@@ -48,9 +48,12 @@ _CUT_PAD_MAX = 0x20000
 #: ESN SAs: packets tried against the neighbouring high halves before inference alone.
 ESN_SYNC_TRIES = 8
 
-_PAD = bytes(range(1, 256))
+#: The padding RFC 4303 2.4 expects, by length: 1, 2, 3..
+_PADS = tuple(bytes(range(1, n + 1)) for n in range(256))
 _HH = struct.Struct("!HH")
 _II = struct.Struct("!II")
+#: An IPv4 header: version/IHL, total length, flags/fragment offset, protocol, addresses.
+_V4 = struct.Struct("!BxHxxHxB2x4s4s")
 
 
 class _SaRun:
@@ -196,13 +199,12 @@ class Decoder:
             off = 0
         else:
             off = ip_offset(linktype, data)
-        if type(off) is int and len(data) >= off + 20 and data[off] == 0x45:
-            total = (data[off + 2] << 8) | data[off + 3]
+        n = len(data)
+        if type(off) is int and n >= off + 20 and data[off] == 0x45:
+            _, total, frag, proto, src, dst = _V4.unpack_from(data, off)
             end = off + total
-            proto = data[off + 9]
-            if end > len(data) or total < 20 or data[off + 6] & 0x3F or data[off + 7]:
+            if end > n or total < 20 or frag & 0x3FFF:  # fragments: the long way
                 return self._general(frame, iface, ts_ns, data, linktype)
-            src, dst = data[off + 12 : off + 16], data[off + 16 : off + 20]
             if proto == 50:
                 return self._esp(
                     frame, iface, ts_ns, data, 4, off, 20, 9, src, dst, data[off + 20 : end], None
@@ -409,12 +411,12 @@ class Decoder:
     ) -> None:
         """Trailer, mode and encapsulation checks, the inner summary (``rec`` updated)."""
         c = run.counters
-        if plain is None or len(plain) < 2:
+        n = 0 if plain is None else len(plain)
+        if n < 2 or plain is None:
             c.bad_trailer += 1
             rec.status = "bad-trailer"
             rec.detail = "ciphertext is not whole cipher blocks"
             return
-        n = len(plain)
         pad = plain[-2]
         nh = plain[-1]
         rec.pad_len = pad
@@ -425,7 +427,7 @@ class Decoder:
             rec.status = "bad-trailer"
             rec.detail = f"pad length {pad} leaves no payload in {n} bytes"
             return
-        if pad and plain[size : n - 2] != _PAD[:pad]:
+        if pad and not plain.startswith(_PADS[pad], size):  # plain[size : n - 2]
             rec.padding_ok = False
             c.padding_nonstandard += 1
         else:

@@ -13,7 +13,6 @@ size; ``report`` draws them. Nothing here imports rich, so ``--json`` starts fas
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -62,8 +61,12 @@ class AddressText:
         if text is None:
             if len(self._cache) > 65536:
                 self._cache.clear()
-            family = socket.AF_INET if len(packed) == 4 else socket.AF_INET6
-            text = self._cache[packed] = socket.inet_ntop(family, packed)
+            if len(packed) == 4:  # as inet_ntop writes it, without importing socket (3 ms)
+                text = self._cache[packed] = ".".join(map(str, packed))
+            else:
+                from socket import AF_INET6, inet_ntop
+
+                text = self._cache[packed] = inet_ntop(AF_INET6, packed)
         return text
 
 
@@ -113,8 +116,10 @@ class PacketJson:
                 f'"next_header":{_int(rec.next_header)},"padding_ok":{_bool(rec.padding_ok)}'
             )
         inner = rec.inner
+        pre: str | None
+        length: int | str
         if inner is None:
-            inner_s = "null"
+            pre, length, close = "null", "", ""
         else:
             ikey = inner[:6]
             pre = self._inners.get(ikey)
@@ -128,14 +133,16 @@ class PacketJson:
                     f'{{"version":{version},"src":"{addr(isrc)}","dst":"{addr(idst)}",'
                     f'"proto":{proto}{ports},"len":'
                 )
-            inner_s = f"{pre}{inner[6]}}}"
+            length, close = inner[6], "}"
         events = ",".join(f'"{e}"' for e in event_names(rec.events, rec.gap)) if rec.events else ""
         detail = json.dumps(rec.detail) if rec.detail else '""'
-        sec, ns = divmod(rec.ts_ns, 1_000_000_000)
+        # Seconds and nanoseconds cut from the decimal digits: faster than divmod and :09d.
+        ts = rec.ts_ns
+        t = str(ts) if ts >= 1_000_000_000 else f"0{ts:09d}"
         seq = "null" if rec.spi < 0 else rec.seq
         return (
-            f'{{"type":"packet","frame":{rec.frame},"time":{sec}.{ns:09d},{head}"seq":{seq},'
-            f'{verdict},"inner":{inner_s},"events":[{events}],"detail":{detail}}}'
+            f'{{"type":"packet","frame":{rec.frame},"time":{t[:-9]}.{t[-9:]},{head}"seq":{seq},'
+            f'{verdict},"inner":{pre}{length}{close},"events":[{events}],"detail":{detail}}}'
         )
 
     def _head(self, rec: PacketRecord, iface_names: Sequence[str]) -> str:

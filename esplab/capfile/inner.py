@@ -11,6 +11,9 @@ from esplab.model.kernel.esp.ip import ipv4_fix
 __all__ = ["inner_ip", "l4_ports", "rebuild"]
 
 _HH = struct.Struct("!HH")
+#: IPv4 without options, then TCP/UDP ports: version/IHL, total length, protocol,
+#: addresses, ports in one unpack (RFC 791 3.1).
+_V4_PORTS = struct.Struct("!BxH5xB2x4s4sHH")
 
 
 def l4_ports(buf: bytes, off: int, end: int, proto: int) -> tuple[int, int]:
@@ -23,6 +26,10 @@ def l4_ports(buf: bytes, off: int, end: int, proto: int) -> tuple[int, int]:
 def inner_ip(buf: bytes, n: int) -> tuple[int, bytes, bytes, int, int, int, int] | None:
     """(version, src, dst, protocol, sport, dport, length) of the IP packet that
     fills ``buf[:n]`` (its own length may be shorter: TFC padding), or None."""
+    if n >= 24 and buf[0] == 0x45:  # the usual case, in one unpack
+        _, total, proto, src, dst, sport, dport = _V4_PORTS.unpack_from(buf)
+        if 24 <= total <= n and (proto == 17 or proto == 6):
+            return 4, src, dst, proto, sport, dport, total
     first = buf[0] if n else 0
     if first >> 4 == 4 and n >= 20:
         ihl = (first & 0x0F) * 4

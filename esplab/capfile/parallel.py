@@ -71,7 +71,7 @@ def _work_loop(job: _Job, conn: Connection) -> None:
         stripes=job.stripes,
         wire_len=lambda: reader.wire_len,
     )
-    fmt = PacketJson() if job.json else None
+    fmt = PacketJson().__call__ if job.json else None  # a bound method: faster to call
     rows = PacketRows(job.rows) if job.rows else None
     names: list[str] = []
     items: list[WorkItem] = []

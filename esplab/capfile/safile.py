@@ -15,7 +15,6 @@ checks. Offload lines are accepted whatever device they name. Every error is a
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
@@ -28,26 +27,12 @@ from esplab.capfile.xfrmdump import check_cipher, check_printed_lengths, spi_lin
 from esplab.errors import EsplabError, LabFileError, did_you_mean
 from esplab.model.kernel.esp.sa import EspSA, UdpEncap
 from esplab.model.kernel.xfrm.objects import IPPROTO_ESP, XfrmPolicy, XfrmState
-from esplab.wireshark import AUTH_NAMES, ENC_NAMES, GCM_NAMES
 
 __all__ = ["SaFile", "SaSpec", "load_sa_file", "parse_sa_text"]
 
 Mode = Literal["transport", "tunnel"]
 SaForm = Literal["xfrm", "wireshark"]
 
-# Wireshark's encryption strings -> (kernel name, AEAD ICV bits or 0).
-_WS_ENC: Mapping[str, tuple[str, int]] = MappingProxyType(
-    {
-        **{ws: (kernel, 0) for kernel, ws in ENC_NAMES.items()},
-        **{ws: ("rfc4106(gcm(aes))", bits) for bits, ws in GCM_NAMES.items()},
-        # Deprecated entry without an ICV length; Wireshark then checks 16 octets.
-        "AES-GCM [RFC4106]": ("rfc4106(gcm(aes))", 128),
-    }
-)
-# Wireshark's authentication strings -> (kernel name or None for NULL, truncation bits).
-_WS_AUTH: Mapping[str, tuple[str | None, int]] = MappingProxyType(
-    {**{ws: key for key, ws in AUTH_NAMES.items()}, "NULL": (None, 0)}
-)
 # "ANY n bit authentication [no checking]": an ICV of n bits that nobody checks.
 _WS_ANY = re.compile(r"ANY (\d+) bit authentication \[no checking\]")
 # Strings Wireshark knows and esplab cannot decrypt.
@@ -323,7 +308,26 @@ def _ws_spi(text: str, line: int, source: str) -> int | None:
     return spi
 
 
-def _ws_record(fields: list[str], index: int, line: int, source: str) -> SaSpec:
+#: Wireshark's encryption strings -> (kernel name, AEAD ICV bits or 0), and its
+#: authentication strings -> (kernel name or None for NULL, truncation bits).
+_WsNames = tuple[Mapping[str, tuple[str, int]], Mapping[str, tuple[str | None, int]]]
+
+
+def _ws_names() -> _WsNames:
+    """From ``esplab.wireshark``, imported for a Wireshark SA file only."""
+    from esplab.wireshark import AUTH_NAMES, ENC_NAMES, GCM_NAMES
+
+    enc = {
+        **{ws: (kernel, 0) for kernel, ws in ENC_NAMES.items()},
+        **{ws: ("rfc4106(gcm(aes))", bits) for bits, ws in GCM_NAMES.items()},
+        # Deprecated entry without an ICV length; Wireshark then checks 16 octets.
+        "AES-GCM [RFC4106]": ("rfc4106(gcm(aes))", 128),
+    }
+    auth = {**{ws: key for key, ws in AUTH_NAMES.items()}, "NULL": (None, 0)}
+    return MappingProxyType(enc), MappingProxyType(auth)
+
+
+def _ws_record(fields: list[str], index: int, line: int, source: str, names: _WsNames) -> SaSpec:
     if len(fields) != 8:
         raise LabFileError(
             source,
@@ -333,6 +337,7 @@ def _ws_record(fields: list[str], index: int, line: int, source: str) -> SaSpec:
             valid=f"8 fields: {_WS_FIELDS}",
         )
     family, src, dst, spi, enc, enc_key, auth, auth_key = fields
+    ws_enc, ws_auth = names
     if family not in ("IPv4", "IPv6", "Any"):
         raise LabFileError(
             source, line, 1, f"protocol {family!r}", valid=["IPv4", "IPv6", "Any"], value=family
@@ -346,14 +351,14 @@ def _ws_record(fields: list[str], index: int, line: int, source: str) -> SaSpec:
         _ws_address(dst, line, source, "destination address", family),
         encap_known=False,
     )
-    valid_enc = list(_WS_ENC)
+    valid_enc = list(ws_enc)
     if enc in _WS_UNSUPPORTED:
         raise LabFileError(source, line, 1, f"esplab cannot decrypt {enc!r}", valid=valid_enc)
-    if enc not in _WS_ENC:
+    if enc not in ws_enc:
         raise LabFileError(
             source, line, 1, f"unknown Wireshark encryption {enc!r}", valid=valid_enc, value=enc
         )
-    kernel, aead_bits = _WS_ENC[enc]
+    kernel, aead_bits = ws_enc[enc]
     key = _ws_key(enc_key, line, source, "encryption key")
     if aead_bits:
         return replace(
@@ -363,8 +368,8 @@ def _ws_record(fields: list[str], index: int, line: int, source: str) -> SaSpec:
     m = _WS_ANY.fullmatch(auth)
     if m is not None:
         return replace(spec, icv_bits=int(m.group(1)), unchecked_icv=True)
-    if auth not in _WS_AUTH:
-        valid_auth = [*_WS_AUTH, "ANY 96 bit authentication [no checking]"]
+    if auth not in ws_auth:
+        valid_auth = [*ws_auth, "ANY 96 bit authentication [no checking]"]
         what = (
             "esplab cannot check" if auth in _WS_UNSUPPORTED else "unknown Wireshark authentication"
         )
@@ -377,7 +382,7 @@ def _ws_record(fields: list[str], index: int, line: int, source: str) -> SaSpec:
             valid=valid_auth,
             hint=f"did you mean {hint}?" if hint else None,
         )
-    name, bits = _WS_AUTH[auth]
+    name, bits = ws_auth[auth]
     if name is None:
         return spec
     return replace(
@@ -395,6 +400,9 @@ def _ws_auth_note(auth: str) -> tuple[str, ...]:
 
 
 def _load_wireshark(text: str, source: str) -> SaFile:
+    import csv
+
+    names = _ws_names()
     specs: list[SaSpec] = []
     for n, raw in enumerate(text.splitlines(), 1):
         stripped = raw.strip()
@@ -413,7 +421,7 @@ def _load_wireshark(text: str, source: str) -> SaFile:
             fields = next(csv.reader([stripped], skipinitialspace=True, strict=True))
         except csv.Error as exc:
             raise LabFileError(source, n, 1, f"not a CSV record: {exc}") from exc
-        spec = _ws_record(fields, len(specs) + 1, n, source)
+        spec = _ws_record(fields, len(specs) + 1, n, source, names)
         _check_buildable(spec)
         specs.append(spec)
     return SaFile(source, "wireshark", tuple(specs))

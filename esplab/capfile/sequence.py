@@ -147,8 +147,14 @@ class SeqTracker:
         st.packets += 1
         kernel = self._kernel
         if kernel is None and seq == self._top + 1 and seq >> 32 <= self._max_hi and seq:
-            # The common case: the next number, no window to keep.
-            self._top, self._bitmap = seq, ((self._bitmap << 1) | 1) & _TRACK_MASK
+            # The common case: the next number, no window to keep. Once the last
+            # TRACK_WINDOW numbers were all seen, the bitmap stays _TRACK_MASK itself
+            # (shifting and masking a 4096-bit number costs 0.2 us a packet).
+            self._top = seq
+            bitmap = self._bitmap
+            if bitmap is not _TRACK_MASK:
+                bitmap = ((bitmap << 1) | 1) & _TRACK_MASK
+                self._bitmap = _TRACK_MASK if bitmap == _TRACK_MASK else bitmap
             if st.highest is None or seq > st.highest:
                 st.highest = seq
             if st.first is None:
