@@ -180,10 +180,11 @@ def main(argv: list[str] | None = None) -> int:
         ]
         results = [(name, measure(args.runs, case), target) for name, case, target in cases]
         imports = largest_imports(
-            "from esplab.commands.session import Session\n"
+            "from esplab.commands.base import Session\n"
+            "from esplab.lab.command import every_command\n"
             "from esplab.repl.app import build_prompt_session\n"
             "from esplab.render import render\n"
-            "Session()",
+            "Session(every_command())",
             env,
         )
     print(

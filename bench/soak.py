@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rich.console import Console
 
-from esplab.commands.runner import run_text
+from esplab.batch import run_text
 from esplab.commands.session import Session
 
 AUTH = "auth sha1 0x0102030405060708090a0b0c0d0e0f1011121314"

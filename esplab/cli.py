@@ -26,8 +26,8 @@ from esplab.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from esplab.commands.runner import Outcome
-    from esplab.commands.session import Session
+    from esplab.batch import Outcome
+    from esplab.commands.base import Session
 
 __all__ = ["build_parser", "main", "run", "seed_arg"]
 
@@ -174,12 +174,14 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
 
-    from esplab.commands.runner import run_text
-    from esplab.commands.session import Session, SessionOptions
+    from esplab.batch import run_text
+    from esplab.commands.base import Session, SessionOptions
     from esplab.console import consoles
+    from esplab.lab.command import every_command
 
     options = SessionOptions() if args.seed is None else SessionOptions(seed=args.seed)
-    session = Session(options=options, output="json" if args.json else "text")
+    output = "json" if args.json else "text"
+    session = Session(every_command(), options=options, output=output)
     out, err = consoles(args.no_color)
     if args.real_host is not None and not _real_host(session, args.real_host, err):
         return EXIT_FAILED
@@ -202,7 +204,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _status(outcomes: list[Outcome]) -> int:
     """A batch's exit status: 130 when Ctrl-C stopped it, 1 when a command failed."""
-    from esplab.commands.runner import INTERRUPTED
+    from esplab.batch import INTERRUPTED
 
     if outcomes and outcomes[-1].error == INTERRUPTED:
         return EXIT_INTERRUPTED

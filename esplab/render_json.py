@@ -15,9 +15,8 @@ failed command is ``{"command": ..., "ok": false, "error": "..."}``.
 JSON is asked for with ``--json`` anywhere on a command line (a word of its own,
 not quoted), with ``set output json`` for every command after it, or with
 ``esplab --json`` for ``-c`` and piped commands. :func:`json_flag` takes the word
-off the line; the session marks the result (``Result.output``) and the command
-core's printers (``esplab.commands.runner.emit``) print it with
-:func:`result_json`.
+off the line; the session marks the result (``Result.output``) and the front ends'
+printer (``esplab.batch.emit``) prints it with :func:`result_json`.
 """
 
 from __future__ import annotations

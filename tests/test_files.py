@@ -18,6 +18,7 @@ from esplab.errors import BadArgument, CaptureFileError, EsplabError, FileError
 from esplab.files import MAX_TEXT_BYTES, FilePolicy, open_input, read_input, user_path
 from esplab.lab.check import check_file
 from esplab.lab.cli import main_check, main_run
+from esplab.lab.command import every_command
 from esplab.lab.runner import LabRun
 
 LABS = Path(__file__).parent.parent / "labs"
@@ -136,7 +137,7 @@ def test_tilde_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 def test_repl_never_overwrites_the_lab_being_stepped(tmp_path: Path) -> None:
     lab = _lab(tmp_path / "lab.yaml", "help")
     text = lab.read_text(encoding="utf-8")
-    s = Session()
+    s = Session(every_command())
     s.execute(f"lab step {lab}")
     s.execute("lab next")
     with pytest.raises(FileError, match="the lab file being run, which esplab read"):
@@ -241,7 +242,7 @@ def test_fifos_never_block_an_open(tmp_path: Path, capsys: pytest.CaptureFixture
     os.mkfifo(fifo)
     start = time.monotonic()
     for line in (f"capture import {fifo}", f"load {fifo}", f"lab check {fifo}"):
-        result = Session().run(line)
+        result = Session(every_command()).run(line)
         shown = result.summary + str(result.data)
         assert "it is a named pipe (FIFO); valid: a regular file" in shown, line
     assert main_check([str(fifo)]) == 2
@@ -273,7 +274,7 @@ def test_a_pipe_with_a_writer_is_still_read(tmp_path: Path) -> None:
     ["lab run ~/\x00", "lab step labs/\x001-esp-basics.yaml", "load a\x00b", "save a\x00b"],
 )
 def test_a_nul_byte_in_a_path_is_one_message(line: str) -> None:
-    result = Session().run(line)
+    result = Session(every_command()).run(line)
     assert "holds a NUL byte" in result.summary
     assert "valid: a path without NUL bytes" in result.summary
 

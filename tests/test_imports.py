@@ -206,3 +206,30 @@ def test_the_lab_runner_uses_the_command_core_only() -> None:
         if target.startswith("esplab.commands.handlers.")
     }
     assert reached == set()
+
+
+def test_the_command_core_imports_no_front_end() -> None:
+    """esplab.commands imports nothing from the lab runner, the renderers, the batch
+    printer, the REPL or the CLI, lazily or for types only: the core never prints, and
+    ``lab`` is no command of its (esplab.lab.command declares it, over the lab runner)."""
+    modules = _modules()
+    edges = _graph(modules, typed=True)
+    above = ("esplab.lab", "esplab.render", "esplab.batch", "esplab.repl", "esplab.cli")
+    core = [name for name in modules if _under(name, {"esplab.commands": ""})]
+    assert len(core) > 30
+    reached = {
+        (name, target)
+        for name in core
+        for target in edges[name]
+        if target.startswith(above)  # esplab.render, render_json, render_table, ...
+    }
+    assert reached == set()
+
+
+def test_only_the_front_ends_import_the_lab_command() -> None:
+    """The ``lab`` command, and the registry of every command with it, sit over the lab
+    runner: only the front ends reach esplab.lab.command, never the runner's modules."""
+    modules = _modules()
+    edges = _graph(modules, typed=True)
+    importers = {name for name in modules if "esplab.lab.command" in edges[name]}
+    assert importers == {"esplab.cli", "esplab.lab.cli", "esplab.lab.gradecli"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from esplab.commands.runner import run_text
+from esplab.batch import run_text
 from esplab.commands.session import Session
 
 README = Path(__file__).resolve().parent.parent / "README.md"

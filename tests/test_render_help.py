@@ -11,6 +11,7 @@ import pytest
 
 from esplab.commands.result import HelpResult
 from esplab.commands.session import Session
+from esplab.lab.command import every_command
 from esplab.render import render
 
 
@@ -20,7 +21,7 @@ def shown(line: str, width: int) -> str:
 
     buf = StringIO()
     console = Console(file=buf, width=width, color_system=None, soft_wrap=True, highlight=False)
-    console.print(render(Session().run(line)))
+    console.print(render(Session(every_command()).run(line)))
     return buf.getvalue()
 
 
@@ -46,7 +47,7 @@ def test_the_help_box_wraps_its_whole_text(name: str, width: int) -> None:
 
 
 def test_every_command_help_is_shown_whole_at_80_columns() -> None:
-    for command in Session().registry:
+    for command in every_command():
         out = shown(f"help {command.name}", 80)
         aliases = ["aliases:", *", ".join(command.aliases).split()] if command.aliases else []
         expected = [

@@ -6,9 +6,10 @@ parse (pure), then run the handler (which changes the model and returns a Result
 never printing). A failed command raises an EsplabError and leaves the model as it
 was; ``Session.run`` turns that into an ErrorResult for callers that want a value.
 
-Handlers see this class; it knows no command. A session with every command is
-:class:`esplab.commands.session.Session`; the lab runner builds its own over the
-commands a step may run (:func:`esplab.commands.handlers.all_commands`).
+Handlers see this class; it knows no command. A session with every command of the
+core (those a lab step may run, :func:`esplab.commands.handlers.all_commands`) is
+:class:`esplab.commands.session.Session`; the front ends give theirs ``lab`` too
+(:func:`esplab.lab.command.every_command`).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class Session:
     # not start, so its node stayed emulated); front ends print and clear it.
     notes: list[str] = field(default_factory=list)
     # How results are printed: "text", "json" (``set output json``, ``esplab --json``),
-    # or "board" (what a board's own tools print; runner.board_error).
+    # or "board" (what a board's own tools print; esplab.batch.board_error).
     output: str = "text"
 
     def __post_init__(self) -> None:

@@ -1,7 +1,8 @@
-"""A session with every command: those a lab step may run
-(:func:`esplab.commands.handlers.all_commands`) and ``lab``, which runs labs
-(:mod:`esplab.commands.handlers.lab`, over the lab runner). The REPL, ``esplab -c``
-and the tests start here; the session's state and its one way in (``execute``) are
+"""A session with every command of the core: those a lab step may run
+(:func:`esplab.commands.handlers.all_commands`). The command core knows no ``lab``
+command, which runs labs over the lab runner: the front ends' sessions have it too
+(:func:`esplab.lab.command.every_command`). Tests and the kernel check start here;
+the session's state and its one way in (``execute``) are
 :class:`esplab.commands.base.Session`'s. No module-level state.
 """
 
@@ -11,21 +12,14 @@ from dataclasses import dataclass, field
 
 from esplab.commands.base import DEFAULT_SEED, SessionOptions
 from esplab.commands.base import Session as _Core
+from esplab.commands.handlers import step_registry
 from esplab.commands.registry import Registry
 
-__all__ = ["DEFAULT_SEED", "Session", "SessionOptions", "every_command"]
-
-
-def every_command() -> Registry:
-    """A registry of every command: a lab step's, then ``lab``."""
-    from esplab.commands.handlers import all_commands
-    from esplab.commands.handlers.lab import COMMANDS as LAB_COMMANDS
-
-    return Registry([*all_commands(), *LAB_COMMANDS])
+__all__ = ["DEFAULT_SEED", "Session", "SessionOptions"]
 
 
 @dataclass
 class Session(_Core):
-    """A lab session over every command (:func:`every_command`), unless given others."""
+    """A session over the core's commands (:func:`step_registry`), unless given others."""
 
-    registry: Registry = field(default_factory=every_command)
+    registry: Registry = field(default_factory=step_registry)

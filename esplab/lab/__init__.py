@@ -46,6 +46,7 @@ Modules: :mod:`.loader` (YAML with positions), :mod:`.schema` (the shipped JSON
 Schema and its validator), :mod:`.paths` (paths into a result), :mod:`.refs`
 (``${...}`` references), :mod:`.expect` (operators), :mod:`.check` (both validation
 phases, the typed lab), :mod:`.runline` (run lines parsed without running),
-:mod:`.runner` (running steps), :mod:`.report` (text, JSON, JUnit), :mod:`.cli`
+:mod:`.runner` (running steps), :mod:`.report` (text, JSON, JUnit), :mod:`.command`
+(the REPL's ``lab`` command, and the registry of every command with it), :mod:`.cli`
 (``esplab run`` and ``esplab check``).
 """

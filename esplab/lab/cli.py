@@ -48,12 +48,12 @@ from typing import TYPE_CHECKING, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from esplab.commands.session import every_command
 from esplab.console import consoles
 from esplab.errors import EsplabError, FileError, NotFound, UsageError
 from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE, seed_arg
 from esplab.files import FilePolicy, user_path
 from esplab.lab.check import Lab, check_file
+from esplab.lab.command import every_command
 from esplab.lab.course import Course
 from esplab.lab.loader import expand
 from esplab.lab.report import (
@@ -158,7 +158,7 @@ def _piped_reader(stdin: TextIO, out: Console) -> Reader:
 
 
 def _show_outcome(outcome: StepOutcome, run: LabRun, out: Console, verbose: bool) -> None:
-    from esplab.commands.runner import emit
+    from esplab.batch import emit
 
     if verbose:
         if outcome.result is not None:

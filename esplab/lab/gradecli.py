@@ -9,11 +9,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from esplab.commands.session import every_command
 from esplab.errors import EsplabError
 from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from esplab.files import FilePolicy
 from esplab.lab.check import Lab
+from esplab.lab.command import every_command
 from esplab.lab.course import Course
 from esplab.lab.grade import (
     LabGrade,

@@ -88,8 +88,8 @@ def _is_command(run: LabRun, line: str) -> bool:
 def pause(run: LabRun, out: Console, err: Console, read: Reader) -> str:
     """Show the pending step and take lines until it is done: RUN (run it now), STOP,
     or MOVED (the student did it, skipped it or moved elsewhere)."""
+    from esplab.batch import run_text
     from esplab.commands.result import QuitResult
-    from esplab.commands.runner import run_text
 
     step = run.pending
     assert step is not None

@@ -14,9 +14,9 @@ from prompt_toolkit.styles import Style
 from rich.console import Console
 
 from esplab import __version__
+from esplab.batch import run_text
 from esplab.commands.base import Session
 from esplab.commands.result import QuitResult
-from esplab.commands.runner import run_text
 from esplab.config import history_path
 from esplab.repl.completer import EsplabCompleter
 from esplab.repl.keys import build_key_bindings

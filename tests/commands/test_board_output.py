@@ -6,7 +6,7 @@ from io import StringIO
 
 from rich.console import Console
 
-from esplab.commands.runner import run_line
+from esplab.batch import run_line
 from esplab.commands.session import Session
 
 STATE = (

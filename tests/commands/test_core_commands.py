@@ -2,19 +2,28 @@ from __future__ import annotations
 
 from esplab.commands.result import ErrorResult, HelpResult, QuitResult
 from esplab.commands.session import Session
+from esplab.lab.command import every_command
 
 
 def test_help_lists_every_registered_command() -> None:
-    session = Session()
+    session = Session(every_command())
     result = session.execute("help")
     assert isinstance(result, HelpResult)
     names = [e.name for e in result.entries]
     assert names == session.registry.names()
-    assert {"help", "quit", "decode"} <= set(names)
+    assert {"help", "quit", "decode", "lab"} <= set(names)
+
+
+def test_the_core_session_has_every_command_but_lab() -> None:
+    """``lab`` runs labs over the lab runner: the front ends' registry has it
+    (esplab.lab.command), a session of the command core alone does not."""
+    assert set(every_command().names()) - set(Session().registry.names()) == {"lab"}
+    assert set(Session().registry.names()) <= set(every_command().names())
+    assert Session().run("lab").summary.startswith("unknown command 'lab'")
 
 
 def test_every_command_has_usage_summary_and_example() -> None:
-    session = Session()
+    session = Session(every_command())
     for command in session.registry:
         result = session.execute(f"help {command.name}")
         assert isinstance(result, HelpResult)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from esplab.batch import run_text
 from esplab.cli import main
-from esplab.commands.runner import run_text
 from esplab.commands.session import Session
 from esplab.lab.paths import parse_path, resolve
 from esplab.render_json import json_flag, plain, result_view

@@ -13,10 +13,10 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from esplab.batch import run_text
 from esplab.cli import main
 from esplab.commands.handlers.net_args import Keyword, resolve
 from esplab.commands.result import TextResult
-from esplab.commands.runner import run_text
 from esplab.commands.session import Session
 from esplab.errors import BadArgument
 from esplab.repl.app import run_repl

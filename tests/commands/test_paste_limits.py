@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from esplab.batch import command_pieces
 from esplab.commands.hexinput import MAX_PASTE_BYTES, MAX_PASTE_CHARS, parse_hex
-from esplab.commands.runner import command_pieces
 from esplab.commands.session import Session
 from esplab.errors import DecodeError
 

@@ -6,8 +6,8 @@ from io import StringIO
 
 from rich.console import Console
 
+from esplab.batch import Outcome, command_pieces, run_text
 from esplab.commands.result import PacketResult
-from esplab.commands.runner import Outcome, command_pieces, run_text
 from esplab.commands.session import Session
 
 # eip93.md 4.1: the seed SA record (AES-128-CBC + HMAC-SHA1-96 outbound) starts with

@@ -176,9 +176,10 @@ def test_save_failures_name_the_path(tmp_path: Path) -> None:
 
 def test_a_saved_lab_passes_check_after_lab_commands_and_a_reset(tmp_path: Path) -> None:
     from esplab.lab.check import check_file
+    from esplab.lab.command import every_command
 
     lab = Path(__file__).resolve().parents[2] / "labs" / "01-esp-basics.yaml"
-    s = Session()
+    s = Session(every_command())
     s.execute("ip link set lan4 down")  # before the reset: not part of what is saved
     s.execute(f"lab step {lab}")  # starts over under the lab's seed
     s.execute("ip link set lan3 down")

@@ -9,6 +9,7 @@ program.
 from __future__ import annotations
 
 from esplab.commands.session import Session
+from esplab.lab.command import every_command
 
 __all__ = ["SETUP", "rich_session"]
 
@@ -48,8 +49,9 @@ SETUP: tuple[str, ...] = (
 
 
 def rich_session() -> Session:
-    """A fresh session after :data:`SETUP` (each line checked to succeed)."""
-    session = Session()
+    """A fresh session over every command (``lab`` too) after :data:`SETUP` (each
+    line checked to succeed)."""
+    session = Session(every_command())
     for line in SETUP:
         session.execute(line)
     return session

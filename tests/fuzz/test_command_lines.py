@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from esplab.commands.session import Session
 from esplab.commands.tokens import split_commands
 from esplab.errors import EsplabError
+from esplab.lab.command import every_command
 from tests.fuzz.budget import Tally, budget, clean_failure, names_the_input
 from tests.fuzz.modelcheck import before, changes
 from tests.fuzz.richlab import SETUP, rich_session
@@ -142,7 +143,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_seeds_reach_every_registered_command() -> None:
-    session = Session()
+    session = Session(every_command())
     reached = {session.parse(line).command.name for line in seed_lines(session)}
     assert reached == {c.name for c in session.registry} - LEFT_OUT
 

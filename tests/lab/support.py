@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from esplab.commands.handlers import all_commands
-from esplab.commands.registry import Registry
 from esplab.commands.session import Session
+from esplab.lab.command import every_command
 
 ROOT = Path(__file__).resolve().parents[2]
 LABS = ROOT / "labs"
@@ -25,10 +24,5 @@ def write_lab(directory: Path, steps: str, *, name: str = "lab.yaml", head: str 
 
 
 def repl_session() -> Session:
-    """A session whose registry has the lab commands, registered or not."""
-    commands = all_commands()
-    if not any(c.name == "lab" for c in commands):
-        from esplab.commands.handlers import lab
-
-        commands = [*commands, *lab.COMMANDS]
-    return Session(registry=Registry(commands))
+    """A session over the REPL's commands: every command, ``lab`` too."""
+    return Session(registry=every_command())

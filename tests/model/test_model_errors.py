@@ -14,7 +14,7 @@ from rich.console import Console
 
 import esplab.model
 from esplab import errors
-from esplab.commands.runner import board_error, run_line
+from esplab.batch import board_error, run_line
 from esplab.commands.session import Session
 from esplab.errors import (
     BadArgument,

@@ -10,18 +10,14 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from esplab.commands.complete import FilePaths, complete
-from esplab.commands.handlers import all_commands, lab, settings
-from esplab.commands.registry import Registry
 from esplab.commands.session import Session
+from esplab.lab.command import every_command
 from esplab.repl.completer import EsplabCompleter
 
 
 @pytest.fixture(scope="module")
 def session() -> Session:
-    commands = all_commands()
-    names = {c.name for c in commands}
-    extra = [c for c in (*lab.COMMANDS, *settings.COMMANDS) if c.name not in names]
-    return Session(registry=Registry([*commands, *extra]))
+    return Session(registry=every_command())
 
 
 @pytest.fixture

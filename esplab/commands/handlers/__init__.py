@@ -1,6 +1,7 @@
 """Every command module contributes a ``COMMANDS`` tuple; :func:`all_commands` gathers
-those a lab step may run, which is every one but ``lab`` (it runs labs, over the lab
-runner: :func:`esplab.commands.session.every_command` adds it). A handler module
+those a lab step may run: every command of the core. ``lab``, which runs labs, is no
+command of the core: it is declared over the lab runner (:mod:`esplab.lab.command`,
+whose :func:`~esplab.lab.command.every_command` adds it for the front ends). A handler module
 imports no other handler module: what two share lives beside the core
 (``esplab.commands``: ``peers``, ``packetexpr``, ``complete``...)."""
 

@@ -10,7 +10,11 @@
   its output and verdict and the next step; ``lab`` says where you are; ``lab
   stop`` leaves the lab.
 
-The ``esplab.lab`` package is imported only when a lab command runs.
+:func:`every_command` is the registry of the front ends (the REPL, ``esplab -c``,
+``esplab run``, the grader): every command of the core, which a lab step may run
+(:func:`esplab.commands.handlers.all_commands`), and ``lab``. The command core knows
+no ``lab``: this module sits over the core and the lab runner, and the lab runner's
+modules are imported only when a lab command runs.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from io import StringIO
 from typing import TYPE_CHECKING, Any
 
 from esplab.commands.base import Session
+from esplab.commands.handlers import all_commands
 from esplab.commands.parser import Invocation
 from esplab.commands.registry import Command, Param, Registry
 from esplab.commands.result import MessageResult, Result, TableResult, TextResult
@@ -29,7 +34,7 @@ if TYPE_CHECKING:
     from esplab.lab.check import Lab, Step
     from esplab.lab.runner import LabRun, StepOutcome
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "every_command"]
 
 _VERBS = (
     "run",
@@ -396,3 +401,8 @@ COMMANDS = (
         complete=_complete,
     ),
 )
+
+
+def every_command() -> Registry:
+    """A registry of every command: a lab step's, then ``lab``."""
+    return Registry([*all_commands(), *COMMANDS])

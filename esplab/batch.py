@@ -1,4 +1,6 @@
-"""Running command text for the non-interactive front ends (``-c``, piped stdin).
+"""Running command text for the non-interactive front ends (``-c``, piped stdin), and
+printing each result (the REPL's loop and ``esplab run``'s step output print here too).
+It sits over the command core and the renderers: the core never prints.
 
 The REPL and this runner share one rule: an EsplabError is one red line and the
 session carries on; anything else is one line plus a traceback in the log.
