@@ -10,5 +10,14 @@
 * ``xdp/``: XDP and AF_XDP (UMEM, rings, buffer pools, sockets, built-in programs);
 * ``node``: one node: its devices, addresses, routes, neighbours and XFRM tables.
 
-Inside: stack <- xfrm <- esp <- drivers <- node (an arrow points at what is imported).
+Layers, top first:
+
+    node       one node: its devices, addresses, routes, neighbours, XFRM tables
+    drivers    the EIP-93 driver and the Airoha Ethernet xfrmdev_ops
+    esp        the software ESP core, its SAs and their join to the XFRM tables
+    xfrm       the SAD, the SPD, the MIB, the offload contract
+    stack      network devices, features, routes, IPv4 identification, learned MTU
+    xdp        XDP and AF_XDP on a device
+
+An import points down this list, never up.
 """
