@@ -16,6 +16,8 @@ switch side of the same tag.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from scapy.config import conf
 from scapy.data import ETHER_TYPES
 from scapy.fields import (
@@ -37,7 +39,6 @@ from esplab.layers.linktypes import DLT_MTK_ETHER, DLT_MTK_ETHER_RX
 from esplab.layers.qdma import (
     ETH_P_8021AD,
     ETH_P_8021Q,
-    QDMA_DESC_LEN,
     QDMADescriptor,
 )
 
@@ -261,6 +262,39 @@ class MTKEtherRx(TruncatablePacket):
 # Airoha: the tag moves into the QDMA TX descriptor (section 1.3)
 
 
+def _untag(data: bytes) -> tuple[int, bytes]:
+    """(SP_TAG, frame without the tag) as the Airoha driver moves the tag (section 1.3):
+    selector 1 or 2 writes the TPID 0x8100/0x88a8 back and keeps the tag with its
+    selector byte cleared; any other selector removes the 4 bytes and keeps the whole
+    16-bit tag value."""
+    tag = int.from_bytes(data[12:14], "big")
+    tpid = _TPID_OF_SEL.get(tag >> 8)
+    if tpid is not None:
+        return tag & 0x00FF, data[:12] + tpid.to_bytes(2, "big") + data[14:]
+    return tag, data[:12] + data[16:]
+
+
+def _tx_descriptor(
+    sp_tag: int, length: int, channel: int | None, queue: int, fport: int, addr: int, next_id: int
+) -> QDMADescriptor:
+    """The TX descriptor for a frame of ``length`` bytes (section 1.6); ``channel`` None
+    is the lowest port in the mask (the tagger's queue_mapping)."""
+    if channel is None:
+        mask = sp_tag & 0x3F
+        channel = (mask & -mask).bit_length() - 1 if mask else 0
+    return QDMADescriptor(
+        len=length & 0xFFFF,
+        addr=addr,
+        next_id=next_id,
+        sp_tag=sp_tag,
+        chan=channel % 4,
+        queue=queue % 8,
+        fport=fport,
+        meter=0x7F,
+        msg2=0xFFFF,
+    )
+
+
 def airoha_dsa_xmit(
     frame: bytes | Packet,
     *,
@@ -276,7 +310,8 @@ def airoha_dsa_xmit(
     does: selector 1 or 2 writes the TPID 0x8100/0x88a8 back and SP_TAG gets the
     tag with its selector byte cleared; any other selector removes the 4 bytes
     from the frame and SP_TAG gets the whole 16-bit tag value. The result is the
-    descriptor with the untagged frame as its payload.
+    descriptor with the untagged frame as its payload; LEN is that frame's length,
+    whatever Ether dissects of it as padding included (section 1.3).
 
     ``channel`` defaults to the tagger's queue_mapping (the lowest port in the
     mask) mod 4; ``queue`` is the QoS queue (the driver derives it from the skb
@@ -285,51 +320,24 @@ def airoha_dsa_xmit(
     0xffff, as the driver writes them.
     """
     data = _frame_bytes(frame, _ETH_ALEN2 + 2, "airoha_dsa_xmit")
-    tag = int.from_bytes(data[12:14], "big")
-    tpid = _TPID_OF_SEL.get(tag >> 8)
-    if tpid is not None:
-        tag &= 0x00FF
-        untagged = data[:12] + tpid.to_bytes(2, "big") + data[14:]
-    else:
-        untagged = data[:12] + data[16:]
-    if channel is None:
-        mask = tag & 0x3F
-        channel = (mask & -mask).bit_length() - 1 if mask else 0
-    desc = QDMADescriptor(
-        addr=addr,
-        next_id=next_id,
-        sp_tag=tag,
-        chan=channel % 4,
-        queue=queue % 8,
-        fport=fport,
-        meter=0x7F,
-        msg2=0xFFFF,
-    )
+    sp_tag, untagged = _untag(data)
+    # LEN set here: the layer's own would leave out bytes Ether dissects as padding.
+    desc = _tx_descriptor(sp_tag, len(untagged), channel, queue, fport, addr, next_id)
     return desc / Ether(untagged)
 
 
-_XMIT_HEADS: dict[tuple[int, int, int, int], bytes] = {}
+@lru_cache(maxsize=4096)
+def _xmit_head(sp_tag: int, length: int, addr: int, next_id: int) -> bytes:
+    """The descriptor words :func:`airoha_dsa_xmit` writes with its defaults: they
+    depend on nothing else."""
+    return bytes(_tx_descriptor(sp_tag, length, None, 0, 1, addr, next_id))
 
 
 def airoha_dsa_xmit_bytes(frame: bytes, *, addr: int = 0, next_id: int = 0) -> bytes:
     """``bytes(airoha_dsa_xmit(frame, addr=addr, next_id=next_id))`` with the other
-    defaults, without dissecting the frame: the descriptor words depend only on the
-    tag, the length, ``addr`` and ``next_id``, so they are kept."""
-    data = _frame_bytes(frame, _ETH_ALEN2 + 2, "airoha_dsa_xmit")
-    tpid = _TPID_OF_SEL.get(data[12])
-    untagged = (
-        data[:12] + tpid.to_bytes(2, "big") + data[14:]
-        if tpid is not None
-        else data[:12] + data[16:]
-    )
-    key = (int.from_bytes(data[12:14], "big"), len(untagged), addr, next_id)
-    head = _XMIT_HEADS.get(key)
-    if head is None:
-        if len(_XMIT_HEADS) >= 4096:
-            _XMIT_HEADS.clear()
-        desc = airoha_dsa_xmit(data, addr=addr, next_id=next_id)
-        head = _XMIT_HEADS[key] = bytes(desc)[:QDMA_DESC_LEN]
-    return head + untagged
+    defaults, without dissecting the frame."""
+    sp_tag, untagged = _untag(_frame_bytes(frame, _ETH_ALEN2 + 2, "airoha_dsa_xmit"))
+    return _xmit_head(sp_tag, len(untagged), addr, next_id) + untagged
 
 
 bind_layers(MTKEther, IP, type=0x0800)

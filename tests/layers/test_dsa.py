@@ -357,6 +357,49 @@ def test_xmit_bytes_carry_addr_and_next_id() -> None:
     assert QDMADescriptor(airoha_dsa_xmit_bytes(tagged)).next_id == 0
 
 
+def test_tx_descriptor_len_counts_the_padding() -> None:
+    # Section 1.3: LEN is the frame length with the tag removed. An ARP request padded
+    # to 60 bytes dissects as 42 bytes of ARP and 18 of padding; LEN is still 60.
+    frame = raw(Ether(dst=DA, src=SA) / ARP()) + bytes(18)
+    tagged = mtk_tag_xmit(frame, 2)
+    d = airoha_dsa_xmit(tagged)
+    assert (d.len, len(raw(d)) - 32) == (60, 60)
+    assert QDMADescriptor(airoha_dsa_xmit_bytes(tagged)).len == 60
+
+
+def test_xmit_bytes_do_not_depend_on_an_earlier_frame_of_the_same_length() -> None:
+    # A padded frame and an unpadded one of the same tag and length, in both orders:
+    # each gets the layer's bytes (the old cache gave the second the first's LEN).
+    padded = mtk_tag_xmit(raw(Ether(dst=DA, src=SA) / ARP()) + bytes(18), 4)
+    full = mtk_tag_xmit(raw(Ether(dst=DA, src=SA) / IP(len=46) / Raw(bytes(26))), 4)
+    assert len(padded) == len(full) == 64
+    for first, second in ((padded, full), (full, padded)):
+        for frame in (first, second):
+            got = airoha_dsa_xmit_bytes(frame, addr=0x8B000080, next_id=3)
+            assert got == raw(airoha_dsa_xmit(frame, addr=0x8B000080, next_id=3))
+            assert QDMADescriptor(got).len == 60
+
+
+@pytest.mark.parametrize("selector", [0, 1, 2, 3, 0x45, 0xFF])
+def test_xmit_bytes_equal_the_layer_for_any_selector_and_padding(selector: int) -> None:
+    # Section 1.3: selectors 1 and 2 give the TPID back, any other removes the 4 bytes;
+    # frames of 60 to 1514 bytes, IP lengths short of the frame (padding) or not.
+    for size in (60, 61, 64, 100, 577, 1500, 1514):
+        for body in (
+            Ether(dst=DA, src=SA) / IP(dst="192.0.2.9") / Raw(bytes(8)),
+            Ether(dst=DA, src=SA) / IPv6(dst="2001:db8::9"),
+            Ether(dst=DA, src=SA) / Dot1Q(vlan=7) / ARP(),
+            Ether(dst=DA, src=SA, type=0x88B5),
+        ):
+            frame = raw(body)
+            frame += bytes(range(256)) * 6
+            tagged = mtk_tag_xmit(frame[:size], 1)
+            tagged = tagged[:12] + bytes((selector,)) + tagged[13:]
+            for addr, next_id in ((0, 0), (0x8B000040, 1)):
+                want = raw(airoha_dsa_xmit(tagged, addr=addr, next_id=next_id))
+                assert airoha_dsa_xmit_bytes(tagged, addr=addr, next_id=next_id) == want
+
+
 # --- pcap link types ----------------------------------------------------------------
 
 

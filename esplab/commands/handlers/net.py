@@ -1,9 +1,9 @@
 """ip: iproute2 on a node, one entry point for its objects.
 
 ``ip xfrm ...`` is handed to the XFRM model; link and addr (``net_link``), route
-(``net_route``) and neigh (``net_neigh``) work on the node's devices, addresses,
-routes and neighbours. Output follows iproute2's layouts so it reads like a board's
-console.
+(``net_route``, its show in ``net_route_show``) and neigh (``net_neigh``) work on the
+node's devices, addresses, routes and neighbours. Output follows iproute2's layouts
+so it reads like a board's console.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import struct
+from functools import lru_cache
 
 from esplab.layers.hashstate import BLOCK_SIZE, digest_bytes, state_to_record_bytes, update
 from esplab.model.hw.eip93.algos import HashResume, Prng
@@ -34,13 +35,15 @@ def tag_words(alg: str, digest: bytes) -> bytes:
     if alg == "md5":
         return digest
     n = len(digest) // 4
-    swap = _SWAP.get(n)
-    if swap is None:
-        swap = _SWAP[n] = (struct.Struct(f">{n}I"), struct.Struct(f"<{n}I"))
-    return swap[1].pack(*swap[0].unpack(digest[: 4 * n]))
+    big, little = _word_formats(n)
+    return little.pack(*big.unpack(digest[: 4 * n]))
 
 
-_SWAP: dict[int, tuple[struct.Struct, struct.Struct]] = {}  # words -> (big, little) formats
+@lru_cache(maxsize=16)
+def _word_formats(words: int) -> tuple[struct.Struct, struct.Struct]:
+    """The big- and little-endian formats of ``words`` 32-bit words (an SHA-1 digest
+    is 5 words, SHA-224 7, SHA-256 8)."""
+    return struct.Struct(f">{words}I"), struct.Struct(f"<{words}I")
 
 
 def _iv_size(p: SAParams) -> int:

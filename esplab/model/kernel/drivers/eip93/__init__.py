@@ -9,8 +9,9 @@ engine with its registers, rings and DMA memory. Layout:
 * ``core``: one descriptor from memory to memory, as journey stages;
 * ``params``, ``algos``: SA record decoding, ciphers and the hash unit;
 * ``basic``, ``espmode``: basic mode (opgroup 0) and ESP protocol mode (opgroup 1);
-* ``driver``, ``xmit``, ``aead``: probe, SAs, the crypto/packet offload datapaths and
-  basic-mode ``authenc`` for ``sw+aead``; ``iphead``: the IP headers around ESP;
+* ``rings``: the driver's probe and ring protocol (submit, poll, pause, resume);
+* ``driver``, ``xmit``, ``aead``: SAs and flushes, the crypto/packet offload datapaths
+  and basic-mode ``authenc`` for ``sw+aead``; ``iphead``: the IP headers around ESP;
 * ``choices``: every behaviour the sources leave open, labelled for ``explain``.
 """
 
