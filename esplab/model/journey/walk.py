@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Any
 
@@ -303,19 +304,12 @@ class _HashedIPv6Address(IPv6Address):
 _HashedIPv4Address.__name__ = "IPv4Address"  # (its repr is an IPv4Address's)
 _HashedIPv6Address.__name__ = "IPv6Address"
 
-# Address objects by their packed bytes: a walk meets the same few addresses again
-# and again, and the objects are immutable.
-_ADDRS: dict[bytes, IPv4Address | IPv6Address] = {}
-_ADDRS_MAX = 4096
 
-
+@lru_cache(maxsize=4096)
 def addr(raw: bytes) -> IPv4Address | IPv6Address:
-    addr = _ADDRS.get(raw)
-    if addr is None:
-        if len(_ADDRS) >= _ADDRS_MAX:
-            _ADDRS.clear()
-        addr = _ADDRS[raw] = _HashedIPv4Address(raw) if len(raw) == 4 else _HashedIPv6Address(raw)
-    return addr
+    """The address object of packed bytes, remembered: a walk meets the same few
+    addresses again and again, and the objects are immutable."""
+    return _HashedIPv4Address(raw) if len(raw) == 4 else _HashedIPv6Address(raw)
 
 
 def addrs(packet: bytes) -> tuple[IPv4Address | IPv6Address, IPv4Address | IPv6Address]:
