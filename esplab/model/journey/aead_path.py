@@ -42,9 +42,9 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
     header only."""
     from esplab.errors import KernelError
 
-    entry = lab.aead_tfms.get(id(state))
-    if entry is not None and entry[0] is state:
-        return entry[1]
+    record = state.runtime
+    if record.aead is not None:
+        return record.aead
     if state.enc is None or state.auth is None or "esn" in state.flags or state.encap:
         return None
     try:
@@ -58,7 +58,7 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
         )
     except KernelError:
         return None
-    lab.aead_tfms[id(state)] = (state, tfm)
+    record.aead = tfm
     return tfm
 
 

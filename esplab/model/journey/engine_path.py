@@ -109,14 +109,15 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
         record_stages(lab, f"xdo_dev_state_add {dev.name} spi {state.spi:#x}", stages)
         port.refused = "" if res.ok else res.reason
         if res.ok:
-            lab.offloaded[id(state)] = (state, res.sa)
+            state.runtime.offloaded = res.sa
         errno: str | None = res.errno
         return errno
 
     def unprogram(state: XfrmState, dev: NetDev) -> None:
-        entry = lab.offloaded.pop(id(state), None)
-        if entry is not None:
-            stages = lab.eip93.state_delete(entry[1])
+        record = state.runtime
+        hw, record.offloaded = record.offloaded, None
+        if hw is not None:
+            stages = lab.eip93.state_delete(hw)
             record_stages(lab, f"xdo_dev_state_delete {dev.name} spi {state.spi:#x}", stages)
 
     port.program = program
@@ -248,11 +249,6 @@ def add_stages(walk: Any, outcome: Any) -> None:
         walk.extend(outcome.stages)
 
 
-def _hw(lab: Lab, state: XfrmState) -> Any:
-    entry = lab.offloaded.get(id(state))
-    return entry[1] if entry is not None and entry[0] is state else None
-
-
 def engine_output(
     lab: Lab,
     walk: Any,
@@ -266,7 +262,7 @@ def engine_output(
     """Crypto or packet offload TX of ``packet`` through the driver and the engine
     (``info``: ``parse_ip(packet)``, when the caller has it): the ESP packet, or None
     when it was dropped (the state has no engine record, or the engine failed)."""
-    hw = _hw(lab, state)
+    hw = state.runtime.offloaded
     if hw is None:
         walk.drop(
             f"{dev_name}.xfrmdev",
@@ -386,7 +382,7 @@ def engine_input(
         return bytes(outcome.data)
     # Crypto offload: xfrm_input finishes in software with CRYPTO_DONE (3.2) [C].
     off = locate_esp(packet)[0]
-    payload = outcome.data[off + 8 + hw_iv(lab, state) :]
+    payload = outcome.data[off + 8 + hw_iv(state) :]
     return software_finish(
         lab,
         walk,
@@ -478,6 +474,7 @@ def protected_length(packet: bytes, mode: str, info: IpInfo | None = None) -> in
     return len(packet) - (info if info is not None else parse_ip(packet)).hlen
 
 
-def hw_iv(lab: Lab, state: XfrmState) -> int:
-    hw = _hw(lab, state)
+def hw_iv(state: XfrmState) -> int:
+    """The IV length of the state's engine SA (0 when it has none)."""
+    hw = state.runtime.offloaded
     return int(hw.iv_size) if hw is not None else 0

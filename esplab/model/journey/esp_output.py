@@ -92,7 +92,7 @@ def esp_output(
     meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
     verdict = _NO_OFFLOAD
     lab = datapath.lab
-    refused = lab.fallback_reason(state)
+    refused = state.runtime.refused
     if state.offload is None and refused is not None:
         verdict = OffloadVerdict(
             "sw",
