@@ -34,12 +34,12 @@ from esplab.model.kernel.esp.tunnel import check_size, tunnel_header
 from esplab.model.stage import Captured, Stage
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board, Recorder
     from esplab.model.kernel.drivers.airoha_eth import PortOffload
     from esplab.model.kernel.esp.sa import EspSA
     from esplab.model.kernel.node import Node
     from esplab.model.kernel.stack.netdev import NetDev
     from esplab.model.kernel.xfrm.objects import XfrmState
-    from esplab.model.lab import Lab
 
 __all__ = [
     "SW_INPUT",
@@ -56,7 +56,7 @@ __all__ = [
 SW_INPUT = object()  # engine_input's answer when the driver does not take the packet
 
 
-def record_stages(lab: Lab, origin: str, stages: list[Stage]) -> None:
+def record_stages(lab: Recorder, origin: str, stages: list[Stage]) -> None:
     """Keep configuration-time driver stages as a journey of their own, with captures."""
     journey = lab.journeys.new(origin)
     for stage in stages:
@@ -75,7 +75,7 @@ def record_stages(lab: Lab, origin: str, stages: list[Stage]) -> None:
     journey.verdict = stages[-1].decision if stages else origin
 
 
-def attach_engine(lab: Lab, port: PortOffload) -> None:
+def attach_engine(lab: Board, port: PortOffload) -> None:
     """Give one ap port the EIP-93-backed ``xfrmdev_ops`` (user ports borrow the conduit's
     engine: there is one engine per SoC, airoha-dsa-xfrm.md 3.10)."""
 
@@ -250,7 +250,7 @@ def add_stages(walk: Any, outcome: Any) -> None:
 
 
 def engine_output(
-    lab: Lab,
+    lab: Board,
     walk: Any,
     node: Node,
     state: XfrmState,
@@ -351,7 +351,7 @@ def _tx_done(walk: Any, outcome: Any, node: Node) -> bytes | None:
 
 
 def rx_failed(
-    lab: Lab, walk: Any, node: Node, state: XfrmState, outcome: Any, what: str, integrity: bool
+    lab: Board, walk: Any, node: Node, state: XfrmState, outcome: Any, what: str, integrity: bool
 ) -> None:
     """An ESP input the engine failed: the MIB counter the driver named, an ICV that
     did not verify counted on the SA (``integrity``), and the drop (``what``)."""
@@ -363,7 +363,7 @@ def rx_failed(
 
 
 def engine_input(
-    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes, dev_name: str
+    lab: Board, walk: Any, node: Node, state: XfrmState, packet: bytes, dev_name: str
 ) -> bytes | object | None:
     """RX through the engine; ``SW_INPUT`` when the driver leaves the packet to software."""
     drv = lab.eip93
@@ -397,7 +397,7 @@ def engine_input(
 
 
 def software_finish(
-    lab: Lab,
+    lab: Board,
     walk: Any,
     node: Node,
     state: XfrmState,

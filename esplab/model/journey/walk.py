@@ -25,11 +25,11 @@ from esplab.model.kernel.xfrm.tables import FlowKey
 from esplab.model.stage import Captured, Fidelity, Journey, LazyStage, Stage, built_stages
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board
     from esplab.model.kernel.esp.sa import EspSA
     from esplab.model.kernel.node import Node
     from esplab.model.kernel.xfrm.objects import XfrmState
     from esplab.model.kernel.xfrm.tables import OutputDecision
-    from esplab.model.lab import Lab
 
 __all__ = [
     "IPPROTO_UDP",
@@ -69,7 +69,7 @@ class Walk:
 
     __slots__ = ("arrived", "journey", "lab", "opts", "secpath", "snap", "stages")
 
-    def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
+    def __init__(self, lab: Board, journey: Journey, opts: SendOptions) -> None:
         self.lab = lab
         self.journey = journey
         self.stages: list[Any] = journey.stages  # (stages and places still to be built)
