@@ -102,7 +102,7 @@ class Lab:
             node.xfrm = XfrmNode(
                 name=node.name,
                 resolve_dev=self._resolver(node.name),
-                on_state=self._state_hook(node.name),
+                on_state=self._state_changed,
                 # What the kernel draws at random (allocspi's SPI), from the lab's seed.
                 rng=random.Random(f"{self.settings.seed}:{node.name}:xfrm"),
             )
@@ -114,21 +114,18 @@ class Lab:
             n.xfrm.monitor.drain() for n in self.nodes.values() if n.xfrm.monitor is not None
         )
 
-    def _state_hook(self, node: str) -> Callable[[XfrmState, bool], None]:
-        def changed(state: XfrmState, gone: bool) -> None:
-            """What the lab built for a state goes when it changes or leaves the SAD:
-            its software SAs (rebuilt from the state on next use) and, once it is gone,
-            its sw+aead transform (esp_destroy frees the AEAD) and any refusal note."""
-            record = state.runtime
-            record.sa = record.scratch = None  # (SaRuntime.forget, without importing ESP)
-            if not gone:
-                return
-            record.refused = None
-            tfm, record.aead = record.aead, None
-            if tfm is not None:
-                self.eip93.aead_free(tfm)
-
-        return changed
+    def _state_changed(self, state: XfrmState, gone: bool) -> None:
+        """What the lab built for a state goes when it changes or leaves the SAD: its
+        software SAs (rebuilt from the state on next use) and, once it is gone, its
+        sw+aead transform (esp_destroy frees the AEAD) and any refusal note."""
+        record = state.runtime
+        record.sa = record.scratch = None  # (SaRuntime.forget, without importing ESP)
+        if not gone:
+            return
+        record.refused = None
+        tfm, record.aead = record.aead, None
+        if tfm is not None:
+            self.eip93.aead_free(tfm)
 
     def _resolver(self, node: str) -> Any:
         def resolve(dev: str) -> OffloadDevice | None:
