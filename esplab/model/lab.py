@@ -16,6 +16,7 @@ from esplab.model.stage import Captures, JourneyLog
 from esplab.model.topology import LINKS, build_nodes
 
 if TYPE_CHECKING:
+    from esplab.model.kernel.esp.runtime import SaRuntime
     from esplab.model.kernel.xfrm.objects import XfrmState
 
 __all__ = ["Lab", "LabSettings"]
@@ -59,10 +60,21 @@ class Lab:
         if self._eip93 is not None and self._eip93.snapshots != on:
             self._eip93.snapshots = on
 
-    def fallback_reason(self, state: Any) -> str | None:
-        """Why the driver refused to offload ``state`` (None if it did not)."""
-        entry = self.fallbacks.get(id(state))
-        return entry[1] if entry is not None and entry[0] is state else None
+    def free_aead_tfms(self) -> None:
+        """Free the sw+aead transform of every state that has one, in the order they
+        were keyed (``crypto_free_aead``); each state is keyed again on next use."""
+        records = [
+            state.runtime
+            for node in self.nodes.values()
+            for state in node.xfrm.states
+            if state.runtime.aead is not None
+        ]
+        if not records:
+            return
+        keyed = {id(tfm): n for n, tfm in enumerate(self.eip93.tfms.values())}
+        for record in sorted(records, key=lambda r: keyed.get(id(r.aead), -1)):
+            tfm, record.aead = record.aead, None
+            self.eip93.aead_free(tfm)
 
     def resize_captures(self, size: int) -> None:
         """Every tap keeps ``size`` packets from now on (the setting and the rings)."""
@@ -77,15 +89,10 @@ class Lab:
         self.captures.resize(self.settings.capture_ring)
         self._ports: dict[tuple[str, str], PortOffload] = {}
         self._peers: dict[tuple[str, str], tuple[str, str] | None] = {}
-        self.fallbacks: dict[int, tuple[Any, str]] = {}
-        self._runtimes: dict[str, Any] = {}
+        self._runtimes: dict[str, SaRuntime] = {}
         self._datapath: Any = None
-        # id(XfrmState) -> (state, the engine's OffloadedSA): xso.offload_handle.
-        self.offloaded: dict[int, tuple[Any, Any]] = {}
         # The XDP/AF_XDP side (esplab.model.journey.xdp.XdpLab), built by the first xdp command.
         self.xdp_state: Any = None
-        # id(XfrmState) -> (state, AeadTfm): authenc transforms for the sw+aead datapath.
-        self.aead_tfms: dict[int, tuple[Any, Any]] = {}
         # Nodes played by a real Linux kernel (esplab.peer.bridge.RealPeer), by name.
         self.real_peers: dict[str, Any] = {}
         # Called with (node, packet) for every packet delivered locally (a real peer
@@ -95,7 +102,7 @@ class Lab:
             node.xfrm = XfrmNode(
                 name=node.name,
                 resolve_dev=self._resolver(node.name),
-                on_state=self._state_hook(node.name),
+                on_state=self._state_changed,
                 # What the kernel draws at random (allocspi's SPI), from the lab's seed.
                 rng=random.Random(f"{self.settings.seed}:{node.name}:xfrm"),
             )
@@ -107,22 +114,18 @@ class Lab:
             n.xfrm.monitor.drain() for n in self.nodes.values() if n.xfrm.monitor is not None
         )
 
-    def _state_hook(self, node: str) -> Callable[[XfrmState, bool], None]:
-        def changed(state: XfrmState, gone: bool) -> None:
-            """What the lab built for a state goes when it changes or leaves the SAD:
-            its software SA (rebuilt from the state on next use) and, once it is gone,
-            its sw+aead transform (esp_destroy frees the AEAD) and any refusal note."""
-            runtime = self._runtimes.get(node)
-            if runtime is not None:
-                runtime.forget(state)
-            if not gone:
-                return
-            self.fallbacks.pop(id(state), None)
-            entry = self.aead_tfms.pop(id(state), None)
-            if entry is not None and entry[0] is state:
-                self.eip93.aead_free(entry[1])
-
-        return changed
+    def _state_changed(self, state: XfrmState, gone: bool) -> None:
+        """What the lab built for a state goes when it changes or leaves the SAD: its
+        software SAs (rebuilt from the state on next use) and, once it is gone, its
+        sw+aead transform (esp_destroy frees the AEAD) and any refusal note."""
+        record = state.runtime
+        record.sa = record.scratch = None  # (SaRuntime.forget, without importing ESP)
+        if not gone:
+            return
+        record.refused = None
+        tfm, record.aead = record.aead, None
+        if tfm is not None:
+            self.eip93.aead_free(tfm)
 
     def _resolver(self, node: str) -> Any:
         def resolve(dev: str) -> OffloadDevice | None:
@@ -137,14 +140,14 @@ class Lab:
             netdev = self.nodes[node].devs.get(dev)
             if netdev is None:
                 return None
-            self._ports[key] = PortOffload(netdev, fallbacks=self.fallbacks)
+            self._ports[key] = PortOffload(netdev)
             if self.nodes[node].role == "ap":
                 from esplab.model.journey.engine_path import attach_engine
 
                 attach_engine(self, self._ports[key])
         return self._ports[key]
 
-    def sa_runtime(self, node: str) -> Any:
+    def sa_runtime(self, node: str) -> SaRuntime:
         """The software SAs of a node (built on first use)."""
         if node not in self._runtimes:
             from esplab.model.kernel.esp.runtime import SaRuntime

@@ -23,6 +23,7 @@ from esplab.model.stage import Journey, Stage
 from esplab.peer.client import KernelPeer, RunResult
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board
     from esplab.model.journey.datapath import Datapath
     from esplab.model.journey.walk import Walk
     from esplab.model.kernel.node import Node
@@ -232,7 +233,7 @@ class RealPeer:
         walk.journey.delivered = ok
         self.answer(datapath, hops)
 
-    def gone(self, lab: Lab, walk: Walk | None, why: str) -> None:
+    def gone(self, lab: Board, walk: Walk | None, why: str) -> None:
         """The kernel stopped answering (the guest died, or timed out): the emulated
         node takes over, and the journey says so."""
         detach(lab, self.node)
@@ -313,7 +314,7 @@ def echo_reply(packet: bytes) -> bytes | None:
     return None
 
 
-def detach(lab: Lab, node: str) -> bool:
+def detach(lab: Board, node: str) -> bool:
     """Back to the emulated node (the peer's guest is shut down); False if none."""
     peer = lab.real_peers.pop(node, None)
     if peer is None:

@@ -62,7 +62,7 @@ def test_the_esn_add_is_accepted_and_runs_in_software() -> None:
     assert "not offloaded" in result.summary and "sa_seqnum[1]" in result.summary
     (state,) = s.lab.node("ap").xfrm.states
     assert state.esn and state.offload is None
-    assert "sa_seqnum[1]" in (s.lab.fallback_reason(state) or "")
+    assert "sa_seqnum[1]" in (state.runtime.refused or "")
     shown = s.execute("ip xfrm state")
     assert isinstance(shown, TextResult)
     assert "flag esn" in shown.text and "anti-replay esn context:" in shown.text
@@ -92,7 +92,7 @@ def test_the_driver_stage_records_eopnotsupp_as_a_model_choice(dev: str, directi
     (state,) = s.lab.node("ap").xfrm.states
     assert state.offload is None
     reason = "ESN is not offloaded: the modelled engine ignores sa_seqnum[1]"
-    assert s.lab.fallback_reason(state) == reason
+    assert state.runtime.refused == reason
     assert stage.decision == f"xdo_dev_state_add({dev}, spi 0x1000): EOPNOTSUPP ({reason})"
 
 
@@ -106,7 +106,7 @@ def test_without_esn_the_driver_stage_programs_the_sa() -> None:
     (stage,) = journey.stages
     assert stage.fidelity != "M" and "errno" not in stage.meta and "handle" in stage.meta
     (state,) = s.lab.node("ap").xfrm.states
-    assert state.offload is not None and s.lab.fallback_reason(state) is None
+    assert state.offload is not None and state.runtime.refused is None
 
 
 def _esp_on_wire(j: Journey, tap: str) -> bytes:

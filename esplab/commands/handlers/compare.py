@@ -152,8 +152,7 @@ def run_datapaths(
 
 def live_sa(session: Session, state: Any) -> Any:
     """The lab's offloaded SA (``OffloadedSA``) of ``state``, or None."""
-    entry = session.lab.offloaded.get(id(state))
-    return entry[1] if entry is not None and entry[0] is state else None
+    return state.runtime.offloaded
 
 
 #: Why no offload path pads for TFC: the kernel refuses before any driver is asked

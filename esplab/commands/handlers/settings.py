@@ -134,9 +134,7 @@ def _set(session: Session, inv: Invocation) -> Result:
         if rule not in ("mainline", "fixed"):
             raise BadArgument(f"hmac-long-key '{value}'", valid=["mainline", "fixed"], value=value)
         lab.eip93.settings.hmac_long_key = rule
-        for _state, tfm in lab.aead_tfms.values():  # keyed again on next use
-            lab.eip93.aead_free(tfm)
-        lab.aead_tfms.clear()
+        lab.free_aead_tfms()  # keyed again on next use
     elif name == "output":
         output = value.lower()
         if output not in _OUTPUTS:

@@ -22,9 +22,9 @@ from esplab.model.kernel.esp.layout import esp_head_len
 from esplab.model.kernel.esp.tfc import tfc_len
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board
     from esplab.model.kernel.node import Node
     from esplab.model.kernel.xfrm.objects import XfrmState
-    from esplab.model.lab import Lab
 
 __all__ = ["NO_TFM", "aead_input", "aead_output", "key_stage", "uses_engine_aead"]
 
@@ -32,7 +32,7 @@ __all__ = ["NO_TFM", "aead_input", "aead_output", "key_stage", "uses_engine_aead
 NO_TFM = object()
 
 
-def _tfm(lab: Lab, state: XfrmState) -> Any:
+def _tfm(lab: Board, state: XfrmState) -> Any:
     """The engine's authenc transform for a software SA (sw+aead), or None when the
     eip93 driver has no authenc for its algorithms (then generic software crypto runs).
     An ESN SA takes ``authencesn(...)`` (esp_init_authenc), which the eip93 driver
@@ -42,9 +42,9 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
     header only."""
     from esplab.errors import KernelError
 
-    entry = lab.aead_tfms.get(id(state))
-    if entry is not None and entry[0] is state:
-        return entry[1]
+    record = state.runtime
+    if record.aead is not None:
+        return record.aead
     if state.enc is None or state.auth is None or "esn" in state.flags or state.encap:
         return None
     try:
@@ -58,7 +58,7 @@ def _tfm(lab: Lab, state: XfrmState) -> Any:
         )
     except KernelError:
         return None
-    lab.aead_tfms[id(state)] = (state, tfm)
+    record.aead = tfm
     return tfm
 
 
@@ -72,14 +72,14 @@ def key_stage(walk: Any, tfm: Any) -> None:
         walk.add(Stage("eip93.driver", "eip93", tfm.key_note, why=LONG_KEY_WHY, fidelity="C"))
 
 
-def uses_engine_aead(lab: Lab, node: Node) -> bool:
+def uses_engine_aead(lab: Board, node: Node) -> bool:
     """The node's software ESP runs on the engine's authenc (the ap, with the
     crypto-provider setting eip93: the sw+aead datapath)."""
     return node.role == "ap" and lab.settings.crypto_provider == "eip93"
 
 
 def aead_output(
-    lab: Lab, node: Node, state: XfrmState, mtu: int | None, walk: Any, packet: bytes
+    lab: Board, node: Node, state: XfrmState, mtu: int | None, walk: Any, packet: bytes
 ) -> bytes | object | None:
     """sw+aead TX: the kernel's ESP with the engine as its AEAD; the ESP packet, None
     for a drop, or :data:`NO_TFM` when the driver has no transform for these
@@ -114,7 +114,7 @@ def aead_output(
 
 
 def aead_input(
-    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes
+    lab: Board, walk: Any, node: Node, state: XfrmState, packet: bytes
 ) -> bytes | object | None:
     """sw+aead RX: the engine checks the ICV and decrypts; software does the rest."""
     tfm = _tfm(lab, state)

@@ -52,7 +52,7 @@ from esplab.model.kernel.xfrm.objects import (
 from esplab.model.stage import Journey, LazyStage, Stage
 
 if TYPE_CHECKING:
-    from esplab.model.lab import Lab
+    from esplab.model.journey.board import Board
 
 __all__ = ["Datapath", "SendOptions", "SendRun"]
 
@@ -77,7 +77,7 @@ class SendRun:
 class Datapath(ReceivePath):
     """Walks packets through the lab."""
 
-    def __init__(self, lab: Lab) -> None:
+    def __init__(self, lab: Board) -> None:
         self.lab = lab
 
     # -- entry -------------------------------------------------------------

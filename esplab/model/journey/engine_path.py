@@ -34,12 +34,12 @@ from esplab.model.kernel.esp.tunnel import check_size, tunnel_header
 from esplab.model.stage import Captured, Stage
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board, Recorder
     from esplab.model.kernel.drivers.airoha_eth import PortOffload
     from esplab.model.kernel.esp.sa import EspSA
     from esplab.model.kernel.node import Node
     from esplab.model.kernel.stack.netdev import NetDev
     from esplab.model.kernel.xfrm.objects import XfrmState
-    from esplab.model.lab import Lab
 
 __all__ = [
     "SW_INPUT",
@@ -56,7 +56,7 @@ __all__ = [
 SW_INPUT = object()  # engine_input's answer when the driver does not take the packet
 
 
-def record_stages(lab: Lab, origin: str, stages: list[Stage]) -> None:
+def record_stages(lab: Recorder, origin: str, stages: list[Stage]) -> None:
     """Keep configuration-time driver stages as a journey of their own, with captures."""
     journey = lab.journeys.new(origin)
     for stage in stages:
@@ -75,7 +75,7 @@ def record_stages(lab: Lab, origin: str, stages: list[Stage]) -> None:
     journey.verdict = stages[-1].decision if stages else origin
 
 
-def attach_engine(lab: Lab, port: PortOffload) -> None:
+def attach_engine(lab: Board, port: PortOffload) -> None:
     """Give one ap port the EIP-93-backed ``xfrmdev_ops`` (user ports borrow the conduit's
     engine: there is one engine per SoC, airoha-dsa-xfrm.md 3.10)."""
 
@@ -109,14 +109,15 @@ def attach_engine(lab: Lab, port: PortOffload) -> None:
         record_stages(lab, f"xdo_dev_state_add {dev.name} spi {state.spi:#x}", stages)
         port.refused = "" if res.ok else res.reason
         if res.ok:
-            lab.offloaded[id(state)] = (state, res.sa)
+            state.runtime.offloaded = res.sa
         errno: str | None = res.errno
         return errno
 
     def unprogram(state: XfrmState, dev: NetDev) -> None:
-        entry = lab.offloaded.pop(id(state), None)
-        if entry is not None:
-            stages = lab.eip93.state_delete(entry[1])
+        record = state.runtime
+        hw, record.offloaded = record.offloaded, None
+        if hw is not None:
+            stages = lab.eip93.state_delete(hw)
             record_stages(lab, f"xdo_dev_state_delete {dev.name} spi {state.spi:#x}", stages)
 
     port.program = program
@@ -248,13 +249,8 @@ def add_stages(walk: Any, outcome: Any) -> None:
         walk.extend(outcome.stages)
 
 
-def _hw(lab: Lab, state: XfrmState) -> Any:
-    entry = lab.offloaded.get(id(state))
-    return entry[1] if entry is not None and entry[0] is state else None
-
-
 def engine_output(
-    lab: Lab,
+    lab: Board,
     walk: Any,
     node: Node,
     state: XfrmState,
@@ -266,7 +262,7 @@ def engine_output(
     """Crypto or packet offload TX of ``packet`` through the driver and the engine
     (``info``: ``parse_ip(packet)``, when the caller has it): the ESP packet, or None
     when it was dropped (the state has no engine record, or the engine failed)."""
-    hw = _hw(lab, state)
+    hw = state.runtime.offloaded
     if hw is None:
         walk.drop(
             f"{dev_name}.xfrmdev",
@@ -355,7 +351,7 @@ def _tx_done(walk: Any, outcome: Any, node: Node) -> bytes | None:
 
 
 def rx_failed(
-    lab: Lab, walk: Any, node: Node, state: XfrmState, outcome: Any, what: str, integrity: bool
+    lab: Board, walk: Any, node: Node, state: XfrmState, outcome: Any, what: str, integrity: bool
 ) -> None:
     """An ESP input the engine failed: the MIB counter the driver named, an ICV that
     did not verify counted on the SA (``integrity``), and the drop (``what``)."""
@@ -367,7 +363,7 @@ def rx_failed(
 
 
 def engine_input(
-    lab: Lab, walk: Any, node: Node, state: XfrmState, packet: bytes, dev_name: str
+    lab: Board, walk: Any, node: Node, state: XfrmState, packet: bytes, dev_name: str
 ) -> bytes | object | None:
     """RX through the engine; ``SW_INPUT`` when the driver leaves the packet to software."""
     drv = lab.eip93
@@ -386,7 +382,7 @@ def engine_input(
         return bytes(outcome.data)
     # Crypto offload: xfrm_input finishes in software with CRYPTO_DONE (3.2) [C].
     off = locate_esp(packet)[0]
-    payload = outcome.data[off + 8 + hw_iv(lab, state) :]
+    payload = outcome.data[off + 8 + hw_iv(state) :]
     return software_finish(
         lab,
         walk,
@@ -401,7 +397,7 @@ def engine_input(
 
 
 def software_finish(
-    lab: Lab,
+    lab: Board,
     walk: Any,
     node: Node,
     state: XfrmState,
@@ -478,6 +474,7 @@ def protected_length(packet: bytes, mode: str, info: IpInfo | None = None) -> in
     return len(packet) - (info if info is not None else parse_ip(packet)).hlen
 
 
-def hw_iv(lab: Lab, state: XfrmState) -> int:
-    hw = _hw(lab, state)
+def hw_iv(state: XfrmState) -> int:
+    """The IV length of the state's engine SA (0 when it has none)."""
+    hw = state.runtime.offloaded
     return int(hw.iv_size) if hw is not None else 0

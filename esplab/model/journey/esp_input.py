@@ -30,8 +30,8 @@ from esplab.model.kernel.xfrm.objects import XfrmState
 from esplab.model.stage import KERNEL_CHECKED_WHY
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board
     from esplab.model.kernel.esp.sa import EspSA
-    from esplab.model.lab import Lab
 
 __all__ = ["esp_input"]
 
@@ -43,7 +43,7 @@ _SW_OPEN_WHY = (
 
 
 def esp_input(
-    lab: Lab,
+    lab: Board,
     walk: Walk,
     node: Node,
     dev_name: str,
@@ -113,7 +113,7 @@ def _no_state(node: Node, dst: IPv4Address | IPv6Address, spi: int) -> str:
     )
 
 
-def _sw_input(lab: Lab, walk: Walk, node: Node, state: XfrmState, packet: bytes) -> bytes | None:
+def _sw_input(lab: Board, walk: Walk, node: Node, state: XfrmState, packet: bytes) -> bytes | None:
     """Software XFRM input with ``state``: through the engine's authenc on an ap
     that uses it (sw+aead), else generic software ESP."""
     if uses_engine_aead(lab, node):
@@ -127,7 +127,7 @@ def _sw_input(lab: Lab, walk: Walk, node: Node, state: XfrmState, packet: bytes)
 
 
 def _sw_open(
-    lab: Lab, node: Node, state: XfrmState, sa: EspSA, spi: str, walk: Walk, packet: bytes
+    lab: Board, node: Node, state: XfrmState, sa: EspSA, spi: str, walk: Walk, packet: bytes
 ) -> bytes | None:
     """Software ESP input of ``packet`` with ``sa`` (``spi``:
     the state's SPI as stages show it)."""
@@ -165,7 +165,7 @@ def _sw_open(
 
 
 def _offload_input(
-    lab: Lab, node: Node, state: XfrmState, dev_name: str, walk: Walk, packet: bytes
+    lab: Board, node: Node, state: XfrmState, dev_name: str, walk: Walk, packet: bytes
 ) -> bytes | None:
     inner = engine_input(lab, walk, node, state, packet, dev_name)
     if inner is SW_INPUT:

@@ -40,9 +40,9 @@ from esplab.model.kernel.xfrm.objects import XfrmState
 from esplab.model.stage import KERNEL_CHECKED_WHY, LazyStage
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board
     from esplab.model.journey.datapath import Datapath
     from esplab.model.kernel.esp.sa import EspSA
-    from esplab.model.lab import Lab
 
 __all__ = ["OUTPUT_REFUSED", "TFC_WHY", "esp_output", "output_counter"]
 
@@ -92,7 +92,7 @@ def esp_output(
     meta = {"spi": f"{state.spi:#010x}", "mode": state.mode}
     verdict = _NO_OFFLOAD
     lab = datapath.lab
-    refused = lab.fallback_reason(state)
+    refused = state.runtime.refused
     if state.offload is None and refused is not None:
         verdict = OffloadVerdict(
             "sw",
@@ -155,7 +155,7 @@ def esp_output(
 
 
 def _sw_output(
-    lab: Lab,
+    lab: Board,
     node: Node,
     state: XfrmState,
     sa: EspSA,
@@ -191,7 +191,7 @@ def _sw_output(
 
 
 def _sw_encrypt(
-    lab: Lab,
+    lab: Board,
     node: Node,
     state: XfrmState,
     sa: EspSA,
@@ -246,7 +246,7 @@ def _sw_encrypt(
 
 
 def _offload_output(
-    lab: Lab,
+    lab: Board,
     node: Node,
     state: XfrmState,
     dev_name: str,

@@ -17,6 +17,7 @@ it and reports the port in RX ``msg0.SPTAG`` (``eth0.dma``) [C].
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from esplab.errors import InvalidValue
@@ -64,21 +65,15 @@ def parse_mac(text: str) -> str:
     return ":".join(f"{int(o, 16):02x}" for o in octets)
 
 
-# (dst, src, IPv6?) -> the 14 header bytes; MACs are few, so this stays small.
-_HEADERS: dict[tuple[str, str, bool], bytes] = {}
-_HEADERS_MAX = 1024
-
-
 def ether_frame(dst: str, src: str, payload: bytes) -> bytes:
     """An Ethernet II frame for an IP packet (no FCS, as captures show it)."""
-    key = (dst, src, bool(payload[:1]) and payload[0] >> 4 == 6)
-    head = _HEADERS.get(key)
-    if head is None:
-        if len(_HEADERS) >= _HEADERS_MAX:
-            _HEADERS.clear()
-        etype = ETH_P_IPV6 if key[2] else ETH_P_IP
-        head = _HEADERS[key] = mac_bytes(dst) + mac_bytes(src) + struct.pack("!H", etype)
-    return head + payload
+    return _ether_header(dst, src, bool(payload[:1]) and payload[0] >> 4 == 6) + payload
+
+
+@lru_cache(maxsize=1024)
+def _ether_header(dst: str, src: str, ipv6: bool) -> bytes:
+    """The 14 header bytes for (dst, src, IPv6?); MACs are few, so this stays small."""
+    return mac_bytes(dst) + mac_bytes(src) + struct.pack("!H", ETH_P_IPV6 if ipv6 else ETH_P_IP)
 
 
 #: Why the conduit's counters move with its user ports' traffic.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from esplab.model.kernel.stack.netdev import NetDev
@@ -110,15 +111,11 @@ def offload_ok(state: XfrmState, dev: NetDev, packet: bytes, esp_len: int) -> Of
         )
     if packet_mode and _fragment(packet):
         return OffloadVerdict("drop", f"fragments are dropped under packet offload ({_SEED_001})")
-    key = (state.offload.type, dev.name)
-    verdict = _PASSED.get(key)
-    if verdict is None:
-        verdict = _PASSED[key] = OffloadVerdict(
-            state.offload.type, f"{state.offload.type} offload to {dev.name}", "C", CHECKS_PASSED
-        )
-    return verdict
+    return _passed(state.offload.type, dev.name)
 
 
-#: The verdict of every check passed, by (offload type, device): made once, as it is
-#: the same for every packet.
-_PASSED: dict[tuple[str, str], OffloadVerdict] = {}
+@lru_cache(maxsize=64)
+def _passed(offload: Datapath, dev: str) -> OffloadVerdict:
+    """The verdict of every check passed, by offload type and device: made once, as it
+    is the same for every packet."""
+    return OffloadVerdict(offload, f"{offload} offload to {dev}", "C", CHECKS_PASSED)

@@ -44,7 +44,7 @@ from esplab.model.kernel.xfrm.tables import FlowKey
 from esplab.model.stage import Journey, LazyStage, Stage
 
 if TYPE_CHECKING:
-    from esplab.model.lab import Lab
+    from esplab.model.journey.board import Board
 
 __all__ = ["MAX_HOPS", "ReceivePath"]
 
@@ -106,7 +106,7 @@ def _hold_fragment(walk: Walk, node: Node, packet: bytes, info: IpInfo) -> None:
 class ReceivePath:
     """From a wire to delivery (the Datapath's receiving half)."""
 
-    lab: Lab
+    lab: Board
 
     def _output(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from ipaddress import IPv4Address, IPv6Address
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +25,11 @@ from esplab.model.kernel.xfrm.tables import FlowKey
 from esplab.model.stage import Captured, Fidelity, Journey, LazyStage, Stage, built_stages
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board
     from esplab.model.kernel.esp.sa import EspSA
     from esplab.model.kernel.node import Node
     from esplab.model.kernel.xfrm.objects import XfrmState
     from esplab.model.kernel.xfrm.tables import OutputDecision
-    from esplab.model.lab import Lab
 
 __all__ = [
     "IPPROTO_UDP",
@@ -68,7 +69,7 @@ class Walk:
 
     __slots__ = ("arrived", "journey", "lab", "opts", "secpath", "snap", "stages")
 
-    def __init__(self, lab: Lab, journey: Journey, opts: SendOptions) -> None:
+    def __init__(self, lab: Board, journey: Journey, opts: SendOptions) -> None:
         self.lab = lab
         self.journey = journey
         self.stages: list[Any] = journey.stages  # (stages and places still to be built)
@@ -303,19 +304,12 @@ class _HashedIPv6Address(IPv6Address):
 _HashedIPv4Address.__name__ = "IPv4Address"  # (its repr is an IPv4Address's)
 _HashedIPv6Address.__name__ = "IPv6Address"
 
-# Address objects by their packed bytes: a walk meets the same few addresses again
-# and again, and the objects are immutable.
-_ADDRS: dict[bytes, IPv4Address | IPv6Address] = {}
-_ADDRS_MAX = 4096
 
-
+@lru_cache(maxsize=4096)
 def addr(raw: bytes) -> IPv4Address | IPv6Address:
-    addr = _ADDRS.get(raw)
-    if addr is None:
-        if len(_ADDRS) >= _ADDRS_MAX:
-            _ADDRS.clear()
-        addr = _ADDRS[raw] = _HashedIPv4Address(raw) if len(raw) == 4 else _HashedIPv6Address(raw)
-    return addr
+    """The address object of packed bytes, remembered: a walk meets the same few
+    addresses again and again, and the objects are immutable."""
+    return _HashedIPv4Address(raw) if len(raw) == 4 else _HashedIPv6Address(raw)
 
 
 def addrs(packet: bytes) -> tuple[IPv4Address | IPv6Address, IPv4Address | IPv6Address]:

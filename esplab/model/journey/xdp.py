@@ -39,8 +39,8 @@ from esplab.model.kernel.xdp.umem import FrameState, Umem
 from esplab.model.stage import Captured, Journey, Stage
 
 if TYPE_CHECKING:
+    from esplab.model.journey.board import Board, Recorder
     from esplab.model.kernel.stack.netdev import NetDev
-    from esplab.model.lab import Lab
 
 __all__ = [
     "ATTACH_MODES",
@@ -120,7 +120,7 @@ def kernel_errors(why: dict[str, str] | None = None) -> Iterator[None]:
         raise with_errno(exc, (why or {}).get(exc.errno_name)) from None
 
 
-def record(lab: Lab, journey: Journey, stage: Stage) -> Stage:
+def record(lab: Recorder, journey: Journey, stage: Stage) -> Stage:
     """Append a stage and its tap capture, as the datapath does (no snapshot untraced)."""
     if not lab.settings.tracing:
         stage.data = None
@@ -140,7 +140,7 @@ def default_profile(dev: NetDev) -> str:
     return "generic" if generic else "zc"
 
 
-def tap_prefix(lab: Lab, node: str, dev: str) -> str:
+def tap_prefix(lab: Board, node: str, dev: str) -> str:
     """The datapath's tap names: the ap's devices by name, a peer's eth0 by its node."""
     if lab.node(node).role == "ap":
         return dev
@@ -255,7 +255,7 @@ class LabSocket:
 class XdpLab:
     """The lab's XDP ports and AF_XDP sockets (one per Lab, see :func:`lab_xdp`)."""
 
-    lab: Lab
+    lab: Board
     ports: dict[tuple[str, str], XdpPort] = field(default_factory=dict)
     sockets: dict[str, LabSocket] = field(default_factory=dict)
     cpsw: dict[str, Am65Cpsw] = field(default_factory=dict)  # one switch per node
@@ -378,7 +378,7 @@ class XdpLab:
 
 
 @contextmanager
-def undone_on_failure(lab: Lab) -> Iterator[XdpLab]:
+def undone_on_failure(lab: Board) -> Iterator[XdpLab]:
     """The lab's XDP state for one command. What the command made on first use (the
     state itself, a device's port, a node's switch) is forgotten again when it fails
     with an EsplabError: a refused ``xdp detach lan1`` or ``xsk bind ... 99`` leaves
@@ -398,7 +398,7 @@ def undone_on_failure(lab: Lab) -> Iterator[XdpLab]:
         raise
 
 
-def lab_xdp(lab: Lab) -> XdpLab:
+def lab_xdp(lab: Board) -> XdpLab:
     """The lab's XDP state, created on first use (kept on the Lab object)."""
     if lab.xdp_state is None:
         lab.xdp_state = XdpLab(lab)

@@ -40,7 +40,7 @@ from esplab.model.kernel.xdp.socket import XskSocket
 from esplab.model.stage import Journey, Stage
 
 if TYPE_CHECKING:
-    from esplab.model.lab import Lab
+    from esplab.model.journey.board import Board
 
 __all__ = ["rx", "settle", "xdp_rx_hook"]
 
@@ -292,7 +292,7 @@ def _redirected(
     journey.verdict = f"redirected to AF_XDP socket {name} ({mode})"
 
 
-def xdp_rx_hook(lab: Lab, node_name: str, dev_name: str, frame: bytes, journey: Journey) -> bool:
+def xdp_rx_hook(lab: Board, node_name: str, dev_name: str, frame: bytes, journey: Journey) -> bool:
     """Run the device's XDP program on a received frame; True if XDP consumed it.
 
     No program attached: False, nothing recorded. Otherwise the stages of the module

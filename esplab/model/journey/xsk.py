@@ -30,7 +30,7 @@ from esplab.model.stage import Journey, Stage
 from esplab.model.tools.xdpsock import MAX_PKT_SIZE, MIN_PKT_SIZE
 
 if TYPE_CHECKING:
-    from esplab.model.lab import Lab
+    from esplab.model.journey.board import Board
 
 __all__ = [
     "SendReport",
@@ -243,7 +243,7 @@ def close(xl: XdpLab, name: str) -> tuple[LabSocket, str | None]:
 
 
 # ---- TX -----------------------------------------------------------------------------
-def tx_frame(lab: Lab, node: str, dev: str, index: int, size: int) -> bytes:
+def tx_frame(lab: Board, node: str, dev: str, index: int, size: int) -> bytes:
     """xdpsock's UDP frame (ports 0x1000, payload 0x12345678, ``size - 4`` bytes, 3.2),
     addressed from the device to the node at the other end of its wire."""
     from scapy.layers.inet import IP, UDP
@@ -451,6 +451,6 @@ def _send_journey(
     return journey
 
 
-def _walk_to_peer(lab: Lab, journey: Journey, node: str, dev: str, frame: bytes) -> None:
+def _walk_to_peer(lab: Board, journey: Journey, node: str, dev: str, frame: bytes) -> None:
     """The frame arrives at the other end of the wire: the datapath walks it on."""
     lab.datapath.deliver_frame(journey, node, dev, frame)

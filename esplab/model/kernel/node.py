@@ -95,9 +95,6 @@ class Node:
     _owned: frozenset[IPAddress] | None = field(default=None, init=False, repr=False, compare=False)
     _owned_raw: frozenset[bytes] | None = field(default=None, init=False, repr=False, compare=False)
     _conduits: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
-    _route_text: dict[int, tuple[Route, str]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     def invalidate(self) -> None:
         """Forget the remembered lookups: call after changing routes, neighbours or
@@ -108,7 +105,6 @@ class Node:
         self._neigh_seen = (None, 0)
         self._owned = None
         self._owned_raw = None
-        self._route_text.clear()
 
     def dev(self, name: str) -> NetDev:
         try:
@@ -125,7 +121,6 @@ class Node:
         memo = self._routes_for
         if seen[0] is not routes or seen[1] != len(routes):
             memo.clear()
-            self._route_text.clear()
             self._routes_seen = (routes, len(routes))
         else:
             hit: Route | None = memo.get(dst, _MISS)
@@ -298,16 +293,10 @@ class Node:
             return []
         return ["connected routes back " + ", ".join(short_route(r) for r in back)]
 
-    def route_text(self, route: Route) -> str:
-        """``route.render()``, remembered until the routes change."""
-        hit = self._route_text.get(id(route))
-        if hit is not None and hit[0] is route:
-            return hit[1]
-        text = route.render()
-        if len(self._route_text) >= _MEMO_MAX:
-            self._route_text.clear()
-        self._route_text[id(route)] = (route, text)
-        return text
+    @staticmethod
+    def route_text(route: Route) -> str:
+        """``route.render()``, kept by the route (:attr:`Route.text`)."""
+        return route.text
 
     def owns(self, addr: IPAddress) -> bool:
         """``addr`` is local: one of the devices' addresses, or the loopback network

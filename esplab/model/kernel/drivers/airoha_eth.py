@@ -31,7 +31,7 @@ software, packet offload fails with EINVAL (fact 6.10) [C].
 from __future__ import annotations
 
 from collections.abc import Callable, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from esplab.model.kernel.stack.netdev import ESP_HW_OFFLOAD, NetDev
@@ -87,8 +87,6 @@ class PortOffload:
     refused: str = ""
     # What the last programmed state's add should warn of ("" for nothing).
     note: str = ""
-    # id(state) -> (state, why): crypto-offload requests that fell back to software.
-    fallbacks: dict[int, tuple[XfrmState, str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -122,10 +120,11 @@ class PortOffload:
             why = self.refused or None
         self.refused = why or ""
         # Only crypto offload falls back to software on EOPNOTSUPP; a packet-offload
-        # state the driver refuses is never added, so nothing may remember it.
+        # state the driver refuses is never added, so nothing may remember it. A
+        # crypto-offload request that falls back to software keeps why in its record.
         crypto = state.offload is None or state.offload.type == "crypto"
         if errno == "EOPNOTSUPP" and why and crypto:
-            self.fallbacks[id(state)] = (state, why)
+            state.runtime.refused = why
         return errno
 
     def state_delete(self, state: XfrmState) -> None:

@@ -76,14 +76,12 @@ def build_esp_sa(state: XfrmState, seed: str) -> EspSA:
 
 @dataclass
 class SaRuntime:
-    """The software SAs of one node, keyed by the state objects they serve."""
+    """The software SAs of one node's states (each kept in its state's runtime record)."""
 
     node: str
     seed: int
     # The lab clock in seconds (XfrmNode.clock's default), for lastused and use_time.
     clock: Callable[[], int] = field(default=lambda: DEFAULT_EPOCH, repr=False)
-    _cache: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
-    _scratch: dict[int, tuple[XfrmState, EspSA]] = field(default_factory=dict)
     #: The node's ip_id_key and ip_idents: every tunnel SA of the node numbers its
     #: outer IPv4 headers from them (esplab.model.kernel.stack.ipident), keyed from the seed.
     idents: IpIdents = field(init=False, repr=False)
@@ -92,28 +90,32 @@ class SaRuntime:
         self.idents = IpIdents.for_node(self.seed, self.node)
 
     def get(self, state: XfrmState) -> EspSA:
-        hit = self._cache.get(id(state))
-        if hit is not None and hit[0] is state:
-            return hit[1]
-        sa = build_esp_sa(state, f"{self.seed}:{self.node}:{state.spi:#x}:{state.dst}")
-        sa.idents = self.idents
-        self._cache[id(state)] = (state, sa)
+        """The state's software SA, built on first use (kept in its runtime record)."""
+        record = state.runtime
+        sa: EspSA | None = record.sa
+        if sa is None:
+            sa = build_esp_sa(state, f"{self.seed}:{self.node}:{state.spi:#x}:{state.dst}")
+            sa.idents = self.idents
+            record.sa = sa
         return sa
 
     def scratch(self, state: XfrmState) -> EspSA:
         """A second SA for the same state, to build headers without moving the real
         one's counters (packet offload: the engine owns the sequence numbers)."""
-        hit = self._scratch.get(id(state))
-        if hit is not None and hit[0] is state:
-            return hit[1]
-        sa = build_esp_sa(state, f"scratch:{self.seed}:{self.node}:{state.spi:#x}")
-        sa.idents = self.idents
-        self._scratch[id(state)] = (state, sa)
+        record = state.runtime
+        sa: EspSA | None = record.scratch
+        if sa is None:
+            sa = build_esp_sa(state, f"scratch:{self.seed}:{self.node}:{state.spi:#x}")
+            sa.idents = self.idents
+            record.scratch = sa
         return sa
 
-    def forget(self, state: XfrmState) -> None:
-        self._cache.pop(id(state), None)
-        self._scratch.pop(id(state), None)
+    @staticmethod
+    def forget(state: XfrmState) -> None:
+        """Drop the state's software SAs: they are built again, from the state's values,
+        on next use."""
+        record = state.runtime
+        record.sa = record.scratch = None
 
     def count(self, state: XfrmState, **add: int) -> None:
         """Count on the state's SA (``packets``, ``bytes``, ``replay``,

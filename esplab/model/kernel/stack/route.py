@@ -6,6 +6,7 @@ asks at every hop (loopback, a connected prefix). Ordinary Linux behaviour
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from ipaddress import IPv4Interface, IPv6Interface
 
 from esplab.model.kernel.stack.addr import IPAddress, IPNetwork
@@ -47,6 +48,12 @@ class Route:
         if self.src is not None:
             text += f" src {self.src}"
         return text
+
+    @cached_property
+    def text(self) -> str:
+        """:meth:`render`, once: a route is never changed in place (``ip route``
+        replaces a route with a new one)."""
+        return self.render()
 
 
 # IPv6 route metrics: IP6_RT_PRIO_ADDRCONF for a prefix route an address brings,

@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Literal, TypeAlias
 
 from esplab.model.kernel.xfrm.algos import XfrmAlgo
+from esplab.model.kernel.xfrm.runtime import PolicyRuntime, StateRuntime
 
 __all__ = [
     "ACTIONS",
@@ -330,6 +331,11 @@ class XfrmState:
     # km.state XFRM_STATE_ACQ: a larval state that ``ip xfrm state allocspi`` (or an
     # ACQUIRE) made; it holds an SPI and no keys, and no packet uses it.
     larval: bool = False
+    # What the kernel and the lab build for this object (esplab.model.kernel.xfrm.runtime):
+    # a state made again from a request starts with an empty one.
+    runtime: StateRuntime = field(
+        default_factory=StateRuntime, init=False, repr=False, compare=False
+    )
 
     @property
     def family(self) -> int:
@@ -389,6 +395,10 @@ class XfrmPolicy:
     socket: bool = False
     # Insertion position (kernel ``pol->pos``): the older policy wins a priority tie.
     pos: int = 0
+    # The device it is offloaded to (esplab.model.kernel.xfrm.runtime).
+    runtime: PolicyRuntime = field(
+        default_factory=PolicyRuntime, init=False, repr=False, compare=False
+    )
 
     @property
     def family(self) -> int:

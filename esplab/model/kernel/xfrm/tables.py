@@ -112,8 +112,6 @@ class XfrmNode(XfrmLookups):
     _policies: list[XfrmPolicy] = field(default_factory=list, init=False, repr=False)
     _index_gen: int = field(default=0, init=False, repr=False)
     _pos_gen: int = field(default=0, init=False, repr=False)
-    # The device each offloaded object is bound to (the kernel's xso.dev / xdo.dev).
-    _bound: dict[int, OffloadDevice] = field(default_factory=dict, init=False, repr=False)
     # Told of a state that changed under its users (update: False) or left the SAD
     # (True), so what was built for it (software SA, engine transform) is rebuilt or freed.
     on_state: Callable[[XfrmState, bool], None] = field(
@@ -194,7 +192,7 @@ class XfrmNode(XfrmLookups):
         self._states.append(state)
         self._changed(XfrmEvent("newsa", state))
         if dev is not None:
-            self._bound[id(state)] = dev
+            state.runtime.dev = dev
         return state
 
     def update_state(
@@ -218,7 +216,7 @@ class XfrmNode(XfrmLookups):
             # xfrm_state_update: a larval state (XFRM_STATE_ACQ) is replaced whole by
             # the new one, keys and all [C: Linux 6.12, allocspi then update].
             if dev is not None:
-                self._bound[id(state)] = dev
+                state.runtime.dev = dev
             self._unlink_state(old)
             self._states.append(state)
             self._changed(XfrmEvent("updsa", state))
@@ -294,7 +292,8 @@ class XfrmNode(XfrmLookups):
     def _unlink_state(self, x: XfrmState) -> None:
         self._states.remove(x)
         self._changed()
-        dev = self._bound.pop(id(x), None)
+        runtime = x.runtime
+        dev, runtime.dev = runtime.dev, None
         if dev is not None:
             dev.state_delete(x)
         self.on_state(x, True)
@@ -377,7 +376,7 @@ class XfrmNode(XfrmLookups):
         # even for a policy that was new [D: net/xfrm/xfrm_user.c].
         self._changed(XfrmEvent("updpolicy" if update else "newpolicy", policy=pol))
         if dev is not None:
-            self._bound[id(pol)] = dev
+            pol.runtime.dev = dev
         return pol
 
     def find_policy(self, pid: PolicyId) -> XfrmPolicy | None:
@@ -403,7 +402,8 @@ class XfrmNode(XfrmLookups):
     def _unlink_policy(self, p: XfrmPolicy) -> None:
         self._policies.remove(p)
         self._changed()
-        dev = self._bound.pop(id(p), None)
+        runtime = p.runtime
+        dev, runtime.dev = runtime.dev, None
         if dev is not None:
             dev.policy_delete(p)
 
