@@ -36,6 +36,7 @@ from esplab.model.stage import Later, LazyStage, Stage
 __all__ = ["Engine", "EngineStats", "job_stages"]
 
 _DESC = struct.Struct("<8I")
+_WORD = struct.Struct("<I")
 _SA_CACHE_MAX = 4096
 
 
@@ -84,21 +85,30 @@ class Engine:
             p = self._records[key] = decode_sa(record, self.resume)
         return p
 
-    def process(self, cmd: bytes, slot: int) -> tuple[bytes, Later]:
-        """Run the command ``cmd`` (32 bytes from CDR slot ``slot``); return the result
-        descriptor's 32 bytes and the job's stages, built when someone reads them (what
-        they show is fixed now)."""
-        words = _DESC.unpack(cmd)
+    def process(
+        self,
+        words: tuple[int, ...],
+        slot: int,
+        cmd: bytes | None,
+        rdr: bytearray,
+        rdr_at: int,
+    ) -> Later:
+        """Run the command of CDR slot ``slot`` (its eight words; ``cmd`` its 32 bytes
+        while snapshots are on), write the result descriptor into ``rdr`` at ``rdr_at``,
+        and return the job's stages, built when someone reads them (what they show is
+        fixed now)."""
         w0, src, dst, sa_addr, state_addr, arc4, user, w7 = words
-        length, bypass = w7 & 0xFFFFF, (w7 >> 24) * 4
+        length = w7 & 0xFFFFF
         self._shown = None
         job, p, level, record, state, body = self._run(
-            w0, src, dst, sa_addr, state_addr, length, bypass, w7
+            w0, src, dst, sa_addr, state_addr, length, (w7 >> 24) * 4, w7
         )
         status = job.status
         out = job.out
-        out_len = bypass + len(out) if out or not status else 0
-        rwords = (
+        out_len = (w7 >> 24) * 4 + len(out) if out or not status else 0
+        _DESC.pack_into(
+            rdr,
+            rdr_at,
             (w0 & 0xFC)
             | PE_READY
             | (job.pad_value & 0xFF) << 8
@@ -112,18 +122,17 @@ class Engine:
             user,
             (w7 & 0xFF000000) | PE_READY << 22 | (out_len & 0xFFFFF),
         )
-        result = _DESC.pack(*rwords)
         # Counters (eip93 stats).
         st = self.stats
         st.processed += 1
         st.bytes_in += length
-        if p is not None and p.error is None:
-            if p.opgroup == 1:
-                if p.direction:
-                    st.esp_in += 1
-                else:
-                    st.esp_out += 1
-            else:
+        if p is not None:
+            kind = p.kind
+            if kind == 1:
+                st.esp_out += 1
+            elif kind == 2:
+                st.esp_in += 1
+            elif kind == 0:
                 st.basic += 1
         if status:
             names = status_names(status)
@@ -132,31 +141,28 @@ class Engine:
         else:
             st.succeeded += 1
             st.bytes_out += len(out)
-        snap = self.snapshots
-        return (
-            result,
-            Later(
-                job_stages,
-                (  # (the bytes only snapshots show are kept only while they are on)
-                    self.node,
-                    snap,
-                    slot,
-                    cmd if snap else None,
-                    result if snap else None,
-                    words,
-                    length,
-                    out_len,
-                    job,
-                    p,
-                    level,
-                    record if snap else None,
-                    state,
-                    body,
-                    self._shown or job,
-                ),
-                True,
+        snap = cmd is not None
+        return Later(
+            job_stages,
+            (  # (the bytes only snapshots show are kept only while they are on)
+                self.node,
+                snap,
                 slot,
+                cmd,
+                bytes(rdr[rdr_at : rdr_at + 32]) if snap else None,
+                words,
+                length,
+                out_len,
+                job,
+                p,
+                level,
+                record if snap else None,
+                state,
+                body,
+                self._shown or job,
             ),
+            True,
+            slot,
         )
 
     def _run(
@@ -224,7 +230,7 @@ class Engine:
                 None,
                 b"",
             )
-        tag_len = p.icv_len if p.opgroup == 0 and p.opcode == 1 and p.direction else 0
+        tag_len = p.tag_len
         try:
             data = memory.read(src, length + tag_len)
         except BusFault:
@@ -237,15 +243,22 @@ class Engine:
                 b"",
             )
         body = data[bypass:length] if bypass or tag_len else data
-        at = src + bypass
-        if p.opgroup == 1:
-            if p.direction:
-                job = esp_inbound(p, body, record[0x6C:0x7C], state, self.resume)
-            else:
-                seq = int.from_bytes(record[0x6C:0x70], "little")
-                job = esp_outbound(p, w0, body, seq, state, self.prng, self.resume, at)
+        kind = p.kind
+        if kind == 1:
+            job = esp_outbound(
+                p,
+                w0,
+                body,
+                _WORD.unpack_from(record, 0x6C)[0],
+                state,
+                self.prng,
+                self.resume,
+                src + bypass,
+            )
+        elif kind == 2:
+            job = esp_inbound(p, body, record[0x6C:0x7C], state, self.resume)
         else:
-            job = basic(p, w0, body, data[length:], state, self.prng, self.resume, at)
+            job = basic(p, w0, body, data[length:], state, self.prng, self.resume, src + bypass)
         if job.status and not job.out:
             return job, p, 2, record, state, body
         try:
