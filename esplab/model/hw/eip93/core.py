@@ -66,6 +66,9 @@ class Engine:
     stats: EngineStats = field(default_factory=EngineStats)
     last_error: str = ""
     _records: dict[bytes, SAParams] = field(default_factory=dict, repr=False)
+    #: sa_addr -> (record bytes 0..0x6B, bytes 0x7C..0x7F, the SA decoded from them): the
+    #: last record seen there, used only while memory still holds those very bytes.
+    _at: dict[int, tuple[bytes, bytes, SAParams]] = field(default_factory=dict, repr=False)
     _shown: Job | None = field(default=None, init=False, repr=False, compare=False)
 
     def learn_hmac_blocks(self, alg: str, *blocks: bytes) -> None:
@@ -74,6 +77,7 @@ class Engine:
         for block in blocks:
             self.resume.learn(alg, block)
         self._records.clear()
+        self._at.clear()
 
     def params(self, record: bytes) -> SAParams:
         """The decoded SA, cached by the record's static bytes (all but 0x6C..0x7B)."""
@@ -83,6 +87,16 @@ class Engine:
             if len(self._records) >= _SA_CACHE_MAX:
                 self._records.clear()
             p = self._records[key] = decode_sa(record, self.resume)
+        return p
+
+    def _remember_at(self, sa_addr: int, data: bytearray, off: int) -> SAParams:
+        """:meth:`params` of the record at ``sa_addr`` (``data[off:]`` in its region),
+        remembered with its static bytes for that address (see ``_run``)."""
+        record = bytes(data[off : off + SA_RECORD_SIZE])
+        p = self.params(record)
+        if len(self._at) >= _SA_CACHE_MAX:
+            self._at.clear()
+        self._at[sa_addr] = (record[:0x6C], record[0x7C:], p)
         return p
 
     def process(
@@ -195,7 +209,7 @@ class Engine:
             )
         memory = self.memory
         try:
-            record = memory.read(sa_addr, SA_RECORD_SIZE)
+            sa_region, sa_off = memory.span(sa_addr, SA_RECORD_SIZE)
         except BusFault:
             return (
                 fail(BUS, f"sa_addr {sa_addr:#010x} is outside DMA memory"),
@@ -205,13 +219,25 @@ class Engine:
                 None,
                 b"",
             )
-        p = self._records.get(record[:0x6C] + record[0x7C:]) or self.params(record)
+        sa_data = sa_region.data
+        # The static bytes are compared with the ones last decoded at this address.
+        seen = self._at.get(sa_addr)
+        if (
+            seen is not None
+            and sa_data.startswith(seen[0], sa_off)
+            and sa_data.startswith(seen[1], sa_off + 0x7C)
+        ):
+            p = seen[2]
+        else:
+            p = self._remember_at(sa_addr, sa_data, sa_off)
+        # The record's bytes, for the stages' snapshots only.
+        record = bytes(sa_data[sa_off : sa_off + SA_RECORD_SIZE]) if self.snapshots else None
         if p.error is not None:
             return fail(*p.error), p, 1, record, None, b""
         state: bytes | None = None
         if state_addr:
             try:
-                state = memory.read(state_addr, STATE_RECORD_SIZE)
+                st_region, st_off = memory.span(state_addr, STATE_RECORD_SIZE)
             except BusFault:
                 return (
                     fail(BUS, f"state_addr {state_addr:#010x} is outside DMA memory"),
@@ -221,6 +247,7 @@ class Engine:
                     None,
                     b"",
                 )
+            state = bytes(st_region.view[st_off : st_off + STATE_RECORD_SIZE])
         if bypass > length:
             return (
                 fail(INVALID_PK_LENGTH, f"bypass {bypass} bytes exceeds length {length}", "bypass"),
@@ -249,24 +276,36 @@ class Engine:
                 p,
                 w0,
                 body,
-                _WORD.unpack_from(record, 0x6C)[0],
+                _WORD.unpack_from(sa_data, sa_off + 0x6C)[0],  # sa_seqnum[0]
                 state,
                 self.prng,
                 self.resume,
                 src + bypass,
             )
         elif kind == 2:
-            job = esp_inbound(p, body, record[0x6C:0x7C], state, self.resume)
+            job = esp_inbound(
+                p, body, bytes(sa_data[sa_off + 0x6C : sa_off + 0x7C]), state, self.resume
+            )
         else:
             job = basic(p, w0, body, data[length:], state, self.prng, self.resume, src + bypass)
         if job.status and not job.out:
             return job, p, 2, record, state, body
         try:
             memory.write(dst, data[:bypass] + job.out if bypass else job.out)  # [U] bypass
+            # The SA and state records were read whole: write back into the same regions.
             if job.sa_write is not None:
-                memory.write(sa_addr + job.sa_write[0], job.sa_write[1])
-            if job.state is not None and state_addr:
-                memory.write(state_addr, job.state)
+                offset, value = job.sa_write
+                if offset + len(value) <= SA_RECORD_SIZE:
+                    at = sa_off + offset
+                    sa_region.data[at : at + len(value)] = value
+                else:
+                    memory.write(sa_addr + offset, value)
+            saved = job.state
+            if saved is not None and state_addr:
+                if len(saved) <= STATE_RECORD_SIZE:
+                    st_region.data[st_off : st_off + len(saved)] = saved
+                else:
+                    memory.write(state_addr, saved)
         except BusFault as exc:
             self._shown = job  # the inputs' stages show the job that ran
             return (

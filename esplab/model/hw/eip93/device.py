@@ -194,7 +194,11 @@ class EIP93Device:
         :class:`~esplab.model.stage.Later` place per job (built when read)."""
         if 0 <= value <= _U32:  # the registers a driver writes per packet, first
             if offset == _CD_COUNT:
-                return self._add_commands(value & 0xFF)  # write 7:0 (eip93.md 7.13)
+                count = value & 0xFF  # write 7:0 (eip93.md 7.13)
+                if count and self._checked and self.pending + count <= self._checked:
+                    self.pending += count  # _add_commands, once the rings were checked
+                    return self.run() if self.running else []
+                return self._add_commands(count)
             if offset == _RD_COUNT:
                 return self._consume(value & 0xFF)
             if offset == _INT_CLR:
