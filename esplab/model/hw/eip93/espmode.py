@@ -299,7 +299,8 @@ def esp_inbound(
         detail = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes"
     else:
         payload = plain[: len(plain) - 2 - pad]
-        if plain[len(payload) : -2] == (pad_bytes(p.pad_type, pad)):
+        # The padding and the pad length byte against what pad_type makes (pad_bytes).
+        if plain[len(payload) : -1] == _TAILS[p.pad_type][pad]:
             out = (data[:head] if p.copy_header else b"") + payload
             if replay is not None:
                 return _replayed(p, seq, out, next_header, pad, _save_iv(p, state, chain), replay)
@@ -370,15 +371,15 @@ def inbound_job(
     """The job of a successful inbound packet: ``out`` for ``dst_addr``, the window words
     (``sa_write``) and state record (``state``) to write back."""
     return Job(
-        status=0,
-        out=out,
-        pad_value=next_header,
-        pad_count=pad,
-        sa_write=sa_write,
-        state=state,
-        detail="ESP in SPI {:#010x} seq {}: next header {}, {} pad",
-        args=(spi, seq, next_header, pad),
-        choices=_IN_CHOICES if p.copy_header else _IN_CHOICES_NO_HEADER,
-        fidelity="D",
-        meta={"seq": seq, "next_header": next_header, "pad": pad},
+        0,
+        out,
+        next_header,
+        pad,
+        sa_write,
+        state,
+        "ESP in SPI {:#010x} seq {}: next header {}, {} pad",
+        _IN_CHOICES if p.copy_header else _IN_CHOICES_NO_HEADER,
+        "D",
+        {"seq": seq, "next_header": next_header, "pad": pad},
+        (spi, seq, next_header, pad),
     )
