@@ -259,7 +259,7 @@ class Engine:
             )
         tag_len = p.tag_len
         try:
-            data = memory.read(src, length + tag_len)
+            src_region, src_off = memory.span(src, length + tag_len)
         except BusFault:
             return (
                 fail(BUS, f"src_addr {src:#010x} + {length + tag_len} bytes is outside DMA memory"),
@@ -269,6 +269,7 @@ class Engine:
                 None,
                 b"",
             )
+        data = bytes(src_region.view[src_off : src_off + length + tag_len])
         body = data[bypass:length] if bypass or tag_len else data
         kind = p.kind
         if kind == 1:
@@ -291,7 +292,12 @@ class Engine:
         if job.status and not job.out:
             return job, p, 2, record, state, body
         try:
-            memory.write(dst, data[:bypass] + job.out if bypass else job.out)  # [U] bypass
+            out = data[:bypass] + job.out if bypass else job.out  # [U] bypass
+            at = dst - src_region.base
+            if at >= 0 and at + len(out) <= len(src_region.data):
+                src_region.data[at : at + len(out)] = out  # in the input's region
+            else:
+                memory.write(dst, out)
             # The SA and state records were read whole: write back into the same regions.
             if job.sa_write is not None:
                 offset, value = job.sa_write
