@@ -20,7 +20,7 @@ from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
 from esplab.model.hw.eip93.algos import HashResume, Prng
 from esplab.model.hw.eip93.basic import basic
 from esplab.model.hw.eip93.espmode import esp_inbound, esp_outbound
-from esplab.model.hw.eip93.memory import BusFault, DmaMemory
+from esplab.model.hw.eip93.memory import BusFault, DmaMemory, Region
 from esplab.model.hw.eip93.params import (
     BUS,
     DESC_OWNER,
@@ -66,9 +66,12 @@ class Engine:
     stats: EngineStats = field(default_factory=EngineStats)
     last_error: str = ""
     _records: dict[bytes, SAParams] = field(default_factory=dict, repr=False)
-    #: sa_addr -> (record bytes 0..0x6B, bytes 0x7C..0x7F, the SA decoded from them): the
-    #: last record seen there, used only while memory still holds those very bytes.
-    _at: dict[int, tuple[bytes, bytes, SAParams]] = field(default_factory=dict, repr=False)
+    #: sa_addr -> (record bytes 0..0x6B, bytes 0x7C..0x7F, the SA decoded from them, the
+    #: region holding the record, its offset there, memory.frees then): the last record
+    #: seen there, used only while no region was freed and memory still holds those bytes.
+    _at: dict[int, tuple[bytes, bytes, SAParams, Region, int, int]] = field(
+        default_factory=dict, repr=False
+    )
     _shown: Job | None = field(default=None, init=False, repr=False, compare=False)
 
     def learn_hmac_blocks(self, alg: str, *blocks: bytes) -> None:
@@ -89,14 +92,14 @@ class Engine:
             p = self._records[key] = decode_sa(record, self.resume)
         return p
 
-    def _remember_at(self, sa_addr: int, data: bytearray, off: int) -> SAParams:
-        """:meth:`params` of the record at ``sa_addr`` (``data[off:]`` in its region),
-        remembered with its static bytes for that address (see ``_run``)."""
-        record = bytes(data[off : off + SA_RECORD_SIZE])
+    def _remember_at(self, sa_addr: int, region: Region, off: int) -> SAParams:
+        """:meth:`params` of the record at ``sa_addr`` (at ``off`` in ``region``),
+        remembered for that address with its static bytes and its region (see ``_run``)."""
+        record = bytes(region.data[off : off + SA_RECORD_SIZE])
         p = self.params(record)
         if len(self._at) >= _SA_CACHE_MAX:
             self._at.clear()
-        self._at[sa_addr] = (record[:0x6C], record[0x7C:], p)
+        self._at[sa_addr] = (record[:0x6C], record[0x7C:], p, region, off, self.memory.frees)
         return p
 
     def process(
@@ -208,20 +211,24 @@ class Engine:
                 b"",
             )
         memory = self.memory
-        try:
-            sa_region, sa_off = memory.span(sa_addr, SA_RECORD_SIZE)
-        except BusFault:
-            return (
-                fail(BUS, f"sa_addr {sa_addr:#010x} is outside DMA memory"),
-                None,
-                0,
-                None,
-                None,
-                b"",
-            )
+        seen = self._at.get(sa_addr)
+        if seen is not None and seen[5] == memory.frees:  # its region is still there
+            sa_region, sa_off = seen[3], seen[4]
+        else:
+            seen = None
+            try:
+                sa_region, sa_off = memory.span(sa_addr, SA_RECORD_SIZE)
+            except BusFault:
+                return (
+                    fail(BUS, f"sa_addr {sa_addr:#010x} is outside DMA memory"),
+                    None,
+                    0,
+                    None,
+                    None,
+                    b"",
+                )
         sa_data = sa_region.data
         # The static bytes are compared with the ones last decoded at this address.
-        seen = self._at.get(sa_addr)
         if (
             seen is not None
             and sa_data.startswith(seen[0], sa_off)
@@ -229,7 +236,7 @@ class Engine:
         ):
             p = seen[2]
         else:
-            p = self._remember_at(sa_addr, sa_data, sa_off)
+            p = self._remember_at(sa_addr, sa_region, sa_off)
         # The record's bytes, for the stages' snapshots only.
         record = bytes(sa_data[sa_off : sa_off + SA_RECORD_SIZE]) if self.snapshots else None
         if p.error is not None:
