@@ -16,6 +16,7 @@ descriptor instead.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 from esplab.errors import EngineError
@@ -37,6 +38,7 @@ _U32 = 0xFFFFFFFF
 _RING_REGS = (R.CDR_BASE, R.RDR_BASE, R.RING_CONFIG)
 _CD_COUNT, _RD_COUNT, _INT_CLR, _MASK_ENABLE = R.CD_COUNT, R.RD_COUNT, R.INT_CLR, R.MASK_ENABLE
 _RDR_THRESH, _OPERATION_DONE = R.INT_RDR_THRESH, R.INT_OPERATION_DONE
+_DESC = struct.Struct("<8I")
 
 
 @dataclass
@@ -62,7 +64,12 @@ class EIP93Device:
     _regs: dict[int, int] = field(default_factory=dict, repr=False)
     _programmed: set[int] = field(default_factory=set, repr=False)
     _checked: int = field(default=0, repr=False)  # ring size once _geometry passed
-    _rings: tuple[Region, int, Region, int, int] | None = field(default=None, repr=False)
+    #: What the fetch loop needs, fixed while no register is written and no memory freed:
+    #: (CDR region, offset in it, RDR region, offset, memory.frees, EN_CDR_UPDATE,
+    #: RDR threshold level, its timeout bit).
+    _rings: tuple[Region, int, Region, int, int, int, int, int] | None = field(
+        default=None, repr=False
+    )
 
     def __post_init__(self) -> None:
         self.engine = Engine(self.memory, Prng(self.seed), node=self.node, snapshots=self.snapshots)
@@ -133,13 +140,18 @@ class EIP93Device:
         cdr = self.memory.region(self.cdr_base, entries * DESCRIPTOR_SIZE)
         rdr = self.memory.region(self.rdr_base, entries * DESCRIPTOR_SIZE)
         assert cdr is not None and rdr is not None
-        # The rings' regions, so the fetch loop needs no address lookups.
+        # The rings' regions and the registers the fetch loop reads, so that it needs no
+        # address or register lookups (any register write clears this).
+        thresh = self._regs.get(R.RING_THRESH, 0)
         self._rings = (
             cdr,
             self.cdr_base - cdr.base,
             rdr,
             self.rdr_base - rdr.base,
             self.memory.frees,
+            config & R.CONFIG_EN_CDR_UPDATE,
+            thresh >> 16 & 0x3FF,
+            thresh >> 31,
         )
         self._checked = entries
         return entries
@@ -182,7 +194,11 @@ class EIP93Device:
         :class:`~esplab.model.stage.Later` place per job (built when read)."""
         if 0 <= value <= _U32:  # the registers a driver writes per packet, first
             if offset == _CD_COUNT:
-                return self._add_commands(value & 0xFF)  # write 7:0 (eip93.md 7.13)
+                count = value & 0xFF  # write 7:0 (eip93.md 7.13)
+                if count and self._checked and self.pending + count <= self._checked:
+                    self.pending += count  # _add_commands, once the rings were checked
+                    return self.run() if self.running else []
+                return self._add_commands(count)
             if offset == _RD_COUNT:
                 return self._consume(value & 0xFF)
             if offset == _INT_CLR:
@@ -268,21 +284,23 @@ class EIP93Device:
         stages: list[Later] = []
         if not self.pending:
             return stages
-        config = self._regs.get(R.PE_CONFIG, 0)
-        if config & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
-            return stages  # held in reset
-        entries = self._checked or self._geometry()
         rings = self._rings
-        assert rings is not None
-        cdr_region, cdr_off, rdr_region, rdr_off, frees = rings
-        if frees != self.memory.frees:  # memory was freed since: check the rings again
+        if rings is None or rings[4] != self.memory.frees:
+            # First run since a register write, or memory was freed: check the rings again.
+            if self._regs.get(R.PE_CONFIG, 0) & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
+                return stages  # held in reset
             self._checked, self._rings = 0, None
-            return self.run(limit)
+            self._geometry()
+            rings = self._rings
+            assert rings is not None
+        elif self._regs.get(R.PE_CONFIG, 0) & (R.CONFIG_RESET_PE | R.CONFIG_RESET_RING_BITS):
+            return stages  # held in reset
+        entries = self._checked
+        cdr_region, cdr_off, rdr_region, rdr_off, _, update, level, timeout = rings
         cdr, rdr = cdr_region.data, rdr_region.data
-        update = config & R.CONFIG_EN_CDR_UPDATE
         process = self.engine.process
-        thresh = self._regs.get(R.RING_THRESH, 0)
-        level, timeout = thresh >> 16 & 0x3FF, thresh >> 31
+        unpack_from = _DESC.unpack_from
+        snap = self.engine.snapshots
         done = 0
         while self.pending and (limit is None or done < limit):
             ready = self.ready
@@ -290,16 +308,23 @@ class EIP93Device:
                 self.stalls += 1  # [U] rdr-full-stall
                 break
             slot = self.index
-            at = slot * DESCRIPTOR_SIZE
-            cmd = bytes(cdr[cdr_off + at : cdr_off + at + DESCRIPTOR_SIZE])
-            result, job = process(cmd, slot)
-            stages.append(job)
-            rdr[rdr_off + at : rdr_off + at + DESCRIPTOR_SIZE] = result
+            at = cdr_off + slot * DESCRIPTOR_SIZE
+            words = unpack_from(cdr, at)
+            stages.append(
+                process(
+                    words,
+                    slot,
+                    bytes(cdr[at : at + DESCRIPTOR_SIZE]) if snap else None,
+                    rdr,
+                    rdr_off + slot * DESCRIPTOR_SIZE,
+                )
+            )
             if update:
                 # EN_CDR_UPDATE: the CDR entry's ownership bits become PE_READY too (1.5) [D]:
-                # word 0 bits 1:0 are byte 0, word 7 bits 23:22 the top of byte 30 (LE words).
-                cdr[cdr_off + at] = cmd[0] & 0xFC | PE_READY
-                cdr[cdr_off + at + 30] = cmd[30] & 0x3F | PE_READY << 6
+                # word 0 bits 1:0 are byte 0, word 7 bits 23:22 the top of byte 30 (LE words),
+                # from the command as it was fetched.
+                cdr[at] = words[0] & 0xFC | PE_READY
+                cdr[at + 30] = words[7] >> 16 & 0x3F | PE_READY << 6
             self.pending -= 1
             self.ready = ready = ready + 1
             slot += 1

@@ -10,6 +10,7 @@ trailer, and reports the next header and pad count in the result.
 from __future__ import annotations
 
 import hmac
+import struct
 
 from esplab.model.hw.eip93.algos import HashResume, Prng
 from esplab.model.hw.eip93.params import (
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 _U32 = 0xFFFFFFFF
+_BE32, _LE32 = struct.Struct(">I"), struct.Struct("<I")
+_SPI_SEQ = struct.Struct(">II")
+_WINDOW = struct.Struct("<IIQ")  # sa_seqnum[0..1], sa_seqnum_mask[0..1] as one 64-bit mask
 _MONOTONIC = bytes(range(1, 256))
 _CTR_ONE = b"\x00\x00\x00\x01"
 _OUT_CHOICES = ("esp-seq-pre-increment", "pad-boundary", "result-pad-count")
@@ -138,7 +142,10 @@ def esp_outbound(
     else:
         iv = _iv(p, iv_size, prng, state, src)
     length = len(data)
-    pad = pad_count(length, pad_align(p.block, ctrl >> 24))
+    align = _BOUNDARY[ctrl >> 24 & 0xFF]  # pad_align
+    if p.block > align:
+        align = p.block
+    pad = -(length + 2) % align  # pad_count
     plain = data + _TAILS[p.pad_type][pad] + _BYTES[next_header]
     engine = p.engine
     chain = b""
@@ -149,29 +156,30 @@ def esp_outbound(
     else:
         cipher_text = engine.cbc_encrypt(iv, plain)
         chain = cipher_text[-p.block :]
-    esp = p.spi_bytes + seq.to_bytes(4, "big") + iv + cipher_text
-    if p.alg is not None and p.copy_digest:
+    esp = p.spi_bytes + _BE32.pack(seq) + iv + cipher_text
+    icv = p.icv_len if p.copy_digest else 0
+    if icv and p.alg is not None:
         pair = p.hmac_states
         if pair is not None:  # HMAC from the SA's digests (eip93.md 5.1)
             h = pair[0].copy()
             h.update(esp)
             o = pair[1].copy()
             o.update(h.digest())
-            esp += o.digest()[: p.icv_len]  # wire order (5.3)
+            esp += o.digest()[:icv]  # wire order (5.3)
         else:
-            esp += p.mac(resume, esp, state)[: p.icv_len]  # wire order (5.3)
+            esp += p.mac(resume, esp, state)[:icv]  # wire order (5.3)
     return Job(
         0,
         esp,
         next_header,
         pad,
-        (0x6C, seq.to_bytes(4, "little")),
+        (0x6C, _LE32.pack(seq)),
         _save_iv(p, state, chain) if state is not None else None,
         _OUT_DETAIL,
         _OUT_PRNG if prng_iv else _OUT_CHOICES,
         "U" if prng_iv else "D",
         {"seq": seq, "pad": pad, "next_header": next_header},
-        (p.spi, seq, length, pad, next_header, p.icv_len if p.copy_digest else 0),
+        (p.spi, seq, length, pad, next_header, icv),
     )
 
 
@@ -204,13 +212,12 @@ def outbound_job(
 
 def _window(seq: int, window: bytes) -> str | None:
     """Replay verdict for ``seq`` against sa_seqnum[0] and the 64-bit mask [U] replay-window."""
-    top = int.from_bytes(window[0:4], "little")
+    top, _, bitmap = _WINDOW.unpack(window)
     if seq > top:
         return None
     diff = top - seq
     if diff >= 64:
         return f"sequence number {seq} is left of the window (highest {top})"
-    bitmap = int.from_bytes(window[8:12], "little") | int.from_bytes(window[12:16], "little") << 32
     if bitmap >> diff & 1:
         return f"sequence number {seq} was already received (highest {top})"
     return None
@@ -218,20 +225,14 @@ def _window(seq: int, window: bytes) -> str | None:
 
 def _advance(seq: int, window: bytes) -> bytes:
     """The window words after authenticating ``seq``: sa_seqnum[0..1], mask[0..1]."""
-    top = int.from_bytes(window[0:4], "little")
-    bitmap = int.from_bytes(window[8:12], "little") | int.from_bytes(window[12:16], "little") << 32
+    top, high, bitmap = _WINDOW.unpack(window)
     if seq > top:
         shift = seq - top
         bitmap = ((bitmap << shift) | 1) & (1 << 64) - 1 if shift < 64 else 1
         top = seq
     else:
         bitmap |= 1 << (top - seq)
-    return (
-        top.to_bytes(4, "little")
-        + window[4:8]
-        + (bitmap & _U32).to_bytes(4, "little")
-        + (bitmap >> 32).to_bytes(4, "little")
-    )
+    return _WINDOW.pack(top, high, bitmap)
 
 
 def esp_inbound(
@@ -250,16 +251,23 @@ def esp_inbound(
             f"{iv_size}-byte IV, trailer and {icv_len}-byte ICV",
             "short-esp",
         )
-    spi = int.from_bytes(data[0:4], "big")
+    spi, seq = _SPI_SEQ.unpack_from(data)
     if spi != p.spi:
         return fail(SPI, f"packet SPI {spi:#010x} differs from sa_spi {p.spi:#010x}", "spi-check")
-    seq = int.from_bytes(data[4:8], "big")
     # A replay sets SEQNUM_ERR, yet the packet is authenticated, decrypted and written
     # as any other; only the window stays as it was [U] replay-before-icv.
     replay = _window(seq, window) if p.en_seqnum_chk else None
     seq_err = 0 if replay is None else SEQNUM_ERR
     if icv_len:
-        expected = p.mac(resume, data[:end], state)[:icv_len]
+        pair = p.hmac_states
+        if pair is not None:  # HMAC from the SA's digests (eip93.md 5.1), as p.mac does
+            h = pair[0].copy()
+            h.update(data[:end])
+            o = pair[1].copy()
+            o.update(h.digest())
+            expected = o.digest()[:icv_len]
+        else:
+            expected = p.mac(resume, data[:end], state)[:icv_len]
         if not hmac.compare_digest(expected, data[end:]):
             return Job(
                 status=AUTH_ERR | seq_err,
@@ -291,7 +299,8 @@ def esp_inbound(
         detail = f"pad length {pad} is longer than the {len(plain) - 2} decrypted bytes"
     else:
         payload = plain[: len(plain) - 2 - pad]
-        if plain[len(payload) : -2] == (pad_bytes(p.pad_type, pad)):
+        # The padding and the pad length byte against what pad_type makes (pad_bytes).
+        if plain[len(payload) : -1] == _TAILS[p.pad_type][pad]:
             out = (data[:head] if p.copy_header else b"") + payload
             if replay is not None:
                 return _replayed(p, seq, out, next_header, pad, _save_iv(p, state, chain), replay)
@@ -362,15 +371,15 @@ def inbound_job(
     """The job of a successful inbound packet: ``out`` for ``dst_addr``, the window words
     (``sa_write``) and state record (``state``) to write back."""
     return Job(
-        status=0,
-        out=out,
-        pad_value=next_header,
-        pad_count=pad,
-        sa_write=sa_write,
-        state=state,
-        detail="ESP in SPI {:#010x} seq {}: next header {}, {} pad",
-        args=(spi, seq, next_header, pad),
-        choices=_IN_CHOICES if p.copy_header else _IN_CHOICES_NO_HEADER,
-        fidelity="D",
-        meta={"seq": seq, "next_header": next_header, "pad": pad},
+        0,
+        out,
+        next_header,
+        pad,
+        sa_write,
+        state,
+        "ESP in SPI {:#010x} seq {}: next header {}, {} pad",
+        _IN_CHOICES if p.copy_header else _IN_CHOICES_NO_HEADER,
+        "D",
+        {"seq": seq, "next_header": next_header, "pad": pad},
+        (spi, seq, next_header, pad),
     )

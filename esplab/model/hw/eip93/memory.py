@@ -125,6 +125,18 @@ class DmaMemory:
             return None
         return region
 
+    def span(self, addr: int, size: int, what: str = "read") -> tuple[Region, int]:
+        """The region wholly holding ``[addr, addr + size)`` and ``addr``'s offset in it,
+        for a bus master that reads a record and later writes part of it back; a
+        :class:`BusFault` (for a ``what``) when no region holds it."""
+        i = bisect_right(self._bases, addr) - 1
+        if i >= 0 and size >= 0:
+            region = self._regions[i]
+            off = addr - region.base
+            if off + size <= len(region.data):
+                return region, off
+        raise BusFault(addr, size, what)
+
     def read(self, addr: int, size: int) -> bytes:
         """``size`` bytes at ``addr`` (a bus read)."""
         i = bisect_right(self._bases, addr) - 1

@@ -166,6 +166,10 @@ class SAParams:
     name: str = ""
     spi_bytes: bytes = b""  # sa_spi in wire order
     esp_iv: int = 0  # ESP IV bytes on the wire: the block for CBC, 8 for CTR, 0 for NULL (4.2)
+    #: What the engine runs: 0 basic mode, 1 ESP outbound, 2 ESP inbound; -1 nothing (error).
+    kind: int = -1
+    #: ICV bytes read after the input: basic-mode hash-then-decrypt checks a tag (3.5).
+    tag_len: int = 0
 
     @property
     def label(self) -> str:
@@ -279,6 +283,7 @@ def decode_sa(record: bytes, resume: HashResume) -> SAParams:
     p.error = _check(p)
     if p.error is not None:
         return p
+    p.kind = 1 + p.direction if p.opgroup == 1 else 0
     if p.cipher != 15:
         size = {0: 8, 1: 24, 3: p.aes_key_length * 8}[p.cipher]
         p.engine = BlockCipher(p.cipher, p.key[:size])
@@ -293,6 +298,8 @@ def decode_sa(record: bytes, resume: HashResume) -> SAParams:
         p.outer = resume.resume(alg, p.o_state, 64)
         if p.hash_source == 0 and p.hmac and p.inner is not None and p.outer is not None:
             p.hmac_states = (p.inner, p.outer)
+        if p.opgroup == 0 and p.opcode == 1 and p.direction:
+            p.tag_len = p.icv_len
     return p
 
 
