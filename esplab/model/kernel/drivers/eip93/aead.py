@@ -258,16 +258,19 @@ def _request(
     sa = tfm.sa_out if encrypt_ else tfm.sa_in
     cmd1 = (tfm.cmd1_out if encrypt_ else tfm.cmd1_in) | (len(assoc) // 4) << 16
     counter = tfm.nonce + iv + b"\x00\x00\x00\x01" if tfm.ctr else iv
-    try:
-        slot = drv.next_slot()
-    except RingFull as exc:
-        stages = drv.opening(first)
-        stages.append(drv.stage(str(exc), "the request is refused (EBUSY)", drop="ring-full"))
-        return Outcome(False, stages=stages, errno="EBUSY", reason="ring-full")
+    if len(drv._inflight) < drv.entries and drv.probed:
+        slot = drv.head  # (next_slot's answer while a slot is free)
+    else:
+        try:
+            slot = drv.next_slot()
+        except RingFull as exc:
+            stages = drv.opening(first)
+            stages.append(drv.stage(str(exc), "the request is refused (EBUSY)", drop="ring-full"))
+            return Outcome(False, stages=stages, errno="EBUSY", reason="ring-full")
     memory = drv.memory
     memory.write(sa + 4, cmd1.to_bytes(4, "little"))
     memory.write(tfm.state, counter.ljust(16, b"\x00") + bytes(40))
-    buf, mem = drv.buffer(slot)
+    buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     mem[: len(data)] = data
     words = (
         0x00000001,
@@ -279,11 +282,12 @@ def _request(
         0x80000 | tfm.handle & 0xFFFF,
         0x00400000 | length,
     )
-    return drv.transact(words, _finish, first, {"tfm": tfm, "encrypt": encrypt_, "mem": mem})
+    return drv.transact(words, _finish, first, (tfm, encrypt_, mem))  # the context _finish unpacks
 
 
 def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
-    tfm: AeadTfm = ticket.context["tfm"]
+    tfm: AeadTfm
+    tfm, encrypt_, mem = ticket.context  # as _request packed it
     status = words[0] >> 16 & 0xFF
     if status:
         names = status_names(status)
@@ -297,8 +301,8 @@ def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome
             )
         )
         return Outcome(False, stages=ticket.stages, errors=names, errno=errno, reason=errno)
-    out = bytes(ticket.context["mem"][: words[7] & 0xFFFFF])  # in place in the driver's buffer
-    if ticket.context["encrypt"]:
+    out = bytes(mem[: words[7] & 0xFFFFF])  # in place in the driver's buffer
+    if encrypt_:
         # The tag arrives as hash-state words: swap each SHA word back (eip93.md 5.3) [U].
         cut = len(out) - tfm.authsize
         out = out[:cut] + tag_words(tfm.alg, out[cut:])

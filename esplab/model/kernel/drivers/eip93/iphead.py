@@ -54,7 +54,7 @@ def _fix_ipv4(head: bytes, total_length: int, protocol: int) -> bytes:
 def fix_outer(head: bytes, esp_len: int) -> bytes:
     """The headers in front of ESP with the length (and IPv4 checksum) for ``esp_len``."""
     if head[0] >> 4 == 4:
-        return fix_ipv4(head, len(head) + esp_len, head[9])
+        return _fix_ipv4(bytes(head), len(head) + esp_len, head[9])
     return head[:4] + (len(head) - 40 + esp_len).to_bytes(2, "big") + head[6:]
 
 
@@ -69,7 +69,7 @@ def decapsulate(head: bytes, nh_off: int, payload: bytes, next_header: int, tunn
         # TFC padding after the inner packet goes in ip_rcv_core / ipv6_rcv [C].
         return inner_set_ce_and_dscp(trim_to_ip_length(payload), ds, ecn=True, dscp=False)
     if head[0] >> 4 == 4:
-        return fix_ipv4(head, len(head) + len(payload), next_header) + payload
+        return _fix_ipv4(bytes(head), len(head) + len(payload), next_header) + payload
     fixed = bytearray(head)
     fixed[nh_off] = next_header
     fixed[4:6] = (len(head) - 40 + len(payload)).to_bytes(2, "big")

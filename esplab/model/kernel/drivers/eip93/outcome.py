@@ -198,10 +198,11 @@ Finish = Callable[["EIP93Driver", tuple[int, ...], "Ticket"], Outcome]
 
 @dataclass(slots=True)
 class Ticket:
-    """One descriptor in flight: its slot, what to do when it completes, its stages."""
+    """One descriptor in flight: its slot, what to do when it completes, its stages and
+    its ``context``: what ``finish`` needs of the request, as its datapath packed it."""
 
     slot: int
     finish: Finish
     stages: list[Stage]
-    context: dict[str, Any] = field(default_factory=dict)
+    context: Any = None
     outcome: Outcome | None = None

@@ -204,7 +204,7 @@ class EIP93Rings:
         return self._submit(words, finish, stages, context)
 
     def _submit(
-        self, words: tuple[int, ...], finish: Finish, stages: list[Stage], context: dict[str, Any]
+        self, words: tuple[int, ...], finish: Finish, stages: list[Stage], context: Any
     ) -> Ticket:
         inflight = self._inflight
         slot = self.head if len(inflight) < self.entries else self.next_slot()
@@ -271,15 +271,43 @@ class EIP93Rings:
             )
 
     def transact(
-        self, words: tuple[int, ...], finish: Finish, first: Opening, context: dict[str, Any]
+        self, words: tuple[int, ...], finish: Finish, first: Opening, context: Any
     ) -> Outcome:
-        """``complete(submit(words, finish, opening(first), **context))``: one command
+        """``complete(submit(words, finish, opening(first)))`` with ``context`` (what
+        ``finish`` reads back from the ticket, as its datapath packed it): one command
         through the rings (submit, the engine's run, poll) and its outcome."""
         decision, why, fidelity, args = first
-        stage = ("eip93.driver", self.node, decision, why, fidelity, None, None, "raw", None, None)
         # (as its arguments, built when read, while snapshots are off)
-        stages: list[Any] = [LazyStage(*stage, args) if self.device.snapshots else (*stage, args)]
-        return self.complete(self._submit(words, finish, stages, context))
+        stage: Any = (
+            LazyStage(
+                "eip93.driver",
+                self.node,
+                decision,
+                why,
+                fidelity,
+                None,
+                None,
+                "raw",
+                None,
+                None,
+                args,
+            )
+            if self.device.snapshots
+            else (
+                "eip93.driver",
+                self.node,
+                decision,
+                why,
+                fidelity,
+                None,
+                None,
+                "raw",
+                None,
+                None,
+                args,
+            )
+        )
+        return self.complete(self._submit(words, finish, [stage], context))
 
     def _route(self, jobs: list[Later]) -> None:
         """Give each job's stages (still to be built) to the ticket of its slot."""
@@ -293,22 +321,33 @@ class EIP93Rings:
         """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
         by one as mainline does; returns their outcomes (and any collected earlier)."""
         done, self._done = self._done, []
+        dev = self.device
+        count = dev.ready  # PE_RD_COUNT (reading it has no side effect)
+        if count:
+            self._drain(count, done)
+        if dev.raw_int & _RDR_THRESH and not dev.ready:
+            dev.write_reg(_INT_CLR, _RDR_THRESH)  # tasklet end: clear, then unmask
+            dev.write_reg(_MASK_ENABLE, _RDR_THRESH)
+        return done
+
+    def _drain(self, count: int, done: list[Outcome]) -> None:
+        """Read up to ``count`` results from the RDR, each handed to its ticket's finish."""
         driver = cast("EIP93Driver", self)  # each finish takes the driver these rings are
         dev, cdr, rdr = self.device, self._cdr_mem, self._rdr_mem
-        inflight = self._inflight
-        for _ in range(dev.read_reg(_RD_COUNT)):
+        inflight, stats, entries = self._inflight, self.stats, self.entries
+        for _ in range(count):
             slot = self.tail
             offset = slot * DESCRIPTOR_SIZE
             result = bytes(rdr[offset : offset + DESCRIPTOR_SIZE])
             words = _DESC.unpack(result)
             if words[0] & 3 != PE_READY or words[7] >> 22 & 3 != PE_READY:
-                self.stats.not_ready += 1  # the driver would spin; the model stops here
+                stats.not_ready += 1  # the driver would spin; the model stops here
                 break
             ticket = inflight.pop(slot, None)
             cdr[offset : offset + 4] = _ZERO_WORD
             cdr[offset + 28 : offset + 32] = _ZERO_WORD
-            self.tail = (slot + 1) % self.entries
-            self.stats.completed += 1
+            self.tail = slot + 1 if slot + 1 < entries else 0
+            stats.completed += 1
             kicked = dev.write_reg(_RD_COUNT, 1)
             if kicked:
                 self._route(kicked)
@@ -319,18 +358,16 @@ class EIP93Rings:
             outcome.result = result
             defer_stages(outcome)
             done.append(outcome)
-        if dev.raw_int & _RDR_THRESH and not dev.read_reg(_RD_COUNT):
-            dev.write_reg(_INT_CLR, _RDR_THRESH)  # tasklet end: clear, then unmask
-            dev.write_reg(_MASK_ENABLE, _RDR_THRESH)
-        return done
 
     def complete(self, ticket: Ticket) -> Outcome:
         """Poll and return ``ticket``'s outcome, or a pending one while the engine holds it."""
-        for outcome in self.poll():
-            if outcome is not ticket.outcome:
-                self._done.append(outcome)
-        if ticket.outcome is not None:
-            return ticket.outcome
+        done = self.poll()
+        outcome = ticket.outcome
+        if outcome is not None and len(done) == 1 and done[0] is outcome:
+            return outcome  # (the common case: the one result is this ticket's)
+        self._done += [other for other in done if other is not outcome]
+        if outcome is not None:
+            return outcome
         ticket.stages.append(
             self.stage(
                 f"slot {ticket.slot} queued: the engine has not finished it",

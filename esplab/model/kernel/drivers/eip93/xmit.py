@@ -167,12 +167,16 @@ def esp_tx(
             mib,
             fidelity="M",
         )
-    sync = offload == "crypto" and drv.settings.crypto_tx_seq == "sync"
-    try:
-        slot = drv.next_slot()
-    except RingFull as exc:
-        drv.stats.tx_errors += 1
-        return _drop(drv, drv.opening(first), "ring-full", str(exc), mib)
+    crypto = offload == "crypto"
+    sync = crypto and drv.settings.crypto_tx_seq == "sync"
+    if len(drv._inflight) < drv.entries and drv.probed:
+        slot = drv.head  # (next_slot's answer while a slot is free)
+    else:
+        try:
+            slot = drv.next_slot()
+        except RingFull as exc:
+            drv.stats.tx_errors += 1
+            return _drop(drv, drv.opening(first), "ring-full", str(exc), mib)
     buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     mem[: len(skb)] = skb
     if sync:
@@ -193,19 +197,9 @@ def esp_tx(
         0x00400000 | length,
     )
     try:
+        # The context _tx_finish unpacks.
         return drv.transact(
-            words,
-            _tx_finish,
-            first,
-            {
-                "sa": sa,
-                "head": skb[:off],
-                "pinned": pinned,
-                "offload": offload,
-                "length": length,
-                "mem": mem,
-                "off": off,
-            },
+            words, _tx_finish, first, (sa, bytes(skb[:off]), pinned, crypto, length, mem, off)
         )
     except EngineError:
         if pinned is not None:
@@ -214,16 +208,16 @@ def esp_tx(
 
 
 def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
-    ctx = ticket.context
-    sa: OffloadedSA = ctx["sa"]
-    if ctx["pinned"] is not None:
-        drv.device.engine.prng.unpin(ctx["pinned"])
+    sa: OffloadedSA
+    head: bytes
+    sa, head, pinned, crypto, length, mem, off = ticket.context  # as esp_tx packed it
+    if pinned is not None:
+        drv.device.engine.prng.unpin(pinned)
     status = words[0] >> 16 & 0xFF
     if status:
         names = status_names(status)
         sa.stats.errors.update(names)
         drv.stats.tx_errors += 1
-        crypto = ctx["offload"] == "crypto"
         outcome = _drop(
             drv,
             ticket.stages,
@@ -239,13 +233,13 @@ def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
             outcome.flushed, more = drv.flush("a DMA error")
             ticket.stages += more
         return outcome
-    off = ctx["off"]  # the driver's own buffer: dst = ESP header (eip93.md 4.2)
-    esp = bytes(ctx["mem"][off : off + (words[7] & 0xFFFFF)])
-    packet = fix_outer(ctx["head"], len(esp)) + esp
+    # The driver's own buffer: dst = ESP header (eip93.md 4.2).
+    esp = bytes(mem[off : off + (words[7] & 0xFFFFF)])
+    packet = fix_outer(head, len(esp)) + esp
     seq = int.from_bytes(esp[4:8], "big")
     stats = sa.stats
     stats.packets += 1
-    stats.bytes += ctx["length"]
+    stats.bytes += length
     drv.stats.tx_packets += 1
     drv.closing(ticket, TX_DONE, TX_DONE_WHY, "D", (seq, len(esp), len(packet)), packet, "ip")
     return Outcome(True, packet, ticket.stages, seq=seq, status="CRYPTO_SUCCESS")
@@ -301,9 +295,9 @@ def esp_rx(
             return None
     else:
         off, nh_off = esp_offset, 9 if skb[:1] and skb[0] >> 4 == 4 else 6
-    if skb[0] >> 4 == 4 and int.from_bytes(skb[6:8], "big") & 0x3FFF:
-        return None  # JM rejects fragments: software reassembles and decrypts
     if skb[0] >> 4 == 4:
+        if int.from_bytes(skb[6:8], "big") & 0x3FFF:
+            return None  # JM rejects fragments: software reassembles and decrypts
         skb = skb[: int.from_bytes(skb[2:4], "big")]  # drop link-layer padding
     spi = int.from_bytes(skb[off : off + 4], "big")
     sa = drv.sas.get((spi, "in"))
@@ -326,11 +320,14 @@ def esp_rx(
             rx_status(["PROCESSING"], sa)[1],
             fidelity="M",
         )
-    try:
-        slot = drv.next_slot()
-    except RingFull as exc:
-        drv.stats.rx_errors += 1
-        return _drop(drv, drv.opening(first), "ring-full", str(exc), rx_status([], sa)[1])
+    if len(drv._inflight) < drv.entries and drv.probed:
+        slot = drv.head  # (next_slot's answer while a slot is free)
+    else:
+        try:
+            slot = drv.next_slot()
+        except RingFull as exc:
+            drv.stats.rx_errors += 1
+            return _drop(drv, drv.opening(first), "ring-full", str(exc), rx_status([], sa)[1])
     buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     mem[: len(esp)] = esp
     words = (
@@ -343,18 +340,17 @@ def esp_rx(
         0x60000 | sa.handle & 0xFFFF,
         0x00400000 | len(esp),
     )
-    return drv.transact(
-        words, _rx_finish, first, {"sa": sa, "head": skb[:off], "nh_off": nh_off, "mem": mem}
-    )
+    # The context _rx_finish unpacks.
+    return drv.transact(words, _rx_finish, first, (sa, bytes(skb[:off]), nh_off, mem))
 
 
 def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
-    ctx = ticket.context
-    sa: OffloadedSA = ctx["sa"]
+    sa: OffloadedSA
+    head: bytes
+    sa, head, nh_off, mem = ticket.context  # as esp_rx packed it
     status = words[0] >> 16 & 0xFF
-    seq = None
-    names = status_names(status)
-    failed = rx_failures(names, sa)
+    names = status_names(status) if status else []
+    failed = rx_failures(names, sa) if status else names
     if failed:
         xo_status, mib = rx_status(failed, sa)
         sa.stats.errors.update(failed)
@@ -376,7 +372,7 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
             outcome.flushed, more = drv.flush("a DMA error")
             ticket.stages += more
         return outcome
-    out = bytes(ctx["mem"][: words[7] & 0xFFFFF])  # in place, in the driver's buffer
+    out = bytes(mem[: words[7] & 0xFFFFF])  # in place, in the driver's buffer
     next_header = words[0] >> 8 & 0xFF
     seq = int.from_bytes(out[4:8], "big")
     payload = out[8 + sa.iv_size :]
@@ -384,13 +380,13 @@ def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outc
     sa.stats.bytes += len(payload)
     drv.stats.rx_packets += 1
     if sa.offload == "crypto":
-        data = ctx["head"] + out
+        data = head + out
         done, why = (
             (RX_CRYPTO_SEQ_IGNORED, RX_CRYPTO_SEQ_WHY) if names else (RX_CRYPTO_DONE, RX_CRYPTO_WHY)
         )
         drv.closing(ticket, done, why, "D", (seq, next_header, len(payload)), data, "ip")
     else:
-        data = decapsulate(ctx["head"], ctx["nh_off"], payload, next_header, sa.mode == "tunnel")
+        data = decapsulate(head, nh_off, payload, next_header, sa.mode == "tunnel")
         drv.closing(
             ticket, RX_PACKET_DONE, RX_PACKET_WHY, "M", (seq, next_header, len(data)), data, "ip"
         )
