@@ -321,33 +321,23 @@ class EIP93Rings:
         """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
         by one as mainline does; returns their outcomes (and any collected earlier)."""
         done, self._done = self._done, []
-        dev = self.device
-        count = dev.ready  # PE_RD_COUNT (reading it has no side effect)
-        if count:
-            self._drain(count, done)
-        if dev.raw_int & _RDR_THRESH and not dev.ready:
-            dev.write_reg(_INT_CLR, _RDR_THRESH)  # tasklet end: clear, then unmask
-            dev.write_reg(_MASK_ENABLE, _RDR_THRESH)
-        return done
-
-    def _drain(self, count: int, done: list[Outcome]) -> None:
-        """Read up to ``count`` results from the RDR, each handed to its ticket's finish."""
         driver = cast("EIP93Driver", self)  # each finish takes the driver these rings are
         dev, cdr, rdr = self.device, self._cdr_mem, self._rdr_mem
-        inflight, stats, entries = self._inflight, self.stats, self.entries
-        for _ in range(count):
+        inflight = self._inflight
+        # PE_RD_COUNT (reading it has no side effect), read once as the tasklet does.
+        for _ in range(dev.ready):
             slot = self.tail
             offset = slot * DESCRIPTOR_SIZE
             result = bytes(rdr[offset : offset + DESCRIPTOR_SIZE])
             words = _DESC.unpack(result)
             if words[0] & 3 != PE_READY or words[7] >> 22 & 3 != PE_READY:
-                stats.not_ready += 1  # the driver would spin; the model stops here
+                self.stats.not_ready += 1  # the driver would spin; the model stops here
                 break
             ticket = inflight.pop(slot, None)
             cdr[offset : offset + 4] = _ZERO_WORD
             cdr[offset + 28 : offset + 32] = _ZERO_WORD
-            self.tail = slot + 1 if slot + 1 < entries else 0
-            stats.completed += 1
+            self.tail = slot + 1 if slot + 1 < self.entries else 0
+            self.stats.completed += 1
             kicked = dev.write_reg(_RD_COUNT, 1)
             if kicked:
                 self._route(kicked)
@@ -358,6 +348,10 @@ class EIP93Rings:
             outcome.result = result
             defer_stages(outcome)
             done.append(outcome)
+        if dev.raw_int & _RDR_THRESH and not dev.ready:
+            dev.write_reg(_INT_CLR, _RDR_THRESH)  # tasklet end: clear, then unmask
+            dev.write_reg(_MASK_ENABLE, _RDR_THRESH)
+        return done
 
     def complete(self, ticket: Ticket) -> Outcome:
         """Poll and return ``ticket``'s outcome, or a pending one while the engine holds it."""
