@@ -75,6 +75,7 @@ _ERRNO = {
 _MONOTONIC = bytes(range(1, 256))
 _TRAILERS = tuple(_MONOTONIC[:n] + bytes((n,)) for n in range(256))  # padding, pad length
 _BYTES = tuple(bytes((n,)) for n in range(256))
+_STATE_REST = bytes(40)  # the state record after its 16-byte IV/counter, zeroed per request
 _DONE = "{} done: {} bytes"
 _FIRST = "{} {}: assoclen {}, {} bytes"
 _WHY = (
@@ -269,7 +270,7 @@ def _request(
             return Outcome(False, stages=stages, errno="EBUSY", reason="ring-full")
     memory = drv.memory
     memory.write(sa + 4, cmd1.to_bytes(4, "little"))
-    memory.write(tfm.state, counter.ljust(16, b"\x00") + bytes(40))
+    memory.write(tfm.state, counter.ljust(16, b"\x00") + _STATE_REST)
     buf, mem = drv._buffers.get(slot) or drv.buffer(slot)
     mem[: len(data)] = data
     words = (
