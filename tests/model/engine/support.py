@@ -151,7 +151,7 @@ def raw_job(drv: EIP93Driver, *words: int) -> tuple[EIP93ResultDescriptor, Outco
     """Submit one raw command descriptor through the driver's ring; returns the result
     descriptor as the engine wrote it and the outcome (with every stage)."""
 
-    def finish(driver: EIP93Driver, w: tuple[int, ...], ticket: Ticket) -> Outcome:
+    def finish(driver: object, w: tuple[int, ...], ticket: Ticket) -> Outcome:
         return Outcome(w[0] >> 16 & 0xFF == 0, stages=ticket.stages)
 
     stages: list[Stage] = []

@@ -20,9 +20,8 @@ from __future__ import annotations
 from esplab.model.hw.eip93.choices import CHOICES, Choice, DriverSettings, explain
 from esplab.model.hw.eip93.device import EIP93Device
 from esplab.model.hw.eip93.memory import BusFault, DmaMemory
-from esplab.model.kernel.drivers.eip93.aead import AeadTfm
 from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
-from esplab.model.kernel.drivers.eip93.outcome import OffloadedSA, Outcome, StateAdd
+from esplab.model.kernel.drivers.eip93.outcome import AeadTfm, OffloadedSA, Outcome, StateAdd
 
 __all__ = [
     "CHOICES",

@@ -15,7 +15,6 @@ and the engine encrypts and authenticates: :func:`esp_output` and :func:`esp_inp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import InvalidValue, KernelError, RingFull
@@ -23,18 +22,17 @@ from esplab.layers.hashstate import hmac_pad_blocks, hmac_precompute, state_to_r
 from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE, EIP93SARecord
 from esplab.model.hw.eip93.basic import tag_words
 from esplab.model.hw.eip93.params import status_names
-from esplab.model.kernel.drivers.eip93.outcome import DMA_BUFFER_SIZE, Outcome, Ticket
+from esplab.model.kernel.drivers.eip93.outcome import DMA_BUFFER_SIZE, AeadTfm, Outcome, Ticket
 from esplab.model.kernel.drivers.eip93.xmit import fix_outer, locate_esp
 from esplab.model.kernel.esp.layout import esp_align, esp_head_len, min_esp_len, pad_len
 
 if TYPE_CHECKING:
-    from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
+    from esplab.model.kernel.drivers.eip93.rings import EIP93Rings
 
 __all__ = [
     "AUTHENC_AUTH",
     "AUTHENC_ENC",
     "LONG_KEY_WHY",
-    "AeadTfm",
     "decrypt",
     "driver_hmac_key",
     "encrypt",
@@ -83,30 +81,6 @@ _WHY = (
 )
 
 
-@dataclass
-class AeadTfm:
-    """``authenc(hmac(H),C)`` keyed on the engine: two SA records and a state record."""
-
-    handle: int
-    name: str
-    alg: str
-    authsize: int
-    iv_size: int
-    blocksize: int
-    ctr: bool
-    nonce: bytes
-    sa_out: int
-    sa_in: int
-    state: int
-    cmd1_out: int
-    cmd1_in: int
-    spi: int | None = None
-    #: How setkey took an HMAC key longer than a block ("" for the others).
-    key_note: str = ""
-    #: SA records (sa_out/sa_in) whose digest words an ``eip93 swap-digest`` reversed.
-    swapped: set[int] = field(default_factory=set)
-
-
 #: mainline eip93_hmac_setkey (drivers/crypto/inside-secure/eip93/eip93-common.c) for a
 #: key over SHA256_BLOCK_SIZE: the key's digest into ipad, then ``keylen = hashlen`` with
 #: hashlen the ``ctx->authsize`` eip93_aead_setkey passes, and ``memset(ipad + keylen,
@@ -140,7 +114,7 @@ def driver_hmac_key(alg: str, key: bytes, authsize: int, rule: str) -> tuple[byt
 
 
 def setkey(
-    drv: EIP93Driver,
+    drv: EIP93Rings,
     *,
     enc: str,
     enc_key: bytes,
@@ -232,7 +206,7 @@ def setkey(
 
 
 def _request(
-    drv: EIP93Driver,
+    drv: EIP93Rings,
     tfm: AeadTfm,
     assoc: bytes,
     iv: bytes,
@@ -286,7 +260,7 @@ def _request(
     return drv.transact(words, _finish, first, (tfm, encrypt_, mem))  # the context _finish unpacks
 
 
-def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
+def _finish(drv: EIP93Rings, words: tuple[int, ...], ticket: Ticket) -> Outcome:
     tfm: AeadTfm
     tfm, encrypt_, mem = ticket.context  # as _request packed it
     status = words[0] >> 16 & 0xFF
@@ -311,13 +285,13 @@ def _finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome
     return Outcome(True, out, ticket.stages)
 
 
-def encrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: bytes) -> Outcome:
+def encrypt(drv: EIP93Rings, tfm: AeadTfm, assoc: bytes, iv: bytes, plain: bytes) -> Outcome:
     """``crypto_aead_encrypt``: ``data`` = assoc || ciphertext || tag (standard order)."""
     data = assoc + plain
     return _request(drv, tfm, assoc, iv, data, len(data), True)
 
 
-def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, sealed: bytes) -> Outcome:
+def decrypt(drv: EIP93Rings, tfm: AeadTfm, assoc: bytes, iv: bytes, sealed: bytes) -> Outcome:
     """``crypto_aead_decrypt`` of ciphertext || tag: ``data`` = assoc || plaintext, or
     ``errno`` EBADMSG when the tag does not verify. The tag is not counted in the
     length (eip93.md 2.3)."""
@@ -331,7 +305,7 @@ def decrypt(drv: EIP93Driver, tfm: AeadTfm, assoc: bytes, iv: bytes, sealed: byt
 
 
 def esp_output(
-    drv: EIP93Driver,
+    drv: EIP93Rings,
     tfm: AeadTfm,
     skb: bytes,
     *,
@@ -362,7 +336,7 @@ def esp_output(
 
 
 def esp_input(
-    drv: EIP93Driver, tfm: AeadTfm, skb: bytes, *, esp_offset: int | None = None
+    drv: EIP93Rings, tfm: AeadTfm, skb: bytes, *, esp_offset: int | None = None
 ) -> Outcome:
     """Kernel ``esp_input`` with the engine as the AEAD: ``data`` is the payload with the
     trailer removed and ``next_header`` set; an ICV failure is XfrmInStateProtoError."""

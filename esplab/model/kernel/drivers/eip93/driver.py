@@ -17,7 +17,6 @@ packet offload) and :mod:`~esplab.model.kernel.drivers.eip93.aead` (basic-mode `
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from esplab.errors import NotFound
@@ -25,9 +24,8 @@ from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
 from esplab.model.hw.eip93.choices import DriverSettings
 from esplab.model.hw.eip93.device import EIP93Device
 from esplab.model.kernel.drivers.eip93 import aead, sa_add, xmit
-from esplab.model.kernel.drivers.eip93.aead import AeadTfm
 from esplab.model.kernel.drivers.eip93.faults import faulty_outcome
-from esplab.model.kernel.drivers.eip93.outcome import OffloadedSA, Outcome, StateAdd
+from esplab.model.kernel.drivers.eip93.outcome import AeadTfm, OffloadedSA, Outcome, StateAdd
 from esplab.model.kernel.drivers.eip93.rings import EIP93Rings
 from esplab.model.stage import Stage
 
@@ -46,17 +44,7 @@ class EIP93Driver(EIP93Rings):
     def __init__(
         self, device: EIP93Device, settings: DriverSettings | None = None, seed: int = 0
     ) -> None:
-        super().__init__(device, settings)
-        self.seed = seed
-        self.sw_rng = random.Random(seed ^ 0x5A1F)  # the kernel's IVs in sw+aead [M] sw-aead-iv
-        self.sas: dict[tuple[int, str], OffloadedSA] = {}
-        self.tfms: dict[int, AeadTfm] = {}  # sw+aead transforms by handle
-        self._next_handle = 1
-
-    def new_handle(self) -> int:
-        handle = self._next_handle
-        self._next_handle += 1
-        return handle
+        super().__init__(device, settings, seed)
 
     # --- offloaded SAs -------------------------------------------------------------
 
@@ -92,37 +80,6 @@ class EIP93Driver(EIP93Rings):
                 "freed",
                 "the driver stops using the SA and frees its records (airoha-dsa-xfrm.md 3.3)",
                 "D",
-            )
-        ]
-
-    def _release(self, sa: OffloadedSA) -> None:
-        """Zero and free the SA's records (whatever of them is still allocated)."""
-        self._free_records((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE))
-
-    def _free_records(self, *records: tuple[int, int]) -> None:
-        """Zero and free each (address, size) record still allocated."""
-        for addr, size in records:
-            region = self.memory.region(addr, size) if addr else None
-            if region is not None and region.base == addr:
-                self.memory.write(addr, bytes(size))
-                self.memory.free(addr)
-
-    def flush(self, why: str) -> tuple[list[OffloadedSA], list[Stage]]:
-        """Drop every offloaded SA (JM: EIP-93 reset or a DMA error flushes the port's SAs,
-        airoha-dsa-xfrm.md 3.10). Returns the flushed SAs and the stage saying so."""
-        flushed = list(self.sas.values())
-        self.sas.clear()
-        for sa in flushed:
-            self._release(sa)
-        self.stats.flushes += 1
-        names = ", ".join(f"{s.spi:#x} ({s.direction})" for s in flushed) or "none"
-        return flushed, [
-            self.stage(
-                f"flush after {why}: {len(flushed)} offloaded SA(s): {names}",
-                "the JM series flushes all SAs of the port on an EIP-93 reset or a DMA error "
-                "(airoha-dsa-xfrm.md 3.10)",
-                "C",
-                flushed=[s.key for s in flushed],
             )
         ]
 

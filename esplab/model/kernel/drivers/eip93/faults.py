@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from esplab.errors import InvalidValue, NotFound, StateConflict
 
 if TYPE_CHECKING:
-    from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
     from esplab.model.kernel.drivers.eip93.outcome import OffloadedSA, Outcome
+    from esplab.model.kernel.drivers.eip93.rings import EIP93Rings
 
 __all__ = [
     "FAULTS",
@@ -211,7 +211,7 @@ def faulty_record(sa: OffloadedSA, faults: Mapping[str, str], keys: Mapping[int,
     return bytes(raw)
 
 
-def _rewrite(drv: EIP93Driver, sa: OffloadedSA, keys: Mapping[int, Any]) -> None:
+def _rewrite(drv: EIP93Rings, sa: OffloadedSA, keys: Mapping[int, Any]) -> None:
     live = drv.memory.read(sa.sa_addr, 0x80)
     want = bytearray(faulty_record(sa, sa.faults, keys))
     want[_RUNTIME] = live[_RUNTIME]
@@ -231,7 +231,7 @@ def _icv_default(sa: OffloadedSA) -> str:
 
 
 def set_fault(
-    drv: EIP93Driver,
+    drv: EIP93Rings,
     sa: OffloadedSA,
     kind: str,
     arg: str = "",
@@ -290,7 +290,7 @@ def set_fault(
 
 
 def clear_fault(
-    drv: EIP93Driver, sa: OffloadedSA, kind: str | None, keys: Mapping[int, Any] | None = None
+    drv: EIP93Rings, sa: OffloadedSA, kind: str | None, keys: Mapping[int, Any] | None = None
 ) -> tuple[list[str], dict[str, tuple[str, str]]]:
     """Remove ``kind`` (None: every fault) from ``sa``: (the kinds removed, the record
     fields that changed back)."""
@@ -333,12 +333,12 @@ def _esp_at(packet: bytes) -> tuple[int, int]:
     return locate_esp(packet)
 
 
-def _icv_words(sa: OffloadedSA, drv: EIP93Driver, packet: bytes) -> bytes:
+def _icv_words(sa: OffloadedSA, drv: EIP93Rings, packet: bytes) -> bytes:
     n = sa.icv_len
     return packet[:-n] + _words_swapped(packet[-n:])
 
 
-def _esn_icv(sa: OffloadedSA, drv: EIP93Driver, packet: bytes) -> bytes:
+def _esn_icv(sa: OffloadedSA, drv: EIP93Rings, packet: bytes) -> bytes:
     from esplab.layers.hashstate import hmac_from_states, state_from_record_bytes
 
     off = _esp_at(packet)[0]
@@ -352,13 +352,13 @@ def _esn_icv(sa: OffloadedSA, drv: EIP93Driver, packet: bytes) -> bytes:
     return packet[:-n] + icv
 
 
-def _seq_after(sa: OffloadedSA, drv: EIP93Driver, packet: bytes) -> bytes:
+def _seq_after(sa: OffloadedSA, drv: EIP93Rings, packet: bytes) -> bytes:
     off = _esp_at(packet)[0]
     seq = (int.from_bytes(packet[off + 4 : off + 8], "big") + 1) & _U32
     return packet[: off + 4] + seq.to_bytes(4, "big") + packet[off + 8 :]
 
 
-def _nat_t(sa: OffloadedSA, drv: EIP93Driver, packet: bytes) -> bytes:
+def _nat_t(sa: OffloadedSA, drv: EIP93Rings, packet: bytes) -> bytes:
     from esplab.model.kernel.esp.ip import checksum
 
     off, nh_off = _esp_at(packet)
@@ -378,7 +378,7 @@ def _nat_t(sa: OffloadedSA, drv: EIP93Driver, packet: bytes) -> bytes:
     return bytes(head) + bytes(udp)
 
 
-_TX: Mapping[str, Callable[[OffloadedSA, EIP93Driver, bytes], bytes]] = MappingProxyType(
+_TX: Mapping[str, Callable[[OffloadedSA, EIP93Rings, bytes], bytes]] = MappingProxyType(
     {
         "icv-word-order": _icv_words,
         "esn": _esn_icv,
@@ -388,7 +388,7 @@ _TX: Mapping[str, Callable[[OffloadedSA, EIP93Driver, bytes], bytes]] = MappingP
 )
 
 
-def apply_tx(drv: EIP93Driver, sa: OffloadedSA, packet: bytes) -> tuple[bytes, list[str]]:
+def apply_tx(drv: EIP93Rings, sa: OffloadedSA, packet: bytes) -> tuple[bytes, list[str]]:
     """The packet the mistaken driver sends for the engine's ``packet``, and one line
     per fault that changed it (the tx faults in the order set)."""
     lines: list[str] = []
@@ -401,7 +401,7 @@ def apply_tx(drv: EIP93Driver, sa: OffloadedSA, packet: bytes) -> tuple[bytes, l
     return packet, lines
 
 
-def faulty_outcome(drv: EIP93Driver, sa: OffloadedSA, outcome: Outcome) -> Outcome:
+def faulty_outcome(drv: EIP93Rings, sa: OffloadedSA, outcome: Outcome) -> Outcome:
     """What a driver with ``sa``'s injected faults sends: the engine's packet changed
     by the tx faults, and a stage naming every fault (record faults too, since the
     engine computed from the faulty record) [M]."""

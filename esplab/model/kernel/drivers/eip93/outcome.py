@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from esplab.model.stage import Later, Stage, build_in_place
 
 if TYPE_CHECKING:
-    from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
+    from esplab.model.kernel.drivers.eip93.rings import EIP93Rings
 
 __all__ = [
     "DMA_BUFFER_SIZE",
+    "AeadTfm",
     "Direction",
     "DriverStats",
     "Finish",
@@ -108,7 +109,7 @@ class Outcome:
     ``xo->status`` name on RX; ``errno`` the crypto API error of an AEAD request;
     ``mib`` the ``/proc/net/xfrm_stat`` counter bumped; ``errors`` the engine's
     status names; ``flushed`` the SAs a DMA error flushed. ``pending`` means the
-    engine has not finished (it is paused); :meth:`EIP93Driver.poll` collects it later.
+    engine has not finished (it is paused); :meth:`EIP93Rings.poll` collects it later.
     """
 
     ok: bool
@@ -193,7 +194,7 @@ class DriverStats:
 
 
 #: Finishes one completed descriptor: (driver, result words, ticket) -> Outcome.
-Finish = Callable[["EIP93Driver", tuple[int, ...], "Ticket"], Outcome]
+Finish = Callable[["EIP93Rings", tuple[int, ...], "Ticket"], Outcome]
 
 
 @dataclass(slots=True)
@@ -206,3 +207,27 @@ class Ticket:
     stages: list[Stage]
     context: Any = None
     outcome: Outcome | None = None
+
+
+@dataclass
+class AeadTfm:
+    """``authenc(hmac(H),C)`` keyed on the engine: two SA records and a state record."""
+
+    handle: int
+    name: str
+    alg: str
+    authsize: int
+    iv_size: int
+    blocksize: int
+    ctr: bool
+    nonce: bytes
+    sa_out: int
+    sa_in: int
+    state: int
+    cmd1_out: int
+    cmd1_in: int
+    spi: int | None = None
+    #: How setkey took an HMAC key longer than a block ("" for the others).
+    key_note: str = ""
+    #: SA records (sa_out/sa_in) whose digest words an ``eip93 swap-digest`` reversed.
+    swapped: set[int] = field(default_factory=set)

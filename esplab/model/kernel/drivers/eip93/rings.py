@@ -2,17 +2,23 @@
 
 :class:`EIP93Rings` probes the engine and sets up its rings, writes commands into the
 CDR, kicks the engine and drains the RDR, handing each result to its ticket's
-``finish``. :class:`~esplab.model.kernel.drivers.eip93.driver.EIP93Driver` builds on it
-with the offloaded SAs, flushes and the per-packet datapaths.
+``finish``. It also holds what every request path shares: the table of offloaded SAs
+(and their flush), the ``sw+aead`` transforms, handles and the kernel's IVs; the paths
+(:mod:`.xmit`, :mod:`.aead`, :mod:`.sa_add`, :mod:`.faults`) take an :class:`EIP93Rings`,
+so none of them imports the driver.
+:class:`~esplab.model.kernel.drivers.eip93.driver.EIP93Driver` builds on it with the
+per-packet entry points, SA programming and reset.
 """
 
 from __future__ import annotations
 
+import random
 import struct
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from esplab.errors import EngineError, KernelError, RingFull
 from esplab.layers.crypto_desc import DESCRIPTOR_SIZE, PE_READY
+from esplab.layers.sa_record import SA_RECORD_SIZE, STATE_RECORD_SIZE
 from esplab.model.hw.eip93 import regs as R
 from esplab.model.hw.eip93.choices import DriverSettings
 from esplab.model.hw.eip93.device import (
@@ -21,8 +27,10 @@ from esplab.model.hw.eip93.device import (
 )
 from esplab.model.kernel.drivers.eip93.outcome import (
     DMA_BUFFER_SIZE,
+    AeadTfm,
     DriverStats,
     Finish,
+    OffloadedSA,
     Outcome,
     Ticket,
     defer_stages,
@@ -30,7 +38,7 @@ from esplab.model.kernel.drivers.eip93.outcome import (
 from esplab.model.stage import Later, LazyStage, Stage
 
 if TYPE_CHECKING:
-    from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
+    pass
 
 __all__ = ["EIP93Rings", "Opening"]
 
@@ -51,7 +59,9 @@ class EIP93Rings:
     :func:`esplab.model.kernel.drivers.eip93.new_eip93`).
     """
 
-    def __init__(self, device: EIP93Device, settings: DriverSettings | None = None) -> None:
+    def __init__(
+        self, device: EIP93Device, settings: DriverSettings | None = None, seed: int = 0
+    ) -> None:
         self.device = device
         self.memory = device.memory
         self.settings = settings or DriverSettings()
@@ -66,6 +76,49 @@ class EIP93Rings:
         self._buffers: dict[int, tuple[int, bytearray]] = {}
         self._cdr_mem = self._rdr_mem = bytearray()  # the rings' bytes (the driver owns them)
         self._done: list[Outcome] = []
+        # What the request paths share: the offloaded SAs, the sw+aead transforms by
+        # handle, and the kernel's IVs in sw+aead [M] sw-aead-iv.
+        self.seed = seed
+        self.sw_rng = random.Random(seed ^ 0x5A1F)
+        self.sas: dict[tuple[int, str], OffloadedSA] = {}
+        self.tfms: dict[int, AeadTfm] = {}
+        self._next_handle = 1
+
+    def new_handle(self) -> int:
+        handle = self._next_handle
+        self._next_handle += 1
+        return handle
+
+    def _release(self, sa: OffloadedSA) -> None:
+        """Zero and free the SA's records (whatever of them is still allocated)."""
+        self._free_records((sa.sa_addr, SA_RECORD_SIZE), (sa.state_addr, STATE_RECORD_SIZE))
+
+    def _free_records(self, *records: tuple[int, int]) -> None:
+        """Zero and free each (address, size) record still allocated."""
+        for addr, size in records:
+            region = self.memory.region(addr, size) if addr else None
+            if region is not None and region.base == addr:
+                self.memory.write(addr, bytes(size))
+                self.memory.free(addr)
+
+    def flush(self, why: str) -> tuple[list[OffloadedSA], list[Stage]]:
+        """Drop every offloaded SA (JM: EIP-93 reset or a DMA error flushes the port's SAs,
+        airoha-dsa-xfrm.md 3.10). Returns the flushed SAs and the stage saying so."""
+        flushed = list(self.sas.values())
+        self.sas.clear()
+        for sa in flushed:
+            self._release(sa)
+        self.stats.flushes += 1
+        names = ", ".join(f"{s.spi:#x} ({s.direction})" for s in flushed) or "none"
+        return flushed, [
+            self.stage(
+                f"flush after {why}: {len(flushed)} offloaded SA(s): {names}",
+                "the JM series flushes all SAs of the port on an EIP-93 reset or a DMA error "
+                "(airoha-dsa-xfrm.md 3.10)",
+                "C",
+                flushed=[s.key for s in flushed],
+            )
+        ]
 
     # --- stages ------------------------------------------------------------------
 
@@ -321,7 +374,7 @@ class EIP93Rings:
         """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
         by one as mainline does; returns their outcomes (and any collected earlier)."""
         done, self._done = self._done, []
-        driver = cast("EIP93Driver", self)  # each finish takes the driver these rings are
+        driver = self  # each finish takes the driver these rings are
         dev, cdr, rdr = self.device, self._cdr_mem, self._rdr_mem
         inflight = self._inflight
         # PE_RD_COUNT (reading it has no side effect), read once as the tasklet does.

@@ -16,7 +16,7 @@ from esplab.model.kernel.drivers.eip93.outcome import OffloadedSA, StateAdd
 from esplab.model.kernel.xfrm.algos import algorithm
 
 if TYPE_CHECKING:
-    from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
+    from esplab.model.kernel.drivers.eip93.rings import EIP93Rings
 
 __all__ = ["AUTH_ALGOS", "ENC_ALGOS", "ESN_NOT_OFFLOADED_WHY", "state_add"]
 
@@ -34,7 +34,7 @@ _AES_KEY_BITS = {24: 14, 32: 15}  # OPTION_1 bits for AES-192/256 (13 is AES-128
 
 
 def _refuse(
-    drv: EIP93Driver,
+    drv: EIP93Rings,
     errno: str,
     what: str,
     dev: str,
@@ -67,7 +67,7 @@ ESN_NOT_OFFLOADED_WHY = (
 
 
 def state_add(
-    drv: EIP93Driver,
+    drv: EIP93Rings,
     *,
     dev: str = "wan",
     direction: str,

@@ -29,7 +29,7 @@ from esplab.model.kernel.drivers.eip93.outcome import (
 from esplab.model.stage import Stage
 
 if TYPE_CHECKING:
-    from esplab.model.kernel.drivers.eip93.driver import EIP93Driver
+    from esplab.model.kernel.drivers.eip93.rings import EIP93Rings
 
 __all__ = [
     "CRYPTO_TX_WHY",
@@ -99,7 +99,7 @@ _RX_MAP_WHY = (
 
 
 def _drop(
-    drv: EIP93Driver, stages: list[Stage], reason: str, what: str, mib: str | None, **fields: Any
+    drv: EIP93Rings, stages: list[Stage], reason: str, what: str, mib: str | None, **fields: Any
 ) -> Outcome:
     stages.append(
         drv.stage(
@@ -121,7 +121,7 @@ def check_iv(sa: OffloadedSA, iv: bytes | None) -> None:
 
 
 def esp_tx(
-    drv: EIP93Driver,
+    drv: EIP93Rings,
     sa: OffloadedSA,
     skb: bytes,
     offload: str,
@@ -207,7 +207,7 @@ def esp_tx(
         raise
 
 
-def _tx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
+def _tx_finish(drv: EIP93Rings, words: tuple[int, ...], ticket: Ticket) -> Outcome:
     sa: OffloadedSA
     head: bytes
     sa, head, pinned, crypto, length, mem, off = ticket.context  # as esp_tx packed it
@@ -283,7 +283,7 @@ def rx_status(names: list[str], sa: OffloadedSA) -> tuple[str, str | None]:
 
 
 def esp_rx(
-    drv: EIP93Driver, skb: bytes, *, dev: str = "wan", esp_offset: int | None = None
+    drv: EIP93Rings, skb: bytes, *, dev: str = "wan", esp_offset: int | None = None
 ) -> Outcome | None:
     """Receive one packet: None when the driver does not handle it (not ESP, a fragment,
     no inbound SA offloaded to ``dev`` for its SPI), so software XFRM takes it; else
@@ -344,7 +344,7 @@ def esp_rx(
     return drv.transact(words, _rx_finish, first, (sa, bytes(skb[:off]), nh_off, mem))
 
 
-def _rx_finish(drv: EIP93Driver, words: tuple[int, ...], ticket: Ticket) -> Outcome:
+def _rx_finish(drv: EIP93Rings, words: tuple[int, ...], ticket: Ticket) -> Outcome:
     sa: OffloadedSA
     head: bytes
     sa, head, nh_off, mem = ticket.context  # as esp_rx packed it
