@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Interface, IPv6Interface
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from esplab.errors import KernelError, NotFound
-from esplab.model.kernel.xdp.driver import DriverProfile
-from esplab.model.kernel.xdp.port import Am65Cpsw, NetdevXdp
+
+if TYPE_CHECKING:
+    from esplab.model.kernel.xdp.driver import DriverProfile
+    from esplab.model.kernel.xdp.port import Am65Cpsw, NetdevXdp
 
 __all__ = [
     "ESP_DEPENDENTS",
@@ -141,6 +143,8 @@ class NetDev:
     def enable_xdp(self, driver: DriverProfile, cpsw: Am65Cpsw | None = None) -> NetdevXdp:
         """Give the device a fresh XDP side with ``driver``'s profile (``cpsw``: the switch
         whose zero-copy queues it shares, for am65-cpsw) and return it."""
+        from esplab.model.kernel.xdp.port import NetdevXdp  # (XDP's code loads when used)
+
         self.xdp = NetdevXdp(self, driver, cpsw)
         return self.xdp
 
