@@ -331,35 +331,20 @@ class EIP93Rings:
         through the rings (submit, the engine's run, poll) and its outcome."""
         decision, why, fidelity, args = first
         # (as its arguments, built when read, while snapshots are off)
-        stage: Any = (
-            LazyStage(
-                "eip93.driver",
-                self.node,
-                decision,
-                why,
-                fidelity,
-                None,
-                None,
-                "raw",
-                None,
-                None,
-                args,
-            )
-            if self.device.snapshots
-            else (
-                "eip93.driver",
-                self.node,
-                decision,
-                why,
-                fidelity,
-                None,
-                None,
-                "raw",
-                None,
-                None,
-                args,
-            )
+        fields: tuple[Any, ...] = (
+            "eip93.driver",
+            self.node,
+            decision,
+            why,
+            fidelity,
+            None,
+            None,
+            "raw",
+            None,
+            None,
+            args,
         )
+        stage: Any = LazyStage(*fields) if self.device.snapshots else fields
         return self.complete(self._submit(words, finish, [stage], context))
 
     def _route(self, jobs: list[Later]) -> None:
