@@ -3,7 +3,8 @@
 * ``memory``: sparse DMA memory with 32-bit bus addresses (bus faults);
 * ``regs``: register offsets, fixed values and field decoders;
 * ``device``: register semantics and the CDR/RDR ring protocol, the interrupt;
-* ``core``: one command descriptor from memory to memory, as journey stages;
+* ``core``: one command descriptor from memory to memory; ``jobstages``: its journey
+  stages, built when read;
 * ``params``, ``algos``: SA record decoding, the ciphers and the hash unit;
 * ``basic``, ``espmode``: basic mode (opgroup 0) and ESP protocol mode (opgroup 1);
 * ``choices``: every behaviour the sources leave open, labelled for ``explain``.
