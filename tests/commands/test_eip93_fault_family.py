@@ -70,7 +70,7 @@ def test_a_tx_fault_is_a_stage_of_the_journey(session: Session) -> None:
         ("eip93 fault set 0x1000 wrong-sa", InvalidValue, "needs the SPI whose keys"),
         ("eip93 fault set 0x1000 nat-t 3", InvalidValue, "takes no argument"),
         ("eip93 fault set 0x2000 nat-t", NotFound, "no offloaded SA with SPI 0x2000"),
-        ("eip93 fault clear 0x1000", BadArgument, "has no fault"),
+        ("eip93 fault clear 0x1000", NotFound, "has no fault"),
         ("eip93 fault frob", BadArgument, "valid: set, clear"),
         ("eip93 fault set 0x1000", BadArgument, "needs SPI KIND"),
     ],

@@ -131,6 +131,19 @@ def test_devices_follow_dev_on_the_addressed_node(session: Session) -> None:
     assert "wan" in words(session, "ip link set dev ")
 
 
+@pytest.mark.parametrize(
+    "line", ["ethtool -k ", "ip link set ", "xdp attach ", "xdpsock ", "xsk bind s0 "]
+)
+def test_a_device_command_completes_the_addressed_nodes_devices(
+    session: Session, line: str
+) -> None:
+    # (a line "host ethtool -k ..." runs on host: its devices, not the ap's)
+    here = words(session, line)
+    there = words(session, "host " + line)
+    assert "wan" in here and "wan" not in there
+    assert "dummy0" in there
+
+
 def test_taps_and_names_for_diff(session: Session) -> None:
     found = words(session, "diff ")
     assert found[0] == "p1" and "wan.wire" in found and "wan.wire#1" in found

@@ -91,7 +91,7 @@ def run_datapaths(
 
     seed = session.lab.settings.seed
     live = session.lab.eip93
-    hw = None if scratch else live_sa(session, state)
+    hw = None if scratch else live_sa(state)
     out: dict[str, bytes | str] = {}
     sa = build_esp_sa(state, f"compare:{seed}")
     mtu = _route_mtu(session, node_name, state) if sa.tfcpad else None
@@ -150,7 +150,7 @@ def run_datapaths(
     return {k: (v if isinstance(v, str) else bytes(v)) for k, v in out.items()}
 
 
-def live_sa(session: Session, state: Any) -> Any:
+def live_sa(state: Any) -> Any:
     """The lab's offloaded SA (``OffloadedSA``) of ``state``, or None."""
     return state.runtime.offloaded
 
@@ -246,7 +246,7 @@ def _record_source(
     driver writes, field by field (rows for the table, data for JSON)."""
     from esplab.commands.handlers.eip93_faults import record_diff
 
-    hw = live_sa(session, state)
+    hw = live_sa(state)
     if hw is None:
         return (
             "engine: a scratch SA record (the SA is not offloaded in the lab: no live record)",

@@ -107,7 +107,7 @@ def fault(session: Session, words: list[str]) -> Result:
             raise BadArgument("eip93 fault clear needs SPI [KIND]", hint=FAULT_USAGE)
         sa = _sa(driver, rest[0], direction)
         if not sa.faults:
-            raise BadArgument(f"SA {sa.spi:#x} ({sa.direction}) has no fault", hint="eip93 fault")
+            raise NotFound(f"SA {sa.spi:#x} ({sa.direction}) has no fault", hint="eip93 fault")
         kinds, changed = clear_fault(
             driver, sa, rest[1] if len(rest) == 2 else None, _other_keys(driver, sa)
         )

@@ -339,5 +339,6 @@ COMMANDS = (
         usage_text=f"[NODE] {USAGE}",
         example="ethtool -K wan esp-hw-offload off",
         complete=_ethtool_complete,
+        complete_on_node=True,
     ),
 )

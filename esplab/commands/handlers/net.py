@@ -228,5 +228,6 @@ COMMANDS = (
         "ip route show [SELECTOR] | get ADDR | add|del|replace PREFIX ... | flush cache; "
         "ip neigh add ADDR lladdr MAC dev DEV; ip xfrm state|policy ...",
         complete=_ip_complete,
+        complete_on_node=True,
     ),
 )

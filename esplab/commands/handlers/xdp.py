@@ -402,6 +402,7 @@ COMMANDS = (
         f"Driver profiles: {', '.join(PROFILES)}. 'xdp costs' "
         "shows the cost model (a model, not a measurement) beside the seed's measured Kpps.",
         complete=_xdp_complete,
+        complete_on_node=True,
     ),
     Command(
         name="xdpsock",
@@ -414,5 +415,6 @@ COMMANDS = (
         "rxdrop and l2fwd are offered N frames, txonly sends exactly N (-C). Counts come "
         "from the functional model; rates from the cost model (a model, not a measurement).",
         complete=_xdpsock_complete,
+        complete_on_node=True,
     ),
 )

@@ -449,5 +449,6 @@ COMMANDS = (
         details="send writes TX descriptors for free frames (addr A points them anywhere, to "
         "see the kernel's validation), kicks with sendto and follows each frame as a journey.",
         complete=_xsk_complete,
+        complete_on_node=True,
     ),
 )
