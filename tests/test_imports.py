@@ -17,14 +17,6 @@ PACKAGE = Path(esplab.__file__).parent
 #: The widest circle allowed: a module and its helpers.
 WIDEST = 3
 
-#: Packages allowed a wider circle, with why: none. An entry must still hold one (checked
-#: below), so a circle that is gone cannot come back unnoticed.
-KNOWN: dict[str, str] = {}
-
-#: Circles made only of ``if TYPE_CHECKING`` imports: objects that name each other in
-#: their annotations, while no import runs in a circle (checked below).
-TYPE_ONLY: dict[str, str] = {}
-
 
 def _modules() -> dict[str, Path]:
     """Every module of the package by dotted name (``esplab.layers`` is apart: it
@@ -147,23 +139,8 @@ def _wide(edges: dict[str, set[str]], skip: dict[str, str]) -> list[list[str]]:
 
 
 def test_no_import_circle_is_wider_than_a_module_and_its_helpers() -> None:
-    edges = _graph(_modules(), typed=True)
-    assert _wide(edges, {**KNOWN, **TYPE_ONLY}) == []
-
-
-def test_the_type_only_circles_are_type_only() -> None:
-    edges = _graph(_modules(), typed=False)
-    assert _wide(edges, KNOWN) == []
-    typed = _graph(_modules(), typed=True)
-    for package in TYPE_ONLY:  # still a circle (else the entry goes), of annotations only
-        assert any(_under(c[0], {package: ""}) for c in _wide(typed, KNOWN)), package
-
-
-def test_the_known_circles_are_still_there() -> None:
-    """Each KNOWN entry still holds a wide circle: remove it when it does not."""
-    wide = _wide(_graph(_modules(), typed=True), {})
-    for package in KNOWN:
-        assert any(any(_under(m, {package: ""}) for m in c) for c in wide), package
+    # (lazy and type-only imports count: no package is allowed a wider circle)
+    assert _wide(_graph(_modules(), typed=True), {}) == []
 
 
 def test_a_wide_circle_is_found() -> None:

@@ -56,10 +56,6 @@ _DISPLAYS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetCom
 _WRITES = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)
 Write = ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete
 
-#: (module, name) allowed to change at run time: none. An entry must name a module that
-#: still does (the test below), so a fixed one cannot come back unnoticed.
-KNOWN: frozenset[tuple[str, str]] = frozenset()
-
 
 def _is_mutable(value: ast.expr) -> bool:
     if isinstance(value, _DISPLAYS):
@@ -181,18 +177,8 @@ def _findings() -> list[tuple[str, int, str, str]]:
 
 
 def test_no_module_changes_its_module_level_state() -> None:
-    bad = [
-        f"{path}:{line}: {name}: {what}"
-        for path, line, name, what in _findings()
-        if (path, name) not in KNOWN
-    ]
+    bad = [f"{path}:{line}: {name}: {what}" for path, line, name, what in _findings()]
     assert not bad, "module-level state changed at run time:\n" + "\n".join(bad)
-
-
-def test_every_known_exception_is_still_there() -> None:
-    # An entry whose state is gone must leave KNOWN, so that it cannot come back.
-    found = {(p, name) for p, _, name, _ in _findings()}
-    assert found >= KNOWN, f"no longer changed, take out of KNOWN: {sorted(KNOWN - found)}"
 
 
 def test_the_scan_sees_both_trees_once() -> None:

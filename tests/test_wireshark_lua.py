@@ -278,7 +278,9 @@ def test_tshark_hands_the_payload_on_as_scapy_binds_it(tmp_path: Path, tshark: s
             for n, (d, p) in enumerate(zip(dlts, records, strict=True))
         ],
     )
-    for layers in _tshark(tshark, shipped_plugin(), capture):
+    frames = _tshark(tshark, shipped_plugin(), capture)
+    assert len(frames) == len(dlts)
+    for layers in frames:
         assert layers["ip"]["ip.dst"] == "192.0.2.2"
         assert layers["udp"]["udp.dstport"] == "5201"
 
