@@ -20,7 +20,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 from esplab.errors import PeerError
 from esplab.peer.backends import Backend
@@ -32,9 +32,9 @@ HEARTBEAT = 5.0  # seconds between "alive" lines (the agent gives up after 60 s 
 
 
 def _stop(proc: subprocess.Popen[bytes], write_lock: threading.Lock) -> None:
-    """Ask the agent to quit, then end its process group. Runs once per process: from
-    :meth:`KernelPeer.close`, when the peer is collected, or when Python exits
-    (``weakref.finalize``), so no QEMU outlives esplab."""
+    """Ask the agent to quit, then end its process group. Runs once per process, from
+    :meth:`KernelPeer.close` or when Python exits (``weakref.finalize``, registered as
+    the process starts), so no QEMU outlives esplab."""
     try:
         if proc.poll() is None and proc.stdin is not None:
             with write_lock:
@@ -105,11 +105,12 @@ class KernelPeer:
                 last = exc
                 backend = backend.fallback
                 continue
+            except BaseException:  # (Ctrl-C during the boot: no guest is left behind)
+                self.close()
+                raise
             self.backend = backend
             self.label = backend.label
             self.booted_in = time.monotonic() - started
-            assert self.proc is not None
-            self._stopper = weakref.finalize(self, _stop, self.proc, self._write_lock)
             return self
         assert last is not None
         raise last
@@ -127,6 +128,7 @@ class KernelPeer:
             )
         except OSError as exc:
             raise PeerError(f"cannot start the {backend.label}: {exc}") from exc
+        self._stopper = weakref.finalize(self, _stop, self.proc, self._write_lock)
         self._answers = queue.Queue()
         self.frames.clear()
         thread = threading.Thread(target=self._read, args=(self.proc,), daemon=True)
@@ -178,16 +180,24 @@ class KernelPeer:
         try:
             msg = self._answers.get(timeout=timeout)
         except queue.Empty:
-            self.close()
-            raise PeerError(
-                f"timed out after {timeout:.0f} s waiting for {what}",
-                hint="the peer was shut down; start it again with peer host kernel",
-            ) from None
+            self._timed_out(timeout, what)
         if msg is None:
-            said = "; ".join(self._noise) or "nothing"
-            self.close()
-            raise PeerError(f"the {self.label} ended while waiting for {what} (it said: {said})")
+            self._ended(what)
         return msg
+
+    def _timed_out(self, wait: float, what: str) -> NoReturn:
+        self.close()
+        raise PeerError(
+            f"timed out after {wait:.0f} s waiting for {what}",
+            hint="the peer was shut down; start it again with peer host kernel",
+        ) from None
+
+    def _ended(self, what: str) -> NoReturn:
+        said = "; ".join(self._noise) or "nothing"
+        self.close()
+        raise PeerError(
+            f"the {self.label} ended while waiting for {what} (it said: {said})"
+        ) from None
 
     @property
     def alive(self) -> bool:
@@ -250,15 +260,14 @@ class KernelPeer:
             left = deadline - time.monotonic()
             step = min(left, 0.02) if hook and self.frame_hook is not None else left
             if left <= 0:
-                self._next(0.0, f"the peer to answer {op}")  # raises: timed out
+                self._timed_out(wait, f"the peer to answer {op}")
             try:
                 msg = self._answers.get(timeout=max(step, 0.0))
             except queue.Empty:
                 continue
             if msg is None:
-                self._answers.put(None)
-                self._next(0.0, f"the peer to answer {op}")  # raises: it ended
-                continue
+                self._answers.put(None)  # (for whoever waits next)
+                self._ended(f"the peer to answer {op}")
             if msg.get("id") == rid:
                 return msg
             if "id" in msg:

@@ -3,6 +3,8 @@ what a board prints, and failures that leave the lab as it was."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from esplab.commands.session import Session
@@ -134,3 +136,17 @@ def test_a_peer_that_died_hands_its_node_back_to_the_emulation() -> None:
     assert gone.fidelity == "M" and "not running" in gone.why
     assert session.lab.real_peers == {} and session.lab.deliver_hooks == []
     assert session.execute("peer").data["peers"]["host"] == "emulated"
+
+
+def test_a_request_that_times_out_names_its_wait_and_stops_the_agent() -> None:
+    from esplab.peer.backends import Backend
+    from esplab.peer.client import KernelPeer
+
+    # An agent that says it is ready and then never answers.
+    script = 'import sys, time; print(\'{"ev": "ready"}\', flush=True); time.sleep(60)'
+    peer = KernelPeer(Backend("netns", [sys.executable, "-c", script], "test agent")).start()
+    proc = peer.proc
+    assert proc is not None
+    with pytest.raises(PeerError, match=r"timed out after 1 s waiting for the peer to answer"):
+        peer.request("counters", wait=1.0)
+    assert peer.proc is None and proc.poll() is not None  # (stopped, not left running)
