@@ -208,7 +208,7 @@ def esplab_cli(
             "--jobs", str(jobs)] + (["--json"] if json else [])  # fmt: skip
     with open(os.devnull, "w") as sink:
         proc = subprocess.run(
-            argv, stdout=sink, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
+            argv, stdout=sink, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env, timeout=600
         )
     if proc.returncode != 0:
         raise SystemExit(f"esplab decode exited {proc.returncode}: {proc.stderr}")
@@ -229,7 +229,7 @@ def tshark(path: Path, specs: tuple[SaSpec, ...], binary: str) -> tuple[int, flo
         for s in specs
     ]  # fmt: skip
     argv = [binary, "-r", str(path), *tshark_options(entries), "-T", "fields", "-e", "esp.icv_good"]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=True)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=600)
     good = proc.stdout.split()
     if good.count("1") != len(good):
         raise SystemExit("tshark: not every ICV is good")

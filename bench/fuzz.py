@@ -64,6 +64,7 @@ def run(test: str, examples: int) -> tuple[int, int, float, str, str, int]:
         env=env,
         capture_output=True,
         text=True,
+        timeout=3600,
     )
     took = time.perf_counter() - start
     out = proc.stdout + proc.stderr

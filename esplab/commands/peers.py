@@ -34,10 +34,11 @@ def start_peer(session: Session, node: str, backend: str, image: str | None = No
         raise BadArgument(
             f"'{node}' cannot be a real kernel", valid=peer_nodes(session), value=node
         )
-    stop_peer(session, node)
+    # (the new kernel first: one that cannot start leaves the node as it was)
     chosen = qemu(image, kvm=session.peer_kvm) if backend == "kernel" else netns()
     client = KernelPeer(chosen).start()
-    peer = attach(lab, node, client)
+    stop_peer(session, node)
+    peer = attach(lab, node, client)  # (it stops the client when it cannot configure it)
     ready = f"ready in {client.booted_in:.1f} s"
     return f"{node} is now a real Linux {client.release} ({peer.label}, {ready})"
 

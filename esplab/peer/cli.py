@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from esplab.errors import EsplabError
+from esplab.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_USAGE, seed_arg
 
 if TYPE_CHECKING:
     from esplab.peer.check import Report
@@ -64,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--netns", action="store_true", help="a network namespace of this kernel (root)"
     )
-    parser.add_argument("--seed", type=lambda t: int(t, 0), default=0x5EED, help="lab seed")
+    parser.add_argument("--seed", type=seed_arg, default=0x5EED, help="lab seed")
     return parser
 
 
@@ -79,7 +80,7 @@ def main_kernel_check(argv: Sequence[str], client: KernelPeer | None = None) -> 
     if (args.scenario is None) == (args.commands is None):
         parser.print_usage(sys.stderr)
         print("esplab kernel-check: give a scenario file or -c COMMANDS (one)", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         if args.commands is not None:
             from esplab.commands.tokens import split_commands
@@ -90,7 +91,7 @@ def main_kernel_check(argv: Sequence[str], client: KernelPeer | None = None) -> 
         report = _run(args, lines)
     except EsplabError as exc:
         print(f"esplab kernel-check: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.json:
         payload = {
             "scenario": report.name,
@@ -100,7 +101,7 @@ def main_kernel_check(argv: Sequence[str], client: KernelPeer | None = None) -> 
         print(json.dumps(payload, indent=2))
     else:
         _print(report, show_all=args.all)
-    return 1 if report.differences else 0
+    return EXIT_FAILED if report.differences else EXIT_OK
 
 
 def _run(args: argparse.Namespace, lines: list[str]) -> Report:

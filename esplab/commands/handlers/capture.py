@@ -19,7 +19,7 @@ from esplab.commands.result import MessageResult, PacketResult, Result, TableRes
 from esplab.errors import BadArgument, CaptureFileError, NoSuchPacket
 from esplab.model.stage import Captured
 
-__all__ = ["COMMANDS", "EPOCH_NS", "capture_records", "sa_entries"]
+__all__ = ["COMMANDS", "EPOCH_NS", "capture_records"]
 
 # The lab clock: 2026-01-01 00:00:00 UTC; journey n starts at n ms, stage k at +k us.
 EPOCH_NS = 1767225600 * 1_000_000_000
@@ -308,11 +308,6 @@ def _node_entries(session: Session) -> list[tuple[str, object]]:
                 continue
             seen[key] = (node.name, entry)
     return list(seen.values())
-
-
-def sa_entries(session: Session) -> list[object]:
-    """Wireshark SA entries for every ESP state of every node (deduplicated)."""
-    return [entry for _, entry in _node_entries(session)]
 
 
 def _wireshark_keys(session: Session, inv: Invocation) -> Result:
