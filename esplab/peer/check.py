@@ -102,26 +102,17 @@ def _is_listing(command: str) -> bool:
 
 
 def _emulated_line(session: Any, line: str) -> tuple[bool, str]:
+    from esplab.batch import board_error
     from esplab.commands.result import ErrorResult, TextResult
+    from esplab.errors import EsplabError
 
     result = session.run(line)
     if isinstance(result, ErrorResult):
-        return False, board_message(result.error, result.summary)
+        error = result.error
+        if isinstance(error, EsplabError):
+            return False, board_error(error)[0]
+        return False, f"Error: {result.summary.split('; ', 1)[0]}."
     return True, result.text if isinstance(result, TextResult) else ""
-
-
-def board_message(error: BaseException | None, said: str) -> str:
-    """What the board's iproute2 would print for an error esplab reports as ``said``:
-    a kernel refusal's own words (KernelError.board), or iproute2's ``Error: ...`` for
-    a line it refuses itself (esplab's advice after the first ``;`` left out)."""
-    from esplab.errors import KernelError
-
-    if isinstance(error, KernelError):
-        return error.board
-    board = getattr(error, "board_text", None)
-    if board:
-        return str(board)
-    return f"Error: {said.split('; ', 1)[0]}."
 
 
 def _kernel_line(peer: RealPeer, line: str, session: Any = None) -> tuple[bool, str]:

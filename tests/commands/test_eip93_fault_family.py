@@ -92,3 +92,25 @@ def test_setting_twice_is_refused(session: Session) -> None:
     session.execute("eip93 fault set 0x1000 esn")
     with pytest.raises(StateConflict, match="already has fault esn"):
         session.execute("eip93 fault set 0x1000 esn")
+
+
+def test_wrong_sa_keeps_the_keys_it_programmed_after_that_sa_is_gone(session: Session) -> None:
+    # A second offloaded SA of the same algorithms, other keys (seed.ENC and AUTH reversed).
+    other = (
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.3 proto esp spi 0x2000 reqid 2 "
+        f"mode transport auth sha1 0x{seed.AUTH[2:][::-1]} enc aes 0x{seed.ENC[2:][::-1]} "
+        "offload dev wan dir out"
+    )
+    session.execute(other)
+    session.execute("eip93 fault set 0x1000 wrong-sa 0x2000")
+    wrong = session.execute("eip93 sa 0x1000").data["hex"]
+    session.execute("ip xfrm state delete src 192.0.2.1 dst 192.0.2.3 proto esp spi 0x2000")
+    # another fault rebuilds the record: still with 0x2000's keys, no traceback
+    session.execute("eip93 fault set 0x1000 spi-byte-order")
+    session.execute("eip93 fault clear 0x1000 spi-byte-order")
+    assert session.execute("eip93 sa 0x1000").data["hex"] == wrong
+
+
+def test_an_icv_length_with_a_leading_zero_is_read_as_decimal(session: Session) -> None:
+    result = session.execute("eip93 fault set 0x1000 icv-length 0128")
+    assert result.data["arg"] == "128"

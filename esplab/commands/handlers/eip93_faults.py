@@ -106,11 +106,7 @@ def fault(session: Session, words: list[str]) -> Result:
         if len(rest) not in (1, 2):
             raise BadArgument("eip93 fault clear needs SPI [KIND]", hint=FAULT_USAGE)
         sa = _sa(driver, rest[0], direction)
-        if not sa.faults:
-            raise NotFound(f"SA {sa.spi:#x} ({sa.direction}) has no fault", hint="eip93 fault")
-        kinds, changed = clear_fault(
-            driver, sa, rest[1] if len(rest) == 2 else None, _other_keys(driver, sa)
-        )
+        kinds, changed = clear_fault(driver, sa, rest[1] if len(rest) == 2 else None)
         return MessageResult(
             summary=f"fault(s) cleared on SPI {sa.spi:#x} ({sa.direction}): {', '.join(kinds)}; "
             + _changes(changed),

@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from esplab.errors import InvalidValue, NotFound, StateConflict
+from esplab.model.kernel.drivers.eip93.aead import AUTHENC_AUTH
 
 if TYPE_CHECKING:
     from esplab.model.kernel.drivers.eip93.outcome import OffloadedSA, Outcome
@@ -160,8 +161,6 @@ FAULTS: Mapping[str, FaultKind] = MappingProxyType(
     }
 )
 
-_HMAC_ALG = {"hmac(md5)": "md5", "hmac(sha1)": "sha1", "hmac(sha256)": "sha256"}
-
 
 def _words_swapped(data: bytes) -> bytes:
     return b"".join(data[i : i + 4][::-1] for i in range(0, len(data), 4))
@@ -181,9 +180,9 @@ def driver_record(sa: OffloadedSA) -> bytes:
     return bytes(EIP93SARecord.for_esp(**sa.recipe))
 
 
-def faulty_record(sa: OffloadedSA, faults: Mapping[str, str], keys: Mapping[int, Any]) -> bytes:
-    """The record a driver with ``faults`` writes for ``sa``; ``keys``: SPI -> recipe of
-    another SA (for ``wrong-sa``)."""
+def faulty_record(sa: OffloadedSA, faults: Mapping[str, str]) -> bytes:
+    """The record a driver with ``faults`` writes for ``sa`` (``wrong-sa`` programs the
+    keys kept in ``sa.wrong_keys``)."""
     from esplab.layers.sa_record import EIP93SARecord
 
     recipe = dict(sa.recipe)
@@ -192,8 +191,7 @@ def faulty_record(sa: OffloadedSA, faults: Mapping[str, str], keys: Mapping[int,
         recipe["crypt_key"] = (auth + bytes(len(enc)))[: len(enc)]
         recipe["auth_key"] = enc
     if "wrong-sa" in faults:
-        other = keys[int(faults["wrong-sa"], 0)]
-        recipe.update(crypt_key=other["crypt_key"], auth_key=other["auth_key"])
+        recipe["crypt_key"], recipe["auth_key"] = sa.wrong_keys
     if "key-byte-order" in faults:
         key = recipe["crypt_key"]
         nonce = 4 if recipe["crypt_algo"] == "AES-CTR" else 0  # RFC 3686 5.1
@@ -211,9 +209,11 @@ def faulty_record(sa: OffloadedSA, faults: Mapping[str, str], keys: Mapping[int,
     return bytes(raw)
 
 
-def _rewrite(drv: EIP93Rings, sa: OffloadedSA, keys: Mapping[int, Any]) -> None:
+def _rewrite(drv: EIP93Rings, sa: OffloadedSA, faults: dict[str, str]) -> None:
+    """Write the record of ``faults`` for ``sa``, its runtime words kept (built before
+    anything is written: callers make ``faults`` the SA's only after)."""
     live = drv.memory.read(sa.sa_addr, 0x80)
-    want = bytearray(faulty_record(sa, sa.faults, keys))
+    want = bytearray(faulty_record(sa, faults))
     want[_RUNTIME] = live[_RUNTIME]
     drv.memory.write(sa.sa_addr, bytes(want))
 
@@ -251,8 +251,8 @@ def set_fault(
         )
     if kind == "icv-length":
         arg = arg or _icv_default(sa)
-        bits = int(arg, 0) if arg.isdigit() else -1
-        digest = {"hmac(md5)": 128, "hmac(sha1)": 160, "hmac(sha256)": 256}[sa.auth]
+        bits = int(arg) if arg.isdigit() else -1  # (decimal bits, as ip xfrm takes them)
+        digest = AUTHENC_AUTH[sa.auth][2] * 8
         if bits % 32 or not 32 <= bits <= digest or bits == sa.icv_bits:
             raise InvalidValue(
                 f"ICV length '{arg}' for {sa.auth}/{sa.icv_bits}",
@@ -274,6 +274,7 @@ def set_fault(
                 value=arg,
             )
         arg = f"{other:#x}"
+        sa.wrong_keys = (keys[other]["crypt_key"], keys[other]["auth_key"])
     elif arg:
         raise InvalidValue(f"fault {kind} takes no argument", value=arg)
     if kind in sa.faults and sa.faults[kind] == arg:
@@ -282,18 +283,21 @@ def set_fault(
             hint=f"eip93 fault clear {sa.spi:#x} {kind}",
         )
     before = record_fields(drv.memory.read(sa.sa_addr, 0x80))
-    sa.faults[kind] = arg
+    faults = {**sa.faults, kind: arg}
     if fault.where == "record":
-        _rewrite(drv, sa, keys)
+        _rewrite(drv, sa, faults)
+    sa.faults = faults
     after = record_fields(drv.memory.read(sa.sa_addr, 0x80))
     return fault, _changed(before, after)
 
 
 def clear_fault(
-    drv: EIP93Rings, sa: OffloadedSA, kind: str | None, keys: Mapping[int, Any] | None = None
+    drv: EIP93Rings, sa: OffloadedSA, kind: str | None
 ) -> tuple[list[str], dict[str, tuple[str, str]]]:
     """Remove ``kind`` (None: every fault) from ``sa``: (the kinds removed, the record
-    fields that changed back)."""
+    fields that changed back). :class:`NotFound` when there is no such fault."""
+    if not sa.faults:
+        raise NotFound(f"SA {sa.spi:#x} ({sa.direction}) has no fault", hint="eip93 fault")
     if kind is not None:
         _fault_kind(kind)
         if kind not in sa.faults:
@@ -304,9 +308,9 @@ def clear_fault(
             )
     removed = [kind] if kind is not None else list(sa.faults)
     before = record_fields(drv.memory.read(sa.sa_addr, 0x80))
-    for k in removed:
-        del sa.faults[k]
-    _rewrite(drv, sa, keys or {})
+    faults = {k: v for k, v in sa.faults.items() if k not in removed}
+    _rewrite(drv, sa, faults)
+    sa.faults = faults
     after = record_fields(drv.memory.read(sa.sa_addr, 0x80))
     return removed, _changed(before, after)
 
@@ -342,7 +346,7 @@ def _esn_icv(sa: OffloadedSA, drv: EIP93Rings, packet: bytes) -> bytes:
     from esplab.layers.hashstate import hmac_from_states, state_from_record_bytes
 
     off = _esp_at(packet)[0]
-    alg = _HMAC_ALG[sa.auth]
+    alg = AUTHENC_AUTH[sa.auth][1]
     rec = drv.memory.read(sa.sa_addr, 0x80)
     inner = state_from_record_bytes(alg, rec[0x28:0x48])
     outer = state_from_record_bytes(alg, rec[0x48:0x68])

@@ -69,6 +69,9 @@ class OffloadedSA:
     recipe: dict[str, Any] = field(default_factory=dict, repr=False)
     #: Injected faults: kind -> its argument ("" for none), in the order set.
     faults: dict[str, str] = field(default_factory=dict)
+    #: The (cipher key, HMAC key) a ``wrong-sa`` fault programs: the other SA's, taken
+    #: when the fault is set (that SA may be gone by the next rebuild).
+    wrong_keys: tuple[bytes, bytes] = field(default=(b"", b""), repr=False)
 
     @property
     def icv_len(self) -> int:
