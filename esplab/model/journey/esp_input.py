@@ -24,7 +24,7 @@ from esplab.model.journey.walk import (
     software_sa,
 )
 from esplab.model.kernel.esp import core as esp_core
-from esplab.model.kernel.esp.ip import IpInfo
+from esplab.model.kernel.esp.ip import IPPROTO_ESP, IpInfo
 from esplab.model.kernel.node import Node
 from esplab.model.kernel.xfrm.objects import XfrmState
 from esplab.model.stage import KERNEL_CHECKED_WHY
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["esp_input"]
 
-IPPROTO_ESP = 50
 
 _SW_OPEN_WHY = (
     "xfrm_input: replay check, ICV, decrypt, trailer strip (RFC 4303 3.4); " + KERNEL_CHECKED_WHY

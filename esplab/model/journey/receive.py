@@ -33,6 +33,7 @@ from esplab.model.journey.walk import (
     tapname,
 )
 from esplab.model.kernel.esp.ip import (
+    IPPROTO_ESP,
     IpInfo,
     parse_ip,
 )
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_HOPS", "ReceivePath"]
 
-IPPROTO_ESP = 50
 MAX_HOPS = 8
 
 

@@ -260,10 +260,6 @@ class XdpLab:
     sockets: dict[str, LabSocket] = field(default_factory=dict)
     cpsw: dict[str, Am65Cpsw] = field(default_factory=dict)  # one switch per node
 
-    def programs_attached(self) -> bool:
-        """Some port runs an XDP program: received frames may meet it (``xdp_lab_rx``)."""
-        return any(xp.port.program is not None for xp in self.ports.values())
-
     # ---- ports ---------------------------------------------------------------------
     def port(self, node: str, dev: str) -> XdpPort:
         """The device's XDP port, created on first use; NoSuchPort for a bad name."""

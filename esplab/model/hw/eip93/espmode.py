@@ -29,7 +29,6 @@ __all__ = [
     "esp_inbound",
     "esp_outbound",
     "inbound_job",
-    "outbound_job",
     "pad_align",
     "pad_boundary",
     "pad_bytes",
@@ -180,33 +179,6 @@ def esp_outbound(
         "U" if prng_iv else "D",
         {"seq": seq, "pad": pad, "next_header": next_header},
         (p.spi, seq, length, pad, next_header, icv),
-    )
-
-
-def outbound_job(
-    p: SAParams,
-    seq: int,
-    length: int,
-    pad: int,
-    next_header: int,
-    esp: bytes,
-    state: bytes | None,
-    prng_iv: bool,
-) -> Job:
-    """The job of a successful outbound packet: ``esp`` built from ``length`` payload bytes
-    and ``pad`` padding bytes, ``state`` the state record to write back (or None)."""
-    return Job(
-        0,
-        esp,
-        next_header,
-        pad,
-        (0x6C, seq.to_bytes(4, "little")),
-        state,
-        _OUT_DETAIL,
-        _OUT_PRNG if prng_iv else _OUT_CHOICES,
-        "U" if prng_iv else "D",
-        {"seq": seq, "pad": pad, "next_header": next_header},
-        (p.spi, seq, length, pad, next_header, p.icv_len if p.copy_digest else 0),
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from esplab.model.kernel.xfrm.lookup import find_output_state, mark_ok
+from esplab.model.kernel.xfrm.objects import XFRM_PROTOS
 
 if TYPE_CHECKING:
     from esplab.model.kernel.xfrm.objects import XfrmPolicy, XfrmState, XfrmTemplate
@@ -57,8 +58,11 @@ def _label(x: XfrmState) -> str:
     return f"SA spi {x.spi:#010x} {x.src} > {x.dst} reqid {x.reqid} {x.mode}{off}"
 
 
+_PROTO_NAMES = {number: name for name, number in XFRM_PROTOS.items()}
+
+
 def _proto(n: int) -> str:
-    return {50: "esp", 51: "ah", 108: "comp"}.get(n, str(n))
+    return _PROTO_NAMES.get(n, str(n))
 
 
 def policy_command(pol: XfrmPolicy, tmpls: Sequence[XfrmTemplate], offload: str | None) -> str:

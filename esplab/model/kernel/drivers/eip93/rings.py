@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from esplab.errors import EngineError, KernelError, RingFull
 from esplab.layers.crypto_desc import DESCRIPTOR_SIZE, PE_READY
@@ -36,9 +36,6 @@ from esplab.model.kernel.drivers.eip93.outcome import (
     defer_stages,
 )
 from esplab.model.stage import Later, LazyStage, Stage
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["EIP93Rings", "Opening"]
 
@@ -359,7 +356,6 @@ class EIP93Rings:
         """Drain the RDR (1.5 step 4): every ready result, in ring order, acknowledged one
         by one as mainline does; returns their outcomes (and any collected earlier)."""
         done, self._done = self._done, []
-        driver = self  # each finish takes the driver these rings are
         dev, cdr, rdr = self.device, self._cdr_mem, self._rdr_mem
         inflight = self._inflight
         # PE_RD_COUNT (reading it has no side effect), read once as the tasklet does.
@@ -381,7 +377,7 @@ class EIP93Rings:
                 self._route(kicked)
             if ticket is None:
                 continue
-            outcome = ticket.outcome = ticket.finish(driver, words, ticket)
+            outcome = ticket.outcome = ticket.finish(self, words, ticket)
             outcome.slot = slot
             outcome.result = result
             defer_stages(outcome)
